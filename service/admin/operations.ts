@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { SCOPES, ScopeSchema } from '../../shared/scopes.js';
+import { createAccount, requireAccountByEmail } from '../accounts/accounts.js';
+import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accounts/personal-keys.js';
+import type { Deps } from '../deps.js';
+
+/**
+ * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
+ * service is stopped, or through the running service's loopback admin endpoint (PGlite allows one
+ * process at a time). Never reachable with Account API credentials.
+ */
+export interface AdminOperation<I extends z.ZodType = z.ZodType> {
+  input: I;
+  run(deps: Deps, input: z.infer<I>): Promise<unknown>;
+}
+
+const op = <I extends z.ZodType>(input: I, run: (deps: Deps, input: z.infer<I>) => Promise<unknown>): AdminOperation<I> => ({ input, run });
+
+export const adminOperations = {
+  'account.create': op(z.object({ email: z.string() }), async (deps, i) => ({ account: await createAccount(deps.db, i) })),
+  'key.create': op(
+    z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(ScopeSchema).min(1) }),
+    async (deps, i) => {
+      const account = await requireAccountByEmail(deps.db, i.email);
+      const { key, secret } = await createPersonalKey(deps.db, { accountId: account.id, name: i.name, scopes: i.scopes });
+      return { key, secret };
+    },
+  ),
+  'key.list': op(z.object({ email: z.string() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    return { keys: await listPersonalKeys(deps.db, account.id) };
+  }),
+  'key.revoke': op(z.object({ email: z.string(), keyId: z.string() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    return { key: await revokePersonalKey(deps.db, account.id, i.keyId, deps.clock.now()) };
+  }),
+} satisfies Record<string, AdminOperation>;
+
+export type AdminOperationName = keyof typeof adminOperations;
+export const ALL_SCOPES = [...SCOPES];
+
+export async function runAdminOperation(deps: Deps, name: string, input: unknown): Promise<unknown> {
+  const operation = (adminOperations as Record<string, AdminOperation>)[name];
+  if (!operation) throw new Error(`unknown admin operation ${name}`);
+  return operation.run(deps, operation.input.parse(input));
+}

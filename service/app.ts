@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { adminRoutes } from './admin/routes.js';
+import type { Deps } from './deps.js';
+import { registerAccountApiDocs } from './discovery/account-api-doc.js';
+import { AppError } from './http/app-error.js';
+import type { AppEnv } from './http/env.js';
+import { respondWithError } from './http/handle-error.js';
+import { createApiRouter } from './http/openapi.js';
+import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
+import { siteRoutes } from './sites/routes.js';
+import { LocalBlobStore } from './storage/local-store.js';
+import { localUploadRoutes } from './storage/upload-routes.js';
+import { usageRoutes } from './usage/routes.js';
+import { SERVICE_VERSION } from './version.js';
+
+export interface BuildAppOptions {
+  /** Token of the loopback admin endpoint used by the CLI; no admin endpoint when omitted. */
+  adminToken?: string;
+}
+
+/** Builds the whole HTTP service from its dependencies. No I/O happens here. */
+export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    c.set('requestId', requestId);
+    await next();
+    c.res.headers.set('x-request-id', requestId);
+  });
+
+  // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
+  app.use('*', siteHostMiddleware(deps));
+  app.route('/', sitePathRoutes(deps));
+  if (deps.blobs instanceof LocalBlobStore) app.route('/', localUploadRoutes(deps, deps.blobs));
+
+  app.use(
+    '/api/*',
+    cors({
+      origin: '*',
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+      allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After'],
+      maxAge: 600,
+    }),
+  );
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: deps.config.limits.maxJsonBodyBytes,
+      onError: () => {
+        throw new AppError('payload_too_large', `request body exceeds ${deps.config.limits.maxJsonBodyBytes} bytes`, {
+          maxBytes: deps.config.limits.maxJsonBodyBytes,
+        });
+      },
+    }),
+  );
+
+  const v1 = createApiRouter();
+  registerAccountApiDocs(v1, deps);
+  v1.route('/', usageRoutes(deps));
+  v1.route('/', siteRoutes(deps));
+  app.route('/api/v1', v1);
+
+  if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
+
+  app.get('/', (c) =>
+    c.json({
+      ok: true,
+      name: 'svc',
+      version: SERVICE_VERSION,
+      accountApi: `${deps.config.baseUrl}/api/v1`,
+      openapi: `${deps.config.baseUrl}/api/v1/openapi.json`,
+      agentApi: `${deps.config.baseUrl}/api/x402`,
+    }),
+  );
+  app.get('/healthz', (c) => c.json({ ok: true }));
+
+  app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => respondWithError(c, err, deps.log));
+  return app;
+}

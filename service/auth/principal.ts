@@ -1,0 +1,12 @@
+import type { Scope } from '../../shared/scopes.js';
+
+/** Who is calling the Account API, resolved from the Bearer credential. */
+export interface Principal {
+  accountId: string;
+  scopes: Scope[];
+  credential: { kind: 'personal_key' | 'oauth_token'; id: string };
+}
+
+export type CredentialLookup =
+  | { status: 'ok'; principal: Principal }
+  | { status: 'revoked' | 'expired' | 'unknown' };

@@ -1,0 +1,49 @@
+import type { MiddlewareHandler } from 'hono';
+import type { Scope } from '../../shared/scopes.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import type { AppEnv } from '../http/env.js';
+import { consumeRateLimit } from '../http/rate-limit.js';
+import { resolveCredential } from './credentials.js';
+import type { Principal } from './principal.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+function unauthorized(deps: Deps, message: string, error: 'invalid_request' | 'invalid_token'): AppError {
+  const meta = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`;
+  return new AppError('unauthorized', message, undefined, {
+    'WWW-Authenticate': `Bearer realm="svc", error="${error}", resource_metadata="${meta}"`,
+  });
+}
+
+/** Resolves the Bearer credential or throws 401; counts the request against the credential's rate limit. */
+export async function authenticate(deps: Deps, authorization: string | undefined): Promise<Principal> {
+  if (!authorization) throw unauthorized(deps, 'missing credential: send Authorization: Bearer svc_pat_…', 'invalid_request');
+  const m = BEARER.exec(authorization);
+  if (!m) throw unauthorized(deps, 'malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
+  const found = await resolveCredential(deps, m[1]);
+  if (found.status === 'revoked') throw unauthorized(deps, 'credential has been revoked', 'invalid_token');
+  if (found.status === 'expired') throw unauthorized(deps, 'credential has expired', 'invalid_token');
+  if (found.status !== 'ok') throw unauthorized(deps, 'invalid credential', 'invalid_token');
+  await consumeRateLimit(deps.db, `cred:${found.principal.credential.id}`, deps.config.limits.rateLimitPerMinute, 60_000, deps.clock.now());
+  return found.principal;
+}
+
+export function assertScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.includes(scope)) {
+    throw new AppError('insufficient_scope', `this credential lacks the scope ${scope}`, {
+      required: scope,
+      granted: principal.scopes,
+    });
+  }
+}
+
+/** Route guard: authenticates, then demands `scope`. The principal is in `c.var.principal`. */
+export function requireScope(deps: Deps, scope: Scope): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const principal = await authenticate(deps, c.req.header('authorization'));
+    assertScope(principal, scope);
+    c.set('principal', principal);
+    await next();
+  };
+}

@@ -1,0 +1,141 @@
+import { parseArgs } from 'node:util';
+import { isProcessAlive, readAdminFile } from './admin/admin-file.js';
+import { adminOperations, type AdminOperationName } from './admin/operations.js';
+import { loadConfig, type Config } from './config.js';
+import { createRuntime } from './runtime.js';
+import { startService } from './server.js';
+import { SCOPES, parseScopeList } from '../shared/scopes.js';
+
+const USAGE = `svc: self-hostable site hosting for AI agents
+
+Usage:
+  svc serve                                    start the service (same as npm start)
+  svc account create --email <email>           create an account
+  svc key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
+                                               create a personal API key (shown once)
+  svc key list --email <email>                 list an account's keys
+  svc key revoke --email <email> --id <keyId>  revoke a key
+
+Configuration comes from the environment (SVC_DATA_DIR, DATABASE_URL, …; see README). While the
+service runs, the CLI goes through its loopback admin endpoint; otherwise it opens the database.
+Scopes: ${SCOPES.join(', ')}`;
+
+class CliError extends Error {}
+
+/** Runs an admin operation through the running service if there is one, else in-process. */
+async function runOperation(config: Config, name: AdminOperationName, input: unknown): Promise<unknown> {
+  const admin = readAdminFile(config.dataDir);
+  if (admin && isProcessAlive(admin.pid)) {
+    let res: Response;
+    try {
+      res = await fetch(`${admin.url}/_admin/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-admin-token': admin.token },
+        body: JSON.stringify(input),
+      });
+    } catch (e) {
+      throw new CliError(`the service (pid ${admin.pid}) holds ${config.dataDir} but does not answer at ${admin.url}: ${(e as Error).message}`);
+    }
+    const body = (await res.json()) as { ok: boolean; result?: unknown; error?: { message: string } };
+    if (!body.ok) throw new CliError(body.error?.message ?? `service answered ${res.status}`);
+    return body.result;
+  }
+  const runtime = await createRuntime(config);
+  try {
+    const { runAdminOperation } = await import('./admin/operations.js');
+    return await runAdminOperation(runtime.deps, name, input);
+  } finally {
+    await runtime.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+async function serveCommand(config: Config): Promise<void> {
+  const started = Date.now();
+  const service = await startService(config);
+  const { deps } = service.runtime;
+  const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
+  const blobs = deps.blobs.kind === 'local' ? `local folder ${config.dataDir}/blobs` : `S3 bucket ${config.s3?.bucket}`;
+  process.stderr.write(
+    [
+      ``,
+      `svc is running at ${config.baseUrl}  (listening on ${service.url}, ready in ${Date.now() - started} ms)`,
+      `  database: ${db}`,
+      `  blobs:    ${blobs}`,
+      ``,
+      `Next steps:`,
+      `  npx svc account create --email you@example.com`,
+      `  npx svc key create --email you@example.com --all-scopes`,
+      `  curl -H "Authorization: Bearer svc_pat_…" ${config.baseUrl}/api/v1/sites`,
+      `  API discovery: ${config.baseUrl}/api/v1   OpenAPI: ${config.baseUrl}/api/v1/openapi.json`,
+      ``,
+    ].join('\n'),
+  );
+  const shutdown = async (signal: string) => {
+    process.stderr.write(`\n${signal}: stopping svc…\n`);
+    await service.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      scopes: { type: 'string' },
+      'all-scopes': { type: 'boolean' },
+      name: { type: 'string' },
+      id: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, action] = positionals;
+  if (values.help || !group) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = loadConfig();
+  const need = (name: 'email' | 'id'): string => {
+    const v = values[name];
+    if (!v) throw new CliError(`--${name} is required`);
+    return v;
+  };
+  switch (`${group} ${action ?? ''}`.trim()) {
+    case 'serve':
+      return serveCommand(config);
+    case 'account create':
+      return print(await runOperation(config, 'account.create', { email: need('email') }));
+    case 'key create': {
+      if (!values['all-scopes'] && !values.scopes) throw new CliError('give --scopes a,b,c or --all-scopes');
+      let scopes: string[];
+      try {
+        scopes = values['all-scopes'] ? [...SCOPES] : parseScopeList(values.scopes!);
+      } catch (e) {
+        throw new CliError((e as Error).message);
+      }
+      const result = (await runOperation(config, 'key.create', { email: need('email'), scopes, name: values.name })) as { secret: string };
+      print(result);
+      process.stderr.write(`\nThis is the only time the key is shown. Store it now:\n${result.secret}\n`);
+      return;
+    }
+    case 'key list':
+      return print(await runOperation(config, 'key.list', { email: need('email') }));
+    case 'key revoke':
+      return print(await runOperation(config, 'key.revoke', { email: need('email'), keyId: need('id') }));
+    default:
+      throw new CliError(`unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`svc: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,125 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .string()
+  .optional()
+  .transform((v) => v === '1' || v?.toLowerCase() === 'true' || v?.toLowerCase() === 'yes');
+const int = (dflt: number) => z.coerce.number().int().nonnegative().default(dflt);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+
+/**
+ * Every environment variable the service reads, validated once at start. Nothing else in the code
+ * reads process.env: the parsed Config is passed down explicitly. README's configuration table
+ * mirrors this schema.
+ */
+const EnvSchema = z.object({
+  PORT: int(8787),
+  SVC_HOST: z.string().default('127.0.0.1'),
+  SVC_BASE_URL: optionalText,
+  SVC_SITES_DOMAIN: optionalText,
+  SVC_DATA_DIR: z.string().default('./.svc'),
+  DATABASE_URL: optionalText,
+  S3_ENDPOINT: optionalText,
+  S3_BUCKET: optionalText,
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY_ID: optionalText,
+  S3_SECRET_ACCESS_KEY: optionalText,
+  S3_FORCE_PATH_STYLE: bool,
+  SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  SVC_TRUST_PROXY: bool,
+  SVC_SITE_CACHE_TTL_MS: int(1000),
+  SVC_RATE_LIMIT_PER_MINUTE: int(600),
+  SVC_MAX_SITES_PER_ACCOUNT: int(100),
+  SVC_MAX_FILES_PER_SITE: int(1000),
+  SVC_MAX_FILE_BYTES: int(25 * 1024 * 1024),
+  SVC_MAX_STORAGE_BYTES: int(1024 * 1024 * 1024),
+  SVC_MAX_JSON_BODY_BYTES: int(1024 * 1024),
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+export interface Limits {
+  /** Account API requests per credential per minute; 0 disables the limiter. */
+  rateLimitPerMinute: number;
+  maxSitesPerAccount: number;
+  maxFilesPerSite: number;
+  maxFileBytes: number;
+  /** Total blob bytes per owner (account or wallet). */
+  maxStorageBytes: number;
+  maxJsonBodyBytes: number;
+}
+
+export interface S3Config {
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Public origin of the service, without trailing slash. */
+  baseUrl: string;
+  /** Sites are served at `<slug>.<sitesDomain>` (plus the base URL's port) and at `{baseUrl}/s/<slug>/`. */
+  sitesDomain: string;
+  dataDir: string;
+  databaseUrl?: string;
+  s3?: S3Config;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  trustProxy: boolean;
+  siteCacheTtlMs: number;
+  limits: Limits;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const baseUrl = (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    throw new Error(`invalid configuration:\n  SVC_BASE_URL: not a URL: ${baseUrl}`);
+  }
+  if (e.S3_ENDPOINT && !e.S3_BUCKET) throw new Error('invalid configuration:\n  S3_BUCKET: required when S3_ENDPOINT is set');
+  return {
+    port: e.PORT,
+    host: e.SVC_HOST,
+    baseUrl,
+    sitesDomain: (e.SVC_SITES_DOMAIN ?? base.hostname).toLowerCase(),
+    dataDir: path.resolve(e.SVC_DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    s3: e.S3_BUCKET
+      ? {
+          endpoint: e.S3_ENDPOINT,
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+        }
+      : undefined,
+    logLevel: e.SVC_LOG_LEVEL,
+    trustProxy: e.SVC_TRUST_PROXY,
+    siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
+    limits: {
+      rateLimitPerMinute: e.SVC_RATE_LIMIT_PER_MINUTE,
+      maxSitesPerAccount: e.SVC_MAX_SITES_PER_ACCOUNT,
+      maxFilesPerSite: e.SVC_MAX_FILES_PER_SITE,
+      maxFileBytes: e.SVC_MAX_FILE_BYTES,
+      maxStorageBytes: e.SVC_MAX_STORAGE_BYTES,
+      maxJsonBodyBytes: e.SVC_MAX_JSON_BODY_BYTES,
+    },
+  };
+}

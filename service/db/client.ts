@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import postgres from 'postgres';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+/** One handle type for both drivers: shared query code never knows which one it talks to. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Query code takes either the database or an open transaction. */
+export type DbOrTx = Db | Tx;
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface OpenDbOptions {
+  /** `postgres://…` for a server; otherwise PGlite in `dataDir` (or in memory when omitted). */
+  databaseUrl?: string;
+  dataDir?: string;
+  /** A `dumpDataDir()` tarball to start PGlite from (tests clone a migrated template this way). */
+  loadDataDir?: Blob;
+  migrate?: boolean;
+}
+
+export async function openDb(options: OpenDbOptions): Promise<Database> {
+  const { databaseUrl, migrate = true } = options;
+  if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
+    const client = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+    const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    if (migrate) await migratePostgres(db as never, { migrationsFolder: MIGRATIONS_DIR });
+    return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
+  }
+  if (databaseUrl) throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got "${databaseUrl.split(':')[0]}:…")`);
+  let dir: string | undefined;
+  if (options.dataDir) {
+    dir = path.join(options.dataDir, 'db');
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+/** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  const r = result as { rows?: T[] } | T[];
+  return Array.isArray(r) ? r : (r.rows ?? []);
+}
+
+/** True when the error is a Postgres unique violation (SQLSTATE 23505), under either driver. */
+export function isUniqueViolation(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if ((e as { code?: string }).code === '23505') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,4 @@
+// The drizzle schema, one file per resource. drizzle.config.ts reads every file in this folder, so a
+// new resource only adds its file here and re-exports it below.
+export * from './accounts.js';
+export * from './sites.js';

@@ -1,0 +1,62 @@
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts.js';
+
+/**
+ * A site (the Agent API calls it an app). Owned by exactly one account (Account API) or one wallet
+ * (Agent API, lower-case 0x address).
+ */
+export const sites = pgTable(
+  'sites',
+  {
+    id: text('id').primaryKey(),
+    slug: text('slug').notNull(),
+    ownerAccountId: text('owner_account_id').references(() => accounts.id, { onDelete: 'cascade' }),
+    ownerWallet: text('owner_wallet'),
+    visibility: text('visibility', { enum: ['public', 'private'] }).notNull().default('public'),
+    passwordHash: text('password_hash'),
+    /** Whether the site is served at its URL (publish_app / unpublish_app). */
+    published: boolean('published').notNull().default(true),
+    /** Last transition of the Agent API state machine: created, updated, published. */
+    status: text('status', { enum: ['created', 'updated', 'published'] }).notNull().default('created'),
+    entryPoint: text('entry_point').notNull().default('index.html'),
+    /** Bumped on every content change; cache keys include it so no node serves stale files for long. */
+    contentVersion: integer('content_version').notNull().default(1),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('sites_slug_idx').on(t.slug),
+    index('sites_owner_account_idx').on(t.ownerAccountId),
+    index('sites_owner_wallet_idx').on(t.ownerWallet),
+  ],
+);
+
+export const siteFiles = pgTable(
+  'site_files',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    path: text('path').notNull(),
+    blobKey: text('blob_key').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    contentType: text('content_type').notNull(),
+    sha256: text('sha256').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.path] })],
+);
+
+/** `POST /api/v1/sites` is idempotent per (account, requestId): a repeat answers the first result. */
+export const publishRequests = pgTable(
+  'publish_requests',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    requestId: text('request_id').notNull(),
+    siteId: text('site_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.requestId] })],
+);

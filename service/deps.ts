@@ -1,0 +1,28 @@
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import type { Logger } from './logger.js';
+import type { SiteCache } from './sites/site-cache.js';
+import type { BlobStore } from './storage/blob-store.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Everything the service needs, passed in explicitly. `buildApp(deps)` makes the HTTP app from it;
+ * tests build their own (PGlite template, temp blob folder, fixed clock). Later capabilities add a
+ * field here (e.g. the payment facilitator) rather than reaching for globals.
+ */
+export interface Deps {
+  config: Config;
+  db: Db;
+  blobs: BlobStore;
+  clock: Clock;
+  log: Logger;
+  /** Service-wide HMAC secret (cookies, upload URLs), shared by every node through the database. */
+  secret: string;
+  /** Node-local cache of the site-serving hot path; writers invalidate it. */
+  siteCache: SiteCache;
+}

@@ -1,0 +1,47 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { ZodError } from 'zod';
+import type { ErrorBody } from '../../shared/errors.js';
+import type { Logger } from '../logger.js';
+import { AppError } from './app-error.js';
+
+/** Turns zod issues into `[{field, message}]`, naming each bad field with its path. */
+export function zodIssues(err: ZodError): { field: string; message: string }[] {
+  return err.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.message }));
+}
+
+export function validationError(err: ZodError, where: string): AppError {
+  const issues = zodIssues(err);
+  const summary = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+  return new AppError('validation_failed', `invalid ${where}: ${summary}`, { issues });
+}
+
+/** Maps anything thrown to the envelope; only unexpected errors are logged, and never leak details. */
+export function toAppError(err: unknown, log?: Logger): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) return validationError(err, 'input');
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return new AppError('payload_too_large', 'request body is too large');
+    if (err.status === 400) return new AppError('bad_request', err.message || 'bad request');
+    if (err.status === 401) return new AppError('unauthorized', err.message || 'unauthorized');
+    if (err.status === 404) return new AppError('not_found', err.message || 'not found');
+  }
+  if (err instanceof SyntaxError) return new AppError('bad_request', `body is not valid JSON: ${err.message}`);
+  log?.error('unhandled error', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return new AppError('internal', 'internal error; it was logged. Retry later, or report the X-Request-Id.');
+}
+
+export function errorBody(err: AppError, requestId?: string): ErrorBody {
+  return {
+    ok: false,
+    error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}), requestId },
+  };
+}
+
+export function respondWithError(c: Context, err: unknown, log?: Logger): Response {
+  const e = toAppError(err, log);
+  const requestId = c.get('requestId' as never) as string | undefined;
+  const res = c.json(errorBody(e, requestId), e.status as 400);
+  for (const [k, v] of Object.entries(e.headers ?? {})) res.headers.set(k, v);
+  return res;
+}

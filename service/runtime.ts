@@ -1,0 +1,37 @@
+import path from 'node:path';
+import type { Config } from './config.js';
+import { openDb, type Database } from './db/client.js';
+import { getOrCreateSecret } from './db/settings.js';
+import { systemClock, type Clock, type Deps } from './deps.js';
+import { createLogger, type Logger } from './logger.js';
+import { SiteCache } from './sites/site-cache.js';
+import type { BlobStore } from './storage/blob-store.js';
+import { LocalBlobStore } from './storage/local-store.js';
+import { S3BlobStore } from './storage/s3-store.js';
+
+export interface Runtime {
+  deps: Deps;
+  database: Database;
+  close(): Promise<void>;
+}
+
+export function createBlobStore(config: Config, secret: string): BlobStore {
+  if (config.s3) return new S3BlobStore(config.s3);
+  return new LocalBlobStore(path.join(config.dataDir, 'blobs'), config.baseUrl, secret);
+}
+
+/** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
+export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
+  const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const secret = await getOrCreateSecret(database.db, 'service');
+  const deps: Deps = {
+    config,
+    db: database.db,
+    blobs: createBlobStore(config, secret),
+    clock: overrides.clock ?? systemClock,
+    log: overrides.log ?? createLogger(config.logLevel),
+    secret,
+    siteCache: new SiteCache(config.siteCacheTtlMs),
+  };
+  return { deps, database, close: () => database.close() };
+}

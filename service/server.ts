@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { removeAdminFile, writeAdminFile } from './admin/admin-file.js';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createRuntime, type Runtime } from './runtime.js';
+
+export interface RunningService {
+  runtime: Runtime;
+  server: ServerType;
+  /** The address actually bound (port 0 picks a free one). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service: real parts from the config, migrations applied, HTTP listening, and the
+ * admin file written so the CLI can reach this process.
+ */
+export async function startService(config: Config, options: { writeAdminFile?: boolean; runtime?: Runtime } = {}): Promise<RunningService> {
+  const runtime = options.runtime ?? (await createRuntime(config));
+  const adminToken = randomBytes(32).toString('base64url');
+  const app = buildApp(runtime.deps, { adminToken });
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (options.writeAdminFile !== false) writeAdminFile(config.dataDir, { url, token: adminToken, pid: process.pid });
+  let stopped = false;
+  return {
+    runtime,
+    server,
+    url,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (options.writeAdminFile !== false) removeAdminFile(config.dataDir, adminToken);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,201 @@
+import { Readable } from 'node:stream';
+import { and, eq } from 'drizzle-orm';
+import type { Context, MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { siteFiles, sites } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { clientIp } from '../http/client-ip.js';
+import { consumeRateLimit } from '../http/rate-limit.js';
+import { verifyPassword } from '../auth/passwords.js';
+import type { CachedFile, CachedSite } from './site-cache.js';
+import { signUnlockCookie, unlockCookieName, UNLOCK_TTL_SECONDS, verifyUnlockCookie } from './site-cookies.js';
+import { notFoundPage, passwordPage } from './site-pages.js';
+import { SLUG_PATTERN } from './slugs.js';
+
+const UNLOCK_PATH = '__svc/unlock';
+/**
+ * Sites served under the service's own origin (path fallback) get an opaque origin through a CSP
+ * sandbox, so a hosted page can never read the service's cookies or call its API as same-origin.
+ */
+const PATH_MODE_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads allow-popups-to-escape-sandbox';
+
+async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
+  const now = Date.now();
+  const hit = deps.siteCache.getSite(slug, now);
+  if (hit !== undefined) return hit;
+  const [row] = await deps.db
+    .select({
+      id: sites.id,
+      slug: sites.slug,
+      visibility: sites.visibility,
+      passwordHash: sites.passwordHash,
+      published: sites.published,
+      entryPoint: sites.entryPoint,
+      contentVersion: sites.contentVersion,
+    })
+    .from(sites)
+    .where(eq(sites.slug, slug));
+  const site = row ?? null;
+  deps.siteCache.setSite(slug, site, now);
+  return site;
+}
+
+async function loadFile(deps: Deps, site: CachedSite, path: string): Promise<CachedFile | null> {
+  const hit = deps.siteCache.getFile(site, path);
+  if (hit !== undefined) return hit;
+  const [row] = await deps.db
+    .select({ contentType: siteFiles.contentType, sha256: siteFiles.sha256, size: siteFiles.size, blobKey: siteFiles.blobKey })
+    .from(siteFiles)
+    .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
+  let file: CachedFile | null = row ?? null;
+  if (file && file.size <= deps.siteCache.maxBodyBytes) {
+    const body = await deps.blobs.get(file.blobKey);
+    file = body ? { ...file, body } : null;
+  }
+  deps.siteCache.setFile(site, path, file);
+  return file;
+}
+
+/** Candidate files for a request path: `a/` → a/index.html; `a` → a, a.html, a/index.html. */
+function candidates(site: CachedSite, rawPath: string): string[] {
+  let p: string;
+  try {
+    p = decodeURIComponent(rawPath);
+  } catch {
+    return [];
+  }
+  if (p.split('/').some((seg) => seg === '..')) return [];
+  p = p.replace(/^\/+/, '');
+  if (p === '') return [site.entryPoint];
+  if (p.endsWith('/')) return [`${p}index.html`];
+  const last = p.slice(p.lastIndexOf('/') + 1);
+  return last.includes('.') ? [p] : [p, `${p}.html`, `${p}/index.html`];
+}
+
+interface Mount {
+  /** URL prefix of the site root: '' on its own host, '/s/<slug>' on the service host. */
+  prefix: string;
+  pathMode: boolean;
+}
+
+function htmlResponse(c: Context, status: 401 | 404 | 429, html: string, mount: Mount): Response {
+  const res = c.html(html, status);
+  res.headers.set('cache-control', 'no-store');
+  if (mount.pathMode) res.headers.set('content-security-policy', PATH_MODE_CSP);
+  return res;
+}
+
+async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mount: Mount): Promise<Response> {
+  const site = SLUG_PATTERN.test(slug) ? await loadSite(deps, slug) : null;
+  const privateWithoutPassword = site?.visibility === 'private' && !site.passwordHash;
+  if (!site || !site.published || privateWithoutPassword) {
+    return htmlResponse(c, 404, notFoundPage(`There is no published site named "${slug}".`), mount);
+  }
+
+  if (site.visibility === 'private') {
+    const now = Date.now();
+    const cookieName = unlockCookieName(site.id);
+    if (rest === UNLOCK_PATH && c.req.method === 'POST') return unlock(deps, c, site, mount);
+    if (!verifyUnlockCookie(deps.secret, site.id, site.passwordHash!, getCookie(c, cookieName), now)) {
+      const next = `${mount.prefix}/${rest}`;
+      return htmlResponse(c, 401, passwordPage({ action: `${mount.prefix}/${UNLOCK_PATH}`, next, slug: site.slug }), mount);
+    }
+  }
+
+  if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+    return c.text('Method not allowed', 405, { allow: 'GET, HEAD' });
+  }
+
+  for (const path of candidates(site, rest)) {
+    const file = await loadFile(deps, site, path);
+    if (file) return fileResponse(deps, c, site, file, mount);
+  }
+  return htmlResponse(c, 404, notFoundPage(`The site "${slug}" has no file at /${rest}.`), mount);
+}
+
+async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: CachedFile, mount: Mount): Promise<Response> {
+  const etag = `"${file.sha256.slice(0, 32)}"`;
+  const headers: Record<string, string> = {
+    'content-type': file.contentType,
+    etag,
+    'cache-control': site.visibility === 'public' ? 'public, max-age=0, must-revalidate' : 'private, no-cache',
+    'x-content-type-options': 'nosniff',
+  };
+  if (mount.pathMode) headers['content-security-policy'] = PATH_MODE_CSP;
+  const inm = c.req.header('if-none-match');
+  if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
+    return new Response(null, { status: 304, headers });
+  }
+  headers['content-length'] = String(file.size);
+  if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers });
+  if (file.body) return new Response(file.body as unknown as BodyInit, { status: 200, headers });
+  const stream = await deps.blobs.getStream(file.blobKey);
+  if (!stream) return htmlResponse(c, 404, notFoundPage('This file is missing from storage.'), mount);
+  return new Response(Readable.toWeb(stream) as ReadableStream, { status: 200, headers });
+}
+
+async function unlock(deps: Deps, c: Context, site: CachedSite, mount: Mount): Promise<Response> {
+  try {
+    await consumeRateLimit(deps.db, `unlock:${site.id}:${clientIp(c, deps.config.trustProxy)}`, 10, 60_000, deps.clock.now());
+  } catch (e) {
+    if (e instanceof AppError) return htmlResponse(c, 429, notFoundPage('Too many password attempts; wait a minute.'), mount);
+    throw e;
+  }
+  const form = await c.req.parseBody();
+  const password = typeof form.password === 'string' ? form.password : '';
+  const nextRaw = typeof form.next === 'string' ? form.next : `${mount.prefix}/`;
+  // Only same-site relative targets: never an open redirect.
+  const next = nextRaw.startsWith(`${mount.prefix}/`) && !nextRaw.startsWith('//') ? nextRaw : `${mount.prefix}/`;
+  if (!(await verifyPassword(password, site.passwordHash!))) {
+    return htmlResponse(
+      c,
+      401,
+      passwordPage({ action: `${mount.prefix}/${UNLOCK_PATH}`, next, slug: site.slug, error: 'Wrong password.' }),
+      mount,
+    );
+  }
+  setCookie(c, unlockCookieName(site.id), signUnlockCookie(deps.secret, site.id, site.passwordHash!, Date.now()), {
+    path: mount.prefix || '/',
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: new URL(deps.config.baseUrl).protocol === 'https:',
+    maxAge: UNLOCK_TTL_SECONDS,
+  });
+  return c.redirect(next, 303);
+}
+
+/** The site slug when the request's Host is `<slug>.<sites domain>[:port]`, else null. */
+export function siteSlugFromHost(host: string | undefined, sitesDomain: string): string | null {
+  if (!host) return null;
+  const hostname = host.replace(/:\d+$/, '').toLowerCase();
+  const suffix = `.${sitesDomain}`;
+  if (!hostname.endsWith(suffix)) return null;
+  const label = hostname.slice(0, -suffix.length);
+  return label && !label.includes('.') ? label : null;
+}
+
+/**
+ * Serves a site for requests on its own host, except `/api/data/…` (its Table API), which goes on
+ * to the API routes.
+ */
+export function siteHostMiddleware(deps: Deps): MiddlewareHandler {
+  return async (c, next) => {
+    const slug = siteSlugFromHost(c.req.header('host'), deps.config.sitesDomain);
+    if (!slug || c.req.path.startsWith('/api/data/')) return next();
+    return serveSite(deps, c, slug, c.req.path.slice(1), { prefix: '', pathMode: false });
+  };
+}
+
+/** Path fallback: `/s/<slug>/…` on the service's own host. */
+export function sitePathRoutes(deps: Deps): Hono {
+  const r = new Hono();
+  r.all('/s/:slug', (c) => c.redirect(`/s/${c.req.param('slug')}/`, 301));
+  r.all('/s/:slug/*', (c) => {
+    const slug = c.req.param('slug');
+    const prefix = `/s/${slug}`;
+    return serveSite(deps, c, slug, c.req.path.slice(prefix.length + 1), { prefix, pathMode: true });
+  });
+  return r;
+}

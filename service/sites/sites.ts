@@ -1,0 +1,326 @@
+import { createHash } from 'node:crypto';
+import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
+import type { Config } from '../config.js';
+import type { DbOrTx } from '../db/client.js';
+import { isUniqueViolation } from '../db/client.js';
+import { newId } from '../db/ids.js';
+import { siteFiles, sites } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { hashPassword } from '../auth/passwords.js';
+import { contentTypeForPath, isTextContentType } from './content-types.js';
+import { ownedBy, ownerColumns, type SiteOwner } from './owner.js';
+import { normaliseSitePath } from './site-paths.js';
+import { randomSlug, SlugSchema } from './slugs.js';
+
+export type SiteRow = typeof sites.$inferSelect;
+
+export interface SiteView {
+  id: string;
+  slug: string;
+  /** Host-based address `<slug>.<sites domain>`. */
+  url: string;
+  /** Path fallback on the service's own host, for clients that cannot resolve wildcard hosts. */
+  pathUrl: string;
+  visibility: 'public' | 'private';
+  hasPassword: boolean;
+  published: boolean;
+  status: SiteRow['status'];
+  entryPoint: string;
+  fileCount: number;
+  bytes: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function siteUrls(config: Config, slug: string): { url: string; pathUrl: string } {
+  const base = new URL(config.baseUrl);
+  const port = base.port ? `:${base.port}` : '';
+  return { url: `${base.protocol}//${slug}.${config.sitesDomain}${port}/`, pathUrl: `${config.baseUrl}/s/${slug}/` };
+}
+
+export function blobPrefixOfSite(siteId: string): string {
+  return `sites/${siteId}/`;
+}
+
+/** File bytes are stored by content hash, so a replaced file never shows half old, half new. */
+function fileBlobKey(siteId: string, sha256: string): string {
+  return `${blobPrefixOfSite(siteId)}files/${sha256}`;
+}
+
+async function siteStats(db: DbOrTx, siteIds: string[]): Promise<Map<string, { fileCount: number; bytes: number }>> {
+  const out = new Map<string, { fileCount: number; bytes: number }>();
+  if (siteIds.length === 0) return out;
+  const rows = await db
+    .select({ siteId: siteFiles.siteId, fileCount: count(), bytes: sum(siteFiles.size) })
+    .from(siteFiles)
+    .where(inArray(siteFiles.siteId, siteIds))
+    .groupBy(siteFiles.siteId);
+  for (const r of rows) out.set(r.siteId, { fileCount: Number(r.fileCount), bytes: Number(r.bytes ?? 0) });
+  return out;
+}
+
+export function toSiteView(config: Config, row: SiteRow, stats?: { fileCount: number; bytes: number }): SiteView {
+  return {
+    id: row.id,
+    slug: row.slug,
+    ...siteUrls(config, row.slug),
+    visibility: row.visibility,
+    hasPassword: row.passwordHash !== null,
+    published: row.published,
+    status: row.status,
+    entryPoint: row.entryPoint,
+    fileCount: stats?.fileCount ?? 0,
+    bytes: stats?.bytes ?? 0,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export async function viewSite(deps: Deps, row: SiteRow, db: DbOrTx = deps.db): Promise<SiteView> {
+  return toSiteView(deps.config, row, (await siteStats(db, [row.id])).get(row.id));
+}
+
+export async function isSlugTaken(db: DbOrTx, slug: string): Promise<boolean> {
+  const [row] = await db.select({ id: sites.id }).from(sites).where(eq(sites.slug, slug));
+  return Boolean(row);
+}
+
+/** An available readable name (checked against the database, not reserved). */
+export async function suggestAvailableSlug(db: DbOrTx, base?: string): Promise<string> {
+  for (let i = 0; i < 20; i++) {
+    const candidate = base && i < 5 ? `${base}-${Math.floor(1000 + Math.random() * 9000)}`.slice(-63).replace(/^-+/, '') : randomSlug();
+    if (SlugSchema.safeParse(candidate).success && !(await isSlugTaken(db, candidate))) return candidate;
+  }
+  throw new AppError('service_unavailable', 'could not find a free site name; retry');
+}
+
+async function assertSiteQuota(deps: Deps, db: DbOrTx, owner: SiteOwner): Promise<void> {
+  const [row] = await db.select({ n: count() }).from(sites).where(ownedBy(owner));
+  const max = deps.config.limits.maxSitesPerAccount;
+  if (Number(row.n) >= max) {
+    throw new AppError('quota_exceeded', `site limit reached (${max} sites); delete a site first`, { limit: 'sites', max, current: Number(row.n) });
+  }
+}
+
+export async function ownerStorageBytes(db: DbOrTx, owner: SiteOwner): Promise<number> {
+  const [row] = await db
+    .select({ bytes: sum(siteFiles.size) })
+    .from(siteFiles)
+    .innerJoin(sites, eq(sites.id, siteFiles.siteId))
+    .where(ownedBy(owner));
+  return Number(row?.bytes ?? 0);
+}
+
+export interface CreateSiteInput {
+  /** Pre-chosen id (idempotent publish records it before the site exists). */
+  id?: string;
+  slug?: string;
+  html: string;
+  visibility?: 'public' | 'private';
+  password?: string;
+  /** Account API sites are published on creation; Agent API apps start as `created` (and are served too). */
+  status: 'created' | 'published';
+}
+
+/** Creates a site whose index.html is `html`. Checks quotas and the slug; 409 slug_taken with a suggestion. */
+export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSiteInput, db: DbOrTx = deps.db): Promise<SiteRow> {
+  const slug = input.slug !== undefined ? SlugSchema.parse(input.slug) : await suggestAvailableSlug(db);
+  await assertSiteQuota(deps, db, owner);
+  if (await isSlugTaken(db, slug)) throw slugTaken(slug, await suggestAvailableSlug(db, slug));
+  const bytes = Buffer.from(input.html, 'utf8');
+  assertFileSize(deps, 'index.html', bytes.length);
+  await assertStorageQuota(deps, db, owner, bytes.length);
+  const id = input.id ?? newId('site');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const blobKey = fileBlobKey(id, sha256);
+  await deps.blobs.put(blobKey, bytes, 'text/html; charset=utf-8');
+  const visibility = input.password ? 'private' : (input.visibility ?? 'public');
+  try {
+    const [row] = await db
+      .insert(sites)
+      .values({
+        id,
+        slug,
+        ...ownerColumns(owner),
+        visibility,
+        passwordHash: input.password ? await hashPassword(input.password) : null,
+        published: true,
+        status: input.status,
+      })
+      .returning();
+    await db.insert(siteFiles).values({ siteId: id, path: 'index.html', blobKey, size: bytes.length, contentType: 'text/html; charset=utf-8', sha256 });
+    return row;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw slugTaken(slug, await suggestAvailableSlug(deps.db, slug));
+    throw e;
+  }
+}
+
+function slugTaken(slug: string, suggestion: string): AppError {
+  return new AppError('slug_taken', `the site name "${slug}" is taken; try "${suggestion}"`, { slug, suggestion });
+}
+
+/** The site if `owner` owns it; otherwise 404 (another owner's site is indistinguishable from none). */
+export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string): Promise<SiteRow> {
+  const [row] = await db.select().from(sites).where(and(eq(sites.id, siteId), ownedBy(owner)));
+  if (!row) throw new AppError('not_found', `site ${siteId} not found`);
+  return row;
+}
+
+export async function listOwnedSites(
+  deps: Deps,
+  owner: SiteOwner,
+  page: { limit: number; offset: number },
+): Promise<{ sites: SiteView[]; total: number }> {
+  const rows = await deps.db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
+  const [{ n }] = await deps.db.select({ n: count() }).from(sites).where(ownedBy(owner));
+  const stats = await siteStats(deps.db, rows.map((r) => r.id));
+  return { sites: rows.map((r) => toSiteView(deps.config, r, stats.get(r.id))), total: Number(n) };
+}
+
+/** Removes the site, everything that hangs off it in the database (cascade), and all its blobs. */
+export async function deleteSite(deps: Deps, site: SiteRow, db: DbOrTx = deps.db): Promise<void> {
+  await db.delete(sites).where(eq(sites.id, site.id));
+  deps.siteCache.invalidate(site);
+}
+
+/** Blob cleanup after the deleting transaction committed (blobs are not transactional). */
+export async function deleteSiteBlobs(deps: Deps, siteId: string): Promise<void> {
+  await deps.blobs.deletePrefix(blobPrefixOfSite(siteId));
+}
+
+function assertFileSize(deps: Deps, path: string, size: number): void {
+  const max = deps.config.limits.maxFileBytes;
+  if (size > max) throw new AppError('payload_too_large', `${path} is ${size} bytes; the limit per file is ${max} bytes`, { path, size, max });
+}
+
+async function assertStorageQuota(deps: Deps, db: DbOrTx, owner: SiteOwner, addBytes: number): Promise<void> {
+  const used = await ownerStorageBytes(db, owner);
+  const max = deps.config.limits.maxStorageBytes;
+  if (used + addBytes > max) {
+    throw new AppError('quota_exceeded', `storage limit reached: ${used} of ${max} bytes used, ${addBytes} more requested`, { limit: 'storageBytes', max, current: used });
+  }
+}
+
+function ownerOf(site: SiteRow): SiteOwner {
+  return site.ownerAccountId ? { kind: 'account', accountId: site.ownerAccountId } : { kind: 'wallet', wallet: site.ownerWallet! };
+}
+
+/** Checks, before any bytes move, that a file of `size` bytes may be added or replace one at `path`. */
+export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size: number, db: DbOrTx = deps.db): Promise<void> {
+  assertFileSize(deps, path, size);
+  const [existing] = await db.select({ size: siteFiles.size }).from(siteFiles).where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
+  if (!existing) {
+    const [{ n }] = await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id));
+    const max = deps.config.limits.maxFilesPerSite;
+    if (Number(n) >= max) throw new AppError('quota_exceeded', `file limit reached (${max} files per site)`, { limit: 'filesPerSite', max, current: Number(n) });
+  }
+  await assertStorageQuota(deps, db, ownerOf(site), size - (existing?.size ?? 0));
+}
+
+/**
+ * Records a file whose bytes are already in the blob store under `blobKey` (the upload flow), or
+ * stores `bytes` first. Bumps the site's contentVersion and sets its status.
+ */
+export async function writeSiteFile(
+  deps: Deps,
+  site: SiteRow,
+  file: { path: string; bytes: Buffer; contentType?: string },
+  db: DbOrTx = deps.db,
+): Promise<void> {
+  const path = normaliseSitePath(file.path);
+  await assertCanWriteFile(deps, site, path, file.bytes.length, db);
+  const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+  const blobKey = fileBlobKey(site.id, sha256);
+  const contentType = file.contentType ?? contentTypeForPath(path);
+  await deps.blobs.put(blobKey, file.bytes, contentType);
+  await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], db);
+}
+
+export interface SiteFileRecord {
+  path: string;
+  blobKey: string;
+  size: number;
+  contentType: string;
+  sha256: string;
+}
+
+/** Upserts file rows and bumps the site's version (one statement each), then invalidates the cache. */
+export async function recordSiteFiles(deps: Deps, site: SiteRow, files: SiteFileRecord[], db: DbOrTx = deps.db, status: SiteRow['status'] = 'updated'): Promise<SiteRow> {
+  const now = deps.clock.now();
+  for (const f of files) {
+    await db
+      .insert(siteFiles)
+      .values({ siteId: site.id, ...f, updatedAt: now })
+      .onConflictDoUpdate({
+        target: [siteFiles.siteId, siteFiles.path],
+        set: { blobKey: f.blobKey, size: f.size, contentType: f.contentType, sha256: f.sha256, updatedAt: now },
+      });
+  }
+  const [row] = await db
+    .update(sites)
+    .set({ contentVersion: sql`${sites.contentVersion} + 1`, updatedAt: now, status })
+    .where(eq(sites.id, site.id))
+    .returning();
+  deps.siteCache.invalidate(site);
+  return row;
+}
+
+/** Changes site fields (visibility, password, published, status, entry point) and invalidates the cache. */
+export async function updateSite(
+  deps: Deps,
+  site: SiteRow,
+  patch: Partial<Pick<SiteRow, 'visibility' | 'passwordHash' | 'published' | 'status' | 'entryPoint'>>,
+  db: DbOrTx = deps.db,
+): Promise<SiteRow> {
+  const [row] = await db
+    .update(sites)
+    .set({ ...patch, updatedAt: deps.clock.now(), contentVersion: sql`${sites.contentVersion} + 1` })
+    .where(eq(sites.id, site.id))
+    .returning();
+  deps.siteCache.invalidate(site);
+  return row;
+}
+
+export interface SiteContentFile {
+  path: string;
+  contentType: string;
+  size: number;
+  content: string;
+}
+
+/** Max bytes of text `GET /sites/:id/content` returns in one answer; more is marked truncated. */
+export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
+
+/** Text files of a site: the named paths (404 naming a missing one), or every text file. */
+export async function readSiteContent(deps: Deps, site: SiteRow, paths: string[]): Promise<{ files: SiteContentFile[]; truncated: boolean }> {
+  const wanted = paths.map((p) => normaliseSitePath(p));
+  const rows = await deps.db
+    .select()
+    .from(siteFiles)
+    .where(wanted.length ? and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, wanted)) : eq(siteFiles.siteId, site.id))
+    .orderBy(asc(siteFiles.path));
+  if (wanted.length) {
+    const found = new Set(rows.map((r) => r.path));
+    const missing = wanted.filter((p) => !found.has(p));
+    if (missing.length) throw new AppError('not_found', `no such file in site ${site.id}: ${missing.join(', ')}`, { missing });
+    const binary = rows.filter((r) => !isTextContentType(r.contentType)).map((r) => r.path);
+    if (binary.length) throw new AppError('unsupported_media_type', `not text content: ${binary.join(', ')}`, { paths: binary });
+  }
+  const files: SiteContentFile[] = [];
+  let total = 0;
+  let truncated = false;
+  for (const r of rows) {
+    if (!isTextContentType(r.contentType)) continue;
+    if (total + r.size > MAX_CONTENT_BYTES) {
+      truncated = true;
+      break;
+    }
+    const body = await deps.blobs.get(r.blobKey);
+    if (!body) continue;
+    total += r.size;
+    files.push({ path: r.path, contentType: r.contentType, size: r.size, content: body.toString('utf8') });
+  }
+  return { files, truncated };
+}

@@ -1,0 +1,33 @@
+import { createRoute } from '@hono/zod-openapi';
+import { UsageResponseSchema } from '../../shared/account-api/usage.js';
+import { requireScope } from '../auth/require-scope.js';
+import type { Deps } from '../deps.js';
+import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { accountUsage } from './usage.js';
+
+export function usageRoutes(deps: Deps) {
+  const r = createApiRouter();
+  r.openapi(
+    createRoute({
+      method: 'get',
+      path: '/usage',
+      tags: ['Usage'],
+      summary: 'Account usage and limits',
+      security: securityFor('svc.usage.read'),
+      middleware: [requireScope(deps, 'svc.usage.read')] as const,
+      responses: {
+        200: { description: 'Usage counters and the limits that apply', content: { 'application/json': { schema: UsageResponseSchema } } },
+        ...errorResponses(401, 403, 429),
+      },
+    }),
+    async (c) => {
+      const accountId = c.var.principal.accountId;
+      const rpm = deps.config.limits.rateLimitPerMinute;
+      return c.json(
+        { ok: true as const, accountId, usage: await accountUsage(deps, accountId), rateLimit: { requestsPerMinute: rpm > 0 ? rpm : null } },
+        200,
+      );
+    },
+  );
+  return r;
+}

@@ -1,0 +1,13 @@
+import type { UsageEntry } from '../../shared/account-api/usage.js';
+import type { Deps } from '../deps.js';
+import { siteUsage } from '../sites/usage.js';
+
+export type UsageContributor = (deps: Deps, accountId: string) => Promise<Record<string, UsageEntry>>;
+
+/** Each resource reports its own counters; add a resource's contributor here. */
+const CONTRIBUTORS: UsageContributor[] = [siteUsage];
+
+export async function accountUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
+  const parts = await Promise.all(CONTRIBUTORS.map((f) => f(deps, accountId)));
+  return Object.assign({}, ...parts);
+}

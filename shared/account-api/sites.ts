@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+export const SiteSchema = z
+  .object({
+    id: z.string().describe('Site identifier (siteId)'),
+    slug: z.string().describe('Short name, also the host label'),
+    url: z.string().url().describe('Host-based address: https://<slug>.<sites domain>/'),
+    pathUrl: z.string().url().describe('Path fallback on the service host: {base_url}/s/<slug>/'),
+    visibility: z.enum(['public', 'private']),
+    hasPassword: z.boolean().describe('Private sites with a password are served after a password prompt'),
+    published: z.boolean().describe('Whether the site is served at its URL'),
+    status: z.enum(['created', 'updated', 'published']).describe('Last state transition'),
+    entryPoint: z.string().describe('File served for "/"'),
+    fileCount: z.number().int(),
+    bytes: z.number().int().describe('Total size of the site files'),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: 'Site' });
+
+export const PublishSiteBodySchema = z
+  .object({
+    requestId: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('Unique per publish request; repeating it returns the first result and creates nothing'),
+    html: z.string().min(1).describe('Complete HTML document served as index.html'),
+    slug: z.string().optional().describe('Desired short name (DNS label); a readable free name is chosen when omitted'),
+  })
+  .meta({ id: 'PublishSiteRequest' });
+
+export const PublishSiteResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    site: SiteSchema,
+    replayed: z.boolean().describe('True when this requestId was seen before and the first result is returned'),
+  })
+  .meta({ id: 'PublishSiteResponse' });
+
+export const SiteListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200 (default 50)'),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const SiteListResponseSchema = z
+  .object({ ok: z.literal(true), sites: z.array(SiteSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .meta({ id: 'SiteList' });
+
+export const SiteResponseSchema = z.object({ ok: z.literal(true), site: SiteSchema }).meta({ id: 'SiteResponse' });
+
+export const DeleteSiteResponseSchema = z
+  .object({ ok: z.literal(true), deleted: z.object({ id: z.string(), slug: z.string() }) })
+  .meta({ id: 'DeleteSiteResponse' });
+
+export const SiteContentQuerySchema = z.object({
+  path: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('Repeatable file path; with none, every text file is returned'),
+});
+
+export const SiteContentResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    siteId: z.string(),
+    files: z.array(
+      z.object({ path: z.string(), contentType: z.string(), size: z.number().int(), content: z.string().describe('UTF-8 text') }),
+    ),
+    truncated: z.boolean().describe('True when more text exists than one answer carries (5 MiB); ask for paths'),
+  })
+  .meta({ id: 'SiteContent' });
