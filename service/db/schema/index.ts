@@ -2,3 +2,4 @@
 // new resource only adds its file here and re-exports it below.
 export * from './accounts.js';
 export * from './sites.js';
+export * from './oauth.js';
