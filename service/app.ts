@@ -53,9 +53,13 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     bodyLimit({
       maxSize: deps.config.limits.maxJsonBodyBytes,
       onError: () => {
-        throw new AppError('payload_too_large', `request body exceeds ${deps.config.limits.maxJsonBodyBytes} bytes`, {
-          maxBytes: deps.config.limits.maxJsonBodyBytes,
-        });
+        // The rest of the body is never read, so the connection cannot be reused: say so.
+        throw new AppError(
+          'payload_too_large',
+          `request body exceeds ${deps.config.limits.maxJsonBodyBytes} bytes`,
+          { maxBytes: deps.config.limits.maxJsonBodyBytes },
+          { connection: 'close' },
+        );
       },
     }),
   );

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokePersonalKey } from '../../service/accounts/personal-keys.js';
+import { SCOPES } from '../../shared/scopes.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+/** Every Account API route of the foundation with the scope it needs. */
+const ROUTES = [
+  { method: 'GET', path: '/api/v1/usage', scope: 'svc.usage.read' },
+  { method: 'GET', path: '/api/v1/sites', scope: 'svc.sites.read' },
+  { method: 'POST', path: '/api/v1/sites', scope: 'svc.publish', json: { requestId: 'm', html: '<p>x</p>' } },
+  { method: 'GET', path: '/api/v1/sites/site_x', scope: 'svc.sites.read' },
+  { method: 'DELETE', path: '/api/v1/sites/site_x', scope: 'svc.sites.write' },
+  { method: 'GET', path: '/api/v1/sites/site_x/content', scope: 'svc.sites.read' },
+] as const;
+
+describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kind) => {
+  let h: Harness;
+  beforeAll(async () => {
+    // A fixed clock 10 s into a minute: the rate-limit window is deterministic.
+    h = await startHarness(kind, { SVC_RATE_LIMIT_PER_MINUTE: '5' }, { clock: { now: () => new Date('2026-01-01T00:00:10Z') } });
+  });
+  afterAll(async () => h?.close());
+
+  it.each(ROUTES)('$method $path: 401 without, with a bad, or a revoked credential', async (route) => {
+    const init = { method: route.method, json: 'json' in route ? route.json : undefined };
+    const none = await h.fetch(route.path, init);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc"/);
+    expect((await none.json()).error.code).toBe('unauthorized');
+
+    const bad = await h.fetch(route.path, { ...init, key: 'svc_pat_notarealkey' });
+    expect(bad.status).toBe(401);
+    const other = await h.fetch(route.path, { ...init, headers: { authorization: 'Basic abc' } });
+    expect(other.status).toBe(401);
+
+    const { accountId, key } = await h.account();
+    const keyId = (await h.deps.db.query.personalKeys.findFirst({ where: (k, { eq }) => eq(k.accountId, accountId) }))!.id;
+    await revokePersonalKey(h.deps.db, accountId, keyId, new Date());
+    const revoked = await h.fetch(route.path, { ...init, key });
+    expect(revoked.status).toBe(401);
+    expect((await revoked.json()).error.message).toMatch(/revoked/);
+  });
+
+  it.each(ROUTES)('$method $path: 403 when the key lacks $scope, allowed with it', async (route) => {
+    const init = { method: route.method, json: 'json' in route ? route.json : undefined };
+    const without = await h.account(SCOPES.filter((s) => s !== route.scope));
+    const res = await h.fetch(route.path, { ...init, key: without.key });
+    expect(res.status).toBe(403);
+    const body = await res.json();
+    expect(body.error).toMatchObject({ code: 'insufficient_scope', details: { required: route.scope } });
+
+    const withOnly = await h.account([route.scope]);
+    const ok = await h.fetch(route.path, { ...init, key: withOnly.key });
+    // With the scope the request gets past authorization: success, or 404 for the unknown site.
+    expect([200, 201, 404]).toContain(ok.status);
+  });
+
+  it('400 names the bad fields, and nothing is created', async () => {
+    const { key } = await h.account();
+    const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { html: 42, slug: 'Bad Slug!' } });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.ok).toBe(false);
+    expect(body.error.code).toBe('validation_failed');
+    const fields = body.error.details.issues.map((i: { field: string }) => i.field);
+    expect(fields).toEqual(expect.arrayContaining(['requestId', 'html']));
+    const badSlug = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'q', html: '<p/>', slug: 'Bad Slug!' } });
+    expect(badSlug.status).toBe(400);
+    expect((await badSlug.json()).error.message).toMatch(/DNS label/);
+    expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(0);
+  });
+
+  it('413 for a body over 1 MiB, before it is parsed', async () => {
+    const { key } = await h.account();
+    const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'big', html: 'x'.repeat(1024 * 1024 + 10) } });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.code).toBe('payload_too_large');
+    expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(0);
+  });
+
+  it('malformed JSON is a 400, not a 500', async () => {
+    const { key } = await h.account();
+    const res = await h.fetch('/api/v1/sites', { method: 'POST', key, body: '{"requestId": ', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).ok).toBe(false);
+  });
+
+  it('429 with Retry-After once the per-credential rate limit is reached; other keys unaffected', async () => {
+    const { key } = await h.account();
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await h.fetch('/api/v1/usage', { key })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const limited = await h.fetch('/api/v1/usage', { key });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('50');
+    expect((await limited.json()).error).toMatchObject({ code: 'rate_limited', details: { limit: 5, retryAfterSeconds: 50 } });
+    const other = await h.account();
+    expect((await h.fetch('/api/v1/usage', { key: other.key })).status).toBe(200);
+  });
+
+  it('usage counts sites, files and bytes against the configured limits', async () => {
+    const { key } = await h.account();
+    await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'u1', html: '<p>1234</p>' } });
+    const res = await h.fetch('/api/v1/usage', { key });
+    expect(res.status).toBe(200);
+    const { usage } = await res.json();
+    expect(usage.sites).toEqual({ used: 1, limit: 100, unit: 'sites' });
+    expect(usage.storageBytes.used).toBe('<p>1234</p>'.length);
+    expect(usage.storageBytes.limit).toBe(1024 * 1024 * 1024);
+  });
+});
