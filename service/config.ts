@@ -38,6 +38,11 @@ const EnvSchema = z.object({
   SVC_MAX_FILE_BYTES: int(25 * 1024 * 1024),
   SVC_MAX_STORAGE_BYTES: int(1024 * 1024 * 1024),
   SVC_MAX_JSON_BODY_BYTES: int(1024 * 1024),
+  SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS: int(900),
+  SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS: int(30 * 24 * 3600),
+  SVC_OAUTH_CODE_TTL_SECONDS: int(60),
+  SVC_SESSION_TTL_SECONDS: int(7 * 24 * 3600),
+  SVC_SIGNUP_DISABLED: bool,
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -76,6 +81,20 @@ export interface Config {
   trustProxy: boolean;
   siteCacheTtlMs: number;
   limits: Limits;
+  oauth: OAuthConfig;
+  dashboard: DashboardConfig;
+}
+
+export interface OAuthConfig {
+  accessTokenTtlSeconds: number;
+  /** Each refresh token lives this long; rotation issues a fresh one with a fresh lifetime. */
+  refreshTokenTtlSeconds: number;
+  codeTtlSeconds: number;
+}
+
+export interface DashboardConfig {
+  sessionTtlSeconds: number;
+  signupEnabled: boolean;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -121,5 +140,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStorageBytes: e.SVC_MAX_STORAGE_BYTES,
       maxJsonBodyBytes: e.SVC_MAX_JSON_BODY_BYTES,
     },
+    oauth: {
+      accessTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS),
+      refreshTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS),
+      codeTtlSeconds: Math.max(1, e.SVC_OAUTH_CODE_TTL_SECONDS),
+    },
+    dashboard: { sessionTtlSeconds: Math.max(60, e.SVC_SESSION_TTL_SECONDS), signupEnabled: !e.SVC_SIGNUP_DISABLED },
   };
 }
