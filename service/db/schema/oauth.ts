@@ -51,6 +51,8 @@ export const oauthTokens = pgTable(
     grantId: text('grant_id')
       .notNull()
       .references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    /** What this token allows: the grant's scopes, or fewer when a refresh asked to narrow them. */
+    scopes: text('scopes').array().notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true }),
     /** Codes only: the exact redirect_uri and PKCE S256 challenge of the authorization request. */
