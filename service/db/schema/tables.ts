@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { TableMethod, TableSchema } from '../../../shared/tables/schema.js';
+import { sites } from './sites.js';
+
+/**
+ * A Table (kind 'table') or a dataset (kind 'dataset', read-only, made by the datasets importer).
+ * Deleting the site deletes its tables and, through table_records, their records.
+ */
+export const tables = pgTable(
+  'tables',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['table', 'dataset'] }).notNull().default('table'),
+    schema: jsonb('schema').$type<TableSchema>().notNull(),
+    requireReadKey: boolean('require_read_key').notNull().default(false),
+    /** SHA-256 of the write key; the key itself is shown once at creation. */
+    writeKeyHash: text('write_key_hash').notNull(),
+    methods: text('methods').array().$type<TableMethod[]>().notNull(),
+    publicInsert: boolean('public_insert').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('tables_site_slug_idx').on(t.siteId, t.slug)],
+);
+
+/**
+ * Records of every table in one relation: `fields` is JSONB, validated and normalised against the
+ * table schema on write (dates as ISO strings, numbers as JSON numbers), so typed expressions over it
+ * are safe. `id` is a global identity: it orders records by insertion and is the keyset tie-breaker.
+ * Indexes: (table_id, id) for the default order and cursor paging; GIN jsonb_path_ops for equality
+ * filters (`fields @> {...}`).
+ */
+export const tableRecords = pgTable(
+  'table_records',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    tableId: text('table_id')
+      .notNull()
+      .references(() => tables.id, { onDelete: 'cascade' }),
+    fields: jsonb('fields').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('table_records_table_id_idx').on(t.tableId, t.id),
+    index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`),
+  ],
+);
