@@ -43,6 +43,8 @@ const EnvSchema = z.object({
   SVC_OAUTH_CODE_TTL_SECONDS: int(60),
   SVC_SESSION_TTL_SECONDS: int(7 * 24 * 3600),
   SVC_SIGNUP_DISABLED: bool,
+  SVC_TABLE_STATEMENT_TIMEOUT_MS: int(5000),
+  SVC_MAX_TABLES_PER_SITE: int(100),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -83,6 +85,13 @@ export interface Config {
   limits: Limits;
   oauth: OAuthConfig;
   dashboard: DashboardConfig;
+  tables: TablesConfig;
+}
+
+export interface TablesConfig {
+  /** Upper bound of one Table API query (SET LOCAL statement_timeout); 0 = none. */
+  statementTimeoutMs: number;
+  maxTablesPerSite: number;
 }
 
 export interface OAuthConfig {
@@ -146,5 +155,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       codeTtlSeconds: Math.max(1, e.SVC_OAUTH_CODE_TTL_SECONDS),
     },
     dashboard: { sessionTtlSeconds: Math.max(60, e.SVC_SESSION_TTL_SECONDS), signupEnabled: !e.SVC_SIGNUP_DISABLED },
+    tables: { statementTimeoutMs: e.SVC_TABLE_STATEMENT_TIMEOUT_MS, maxTablesPerSite: e.SVC_MAX_TABLES_PER_SITE },
   };
 }
