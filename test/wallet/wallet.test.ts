@@ -1,0 +1,215 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadWalletConfig } from '../../wallet/config.js';
+import { WalletError } from '../../wallet/errors.js';
+import { createWallet, type Wallet } from '../../wallet/wallet.js';
+import { startFakeX402 } from './fake-x402-server.js';
+
+const PRICE = 7000n; // 0.007 USDC
+const recipient = privateKeyToAccount(generatePrivateKey()).address;
+const payerKey = generatePrivateKey();
+const payer = privateKeyToAccount(payerKey).address;
+let server: Awaited<ReturnType<typeof startFakeX402>>;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startFakeX402({ recipient, price: PRICE });
+});
+afterAll(() => server.close());
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
+  Object.assign(server.state, { price: PRICE, payTo: recipient, network: 'base', maxTimeoutSeconds: 60, rejectPayments: false, failAfterPayment: false, paymentHeadersSeen: 0, requests: 0, settled: [] });
+  server.state.balances.set(payer, 1_000_000n);
+});
+
+function wallet(env: Record<string, string> = {}, now?: () => number): Wallet {
+  return createWallet(
+    loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_PRIVATE_KEY: payerKey, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'), ...env }),
+    { now },
+  );
+}
+
+const create = (w: Wallet, quote = '0.007') =>
+  w.fetch({ action: 'x402.create_app_from_html', method: 'POST', url: `${server.url}/api/x402/apps`, headers: { 'content-type': 'application/json' }, body: '{"name":"a","html":"<p>x</p>"}', quote });
+
+async function refusal(p: Promise<unknown>): Promise<WalletError> {
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(WalletError);
+  return e as WalletError;
+}
+
+describe('wallet pays x402 within its caps', () => {
+  it('pays a quoted call, records it committed with the receipt, and the balance moves by the price', async () => {
+    const w = wallet();
+    const { response, payment } = await create(w);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { receipt: { receiptId: string } };
+    expect(payment?.status).toBe('committed');
+    expect(payment?.amount).toBe('7000');
+    expect(payment?.receiptId).toBe(body.receipt.receiptId);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n - PRICE);
+    const status = await w.status();
+    expect(status.spent).toEqual({ session: '0.007', day: '0.007', total: '0.007' });
+    expect(status.address).toBe(payer);
+  });
+
+  it('a per-call cap below the price refuses before anything is sent', async () => {
+    const w = wallet({ SVC_MAX_USDC_PER_CALL: '0.005' });
+    const e = await refusal(create(w));
+    expect(e.code).toBe('cap_exceeded');
+    expect(e.spent).toBe('none');
+    expect(e.message).toMatch(/per-call cap is 0\.005 USDC/);
+    expect(server.state.requests).toBe(0);
+    expect(server.state.paymentHeadersSeen).toBe(0);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n);
+  });
+
+  it('a per-call cap below what the 402 asks refuses before signing even when the quote was higher', async () => {
+    server.state.price = 60_000n; // above the default 0.05 per-call cap
+    const e = await refusal(create(wallet(), '0.06'));
+    expect(e.code).toBe('cap_exceeded');
+    expect(server.state.paymentHeadersSeen).toBe(0);
+  });
+
+  it('a session cap of N x price allows exactly N of 2N concurrent calls', async () => {
+    const N = 4;
+    const w = wallet({ SVC_MAX_USDC_PER_SESSION: '0.028' });
+    const results = await Promise.allSettled(Array.from({ length: 2 * N }, () => create(w)));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(ok).toHaveLength(N);
+    expect(refused).toHaveLength(N);
+    for (const r of refused) expect((r.reason as WalletError).code).toBe('cap_exceeded');
+    expect(server.state.settled).toHaveLength(N);
+    // Refused calls never sent a signed payment.
+    expect(server.state.paymentHeadersSeen).toBe(N);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n - BigInt(N) * PRICE);
+    expect((await w.status()).spent.session).toBe('0.028');
+  });
+
+  it('two wallets sharing one ledger file never pass the daily cap together', async () => {
+    const env = { SVC_MAX_USDC_PER_DAY: '0.021' };
+    const a = wallet(env);
+    const b = wallet(env);
+    const results = await Promise.allSettled([...Array.from({ length: 3 }, () => create(a)), ...Array.from({ length: 3 }, () => create(b))]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(server.state.settled).toHaveLength(3);
+    expect((await a.status()).spent.day).toBe('0.021');
+  });
+
+  it('the daily cap holds across a restart with the same ledger and rolls after 24 h', async () => {
+    let now = Date.UTC(2026, 0, 1, 12);
+    const env = { SVC_MAX_USDC_PER_DAY: '0.014' };
+    const first = wallet(env, () => now);
+    await create(first);
+    await create(first);
+    // "Restart": a new wallet object (new session) on the same ledger file.
+    const second = wallet(env, () => now);
+    expect((await second.status()).spent).toEqual({ session: '0', day: '0.014', total: '0.014' });
+    const e = await refusal(create(second));
+    expect(e.code).toBe('cap_exceeded');
+    expect(e.message).toMatch(/rolling 24-hour cap/);
+    expect(server.state.settled).toHaveLength(2);
+    now += 24 * 60 * 60 * 1000 + 1;
+    await create(second);
+    expect(server.state.settled).toHaveLength(3);
+  });
+
+  it('the lifetime cap counts every payment in the ledger', async () => {
+    const w = wallet({ SVC_MAX_USDC_TOTAL: '0.01' });
+    await create(w);
+    expect((await refusal(create(w))).message).toMatch(/lifetime cap is 0\.01 USDC and 0\.003 USDC of it is left/);
+  });
+
+  it('refuses a price drift and reports the new price; nothing signed', async () => {
+    server.state.price = 9000n;
+    const e = await refusal(create(wallet()));
+    expect(e.code).toBe('price_drift');
+    expect(e.details).toMatchObject({ quoted: '0.007', price: '0.009' });
+    expect(e.message).toMatch(/changed from 0\.007 to 0\.009 USDC/);
+    expect(server.state.paymentHeadersSeen).toBe(0);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n);
+  });
+
+  it('a free call that suddenly asks for payment is refused', async () => {
+    const e = await refusal(create(wallet(), '0'));
+    expect(e.code).toBe('price_drift');
+    expect(e.details).toMatchObject({ price: '0.007' });
+    expect(server.state.paymentHeadersSeen).toBe(0);
+  });
+
+  it.each([
+    ['another recipient', { payTo: privateKeyToAccount(generatePrivateKey()).address }, /recipient 0x/],
+    ['another network', { network: 'base-sepolia' }, /network base-sepolia/],
+    ['a long validity window', { maxTimeoutSeconds: 3600 }, /validity 3600 s/],
+  ])('refuses a 402 naming %s; nothing signed, no money moved', async (_name, change, why) => {
+    Object.assign(server.state, change);
+    const e = await refusal(create(wallet()));
+    expect(e.code).toBe('terms_refused');
+    expect(e.message).toMatch(why);
+    expect(server.state.paymentHeadersSeen).toBe(0);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n);
+  });
+
+  it('a payment the service refuses (402 on the paid retry) is released, not counted', async () => {
+    server.state.rejectPayments = true;
+    const w = wallet();
+    const e = await refusal(create(w));
+    expect(e.code).toBe('payment_rejected');
+    expect(e.spent).toBe('none');
+    expect(server.state.paymentHeadersSeen).toBe(1);
+    const entries = await w.ledger.entries();
+    expect(entries.map((x) => x.status)).toEqual(['released']);
+    expect((await w.status()).spent.session).toBe('0');
+  });
+
+  it('a 5xx after the payment left counts as spent (outcome unknown)', async () => {
+    server.state.failAfterPayment = true;
+    const w = wallet();
+    const { response, payment } = await create(w);
+    expect(response.status).toBe(500);
+    expect(payment).toBeUndefined();
+    expect((await w.ledger.entries()).map((x) => x.status)).toEqual(['unknown']);
+    expect((await w.status()).spent.session).toBe('0.007');
+  });
+
+  it('refuses origins that are not allowed, without sending anything', async () => {
+    const w = wallet({ SVC_ALLOWED_ORIGINS: 'http://example.invalid' });
+    const e = await refusal(create(w));
+    expect(e.code).toBe('origin_not_allowed');
+    expect(server.state.requests).toBe(0);
+  });
+
+  it('the private key never appears in config dumps, status, ledger or errors', async () => {
+    const config = loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_PRIVATE_KEY: payerKey, SVC_SPEND_LEDGER: path.join(dir, 'l.json') });
+    const w = createWallet(config);
+    await create(w);
+    server.state.price = 9000n;
+    const e = await refusal(create(w));
+    const texts = [JSON.stringify(config, (_k, v) => (typeof v === "bigint" ? v.toString() : v)), inspect(config, { depth: 10 }), String(config.key), JSON.stringify(await w.status()), fs.readFileSync(config.ledgerPath, 'utf8'), e.message, inspect(e), JSON.stringify(e)];
+    for (const t of texts) expect(t.toLowerCase()).not.toContain(payerKey.slice(2).toLowerCase());
+    let bad: unknown;
+    try {
+      loadWalletConfig({ SVC_WALLET_PRIVATE_KEY: `${payerKey}zz` });
+    } catch (err) {
+      bad = err;
+    }
+    expect(String((bad as Error).message)).toMatch(/SVC_WALLET_PRIVATE_KEY does not hold/);
+    expect(String((bad as Error).message)).not.toContain(payerKey.slice(2, 20));
+  });
+
+  it('reads the key from a key file', async () => {
+    const file = path.join(dir, 'key');
+    fs.writeFileSync(file, `${payerKey}\n`, { mode: 0o600 });
+    const w = createWallet(loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_KEY_FILE: file, SVC_SPEND_LEDGER: path.join(dir, 'l.json') }));
+    expect(w.address).toBe(payer);
+  });
+});

@@ -1,0 +1,102 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { isUsdcAmount, usdcToAtomic } from '../shared/money.js';
+import { SecretKey } from './secret-key.js';
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+const usdc = (dflt: string | undefined) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v && v.trim() ? v.trim() : dflt))
+    .refine((v) => v === undefined || isUsdcAmount(v), 'a USDC amount such as 0.05 (at most 6 decimals)');
+
+/**
+ * The wallet's environment. The spend policy comes from here only: nothing an agent sends through a
+ * tool can change a cap, an allowed origin or the ledger path.
+ */
+export const WalletEnvSchema = z.object({
+  SVC_URL: z.string().url().default('http://localhost:8787'),
+  SVC_WALLET_PRIVATE_KEY: optionalText,
+  SVC_WALLET_KEY_FILE: optionalText,
+  SVC_MAX_USDC_PER_CALL: usdc('0.05'),
+  SVC_MAX_USDC_PER_SESSION: usdc('1.00'),
+  SVC_MAX_USDC_PER_DAY: usdc('5.00'),
+  SVC_MAX_USDC_TOTAL: usdc(undefined),
+  /** Comma-separated origins the wallet may pay; default: the origin of SVC_URL only. */
+  SVC_ALLOWED_ORIGINS: optionalText,
+  SVC_SPEND_LEDGER: optionalText,
+  /** Longest validity window of a signed authorization the wallet accepts to sign. */
+  SVC_MAX_PAYMENT_TIMEOUT_SECONDS: z.coerce.number().int().positive().max(3600).default(300),
+  /** Timeout of one paid request; when it passes the payment's outcome is unknown and counts as spent. */
+  SVC_PAYMENT_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /** JSON-RPC URL of the chain, for the on-chain balance; default: the one the service advertises, if any. */
+  SVC_RPC_URL: optionalText,
+});
+
+export interface Caps {
+  /** Atomic USDC units (6 decimals). */
+  perCall: bigint;
+  perSession: bigint;
+  perDay: bigint;
+  total?: bigint;
+}
+
+export interface WalletConfig {
+  /** Service origin + base path, no trailing slash. */
+  serviceUrl: string;
+  allowedOrigins: string[];
+  key?: SecretKey;
+  caps: Caps;
+  ledgerPath: string;
+  maxPaymentTimeoutSeconds: number;
+  requestTimeoutMs: number;
+  rpcUrl?: string;
+}
+
+export function defaultLedgerPath(): string {
+  return path.join(os.homedir(), '.svc', 'spend-ledger.json');
+}
+
+export function loadWalletConfig(env: Record<string, string | undefined> = process.env): WalletConfig {
+  const parsed = WalletEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    // Issues name the variable and the rule; zod does not echo values, so a bad key is not printed.
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid wallet configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.SVC_WALLET_PRIVATE_KEY && e.SVC_WALLET_KEY_FILE) {
+    throw new Error('invalid wallet configuration:\n  set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE, not both');
+  }
+  const serviceUrl = e.SVC_URL.replace(/\/+$/, '');
+  const allowedOrigins = (e.SVC_ALLOWED_ORIGINS ?? new URL(serviceUrl).origin)
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => new URL(o).origin);
+  const key = e.SVC_WALLET_PRIVATE_KEY
+    ? SecretKey.parse(e.SVC_WALLET_PRIVATE_KEY, 'SVC_WALLET_PRIVATE_KEY')
+    : e.SVC_WALLET_KEY_FILE
+      ? SecretKey.fromFile(e.SVC_WALLET_KEY_FILE)
+      : undefined;
+  return {
+    serviceUrl,
+    allowedOrigins,
+    key,
+    caps: {
+      perCall: usdcToAtomic(e.SVC_MAX_USDC_PER_CALL!),
+      perSession: usdcToAtomic(e.SVC_MAX_USDC_PER_SESSION!),
+      perDay: usdcToAtomic(e.SVC_MAX_USDC_PER_DAY!),
+      total: e.SVC_MAX_USDC_TOTAL ? usdcToAtomic(e.SVC_MAX_USDC_TOTAL) : undefined,
+    },
+    ledgerPath: path.resolve(e.SVC_SPEND_LEDGER ?? defaultLedgerPath()),
+    maxPaymentTimeoutSeconds: e.SVC_MAX_PAYMENT_TIMEOUT_SECONDS,
+    requestTimeoutMs: e.SVC_PAYMENT_REQUEST_TIMEOUT_MS,
+    rpcUrl: e.SVC_RPC_URL,
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Every way the wallet refuses or fails, with a sentence an agent can act on: what failed, what it
+ * cost (usually nothing), what to do next. `spent` says whether money may have left.
+ */
+export type WalletErrorCode =
+  | 'no_wallet'
+  | 'bad_key'
+  | 'origin_not_allowed'
+  | 'cap_exceeded'
+  | 'price_drift'
+  | 'terms_refused'
+  | 'payment_rejected'
+  | 'outcome_unknown'
+  | 'ledger_busy'
+  | 'service_unreachable';
+
+export class WalletError extends Error {
+  override readonly name = 'WalletError';
+  constructor(
+    readonly code: WalletErrorCode,
+    message: string,
+    /** 'none': no signed payment left the process; 'maybe': it left and the outcome is unknown (counted as spent). */
+    readonly spent: 'none' | 'maybe' = 'none',
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function isWalletError(e: unknown): e is WalletError {
+  return e instanceof WalletError;
+}

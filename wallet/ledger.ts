@@ -1,0 +1,226 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { atomicToUsdc } from '../shared/money.js';
+import type { Caps } from './config.js';
+import { WalletError } from './errors.js';
+import { withFileLock } from './file-lock.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One payment the wallet signed. `reserved`: the signed header is leaving or has left and the answer
+ * is not in yet (a crash leaves it so: counted as spent); `committed`: the service answered with
+ * success; `released`: the service definitely refused it without settling (not counted); `unknown`:
+ * no definite answer (timeout, 5xx, connection lost: counted as spent).
+ */
+export const LedgerEntrySchema = z.object({
+  id: z.string(),
+  sessionId: z.string(),
+  pid: z.number(),
+  action: z.string(),
+  method: z.string(),
+  url: z.string(),
+  /** Atomic USDC units as a decimal integer string. */
+  amount: z.string(),
+  network: z.string(),
+  recipient: z.string(),
+  payer: z.string(),
+  status: z.enum(['reserved', 'committed', 'released', 'unknown']),
+  reservedAt: z.number(),
+  settledAt: z.number().optional(),
+  httpStatus: z.number().optional(),
+  txHash: z.string().optional(),
+  receiptId: z.string().optional(),
+  receipt: z.record(z.string(), z.unknown()).optional(),
+  note: z.string().optional(),
+});
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
+
+const LedgerFileSchema = z.object({ version: z.literal(1), entries: z.array(LedgerEntrySchema) });
+type LedgerFile = z.infer<typeof LedgerFileSchema>;
+
+export interface SpendTotals {
+  session: bigint;
+  day: bigint;
+  total: bigint;
+}
+
+export interface Reservation {
+  action: string;
+  method: string;
+  url: string;
+  amount: bigint;
+  network: string;
+  recipient: string;
+  payer: string;
+}
+
+export type Outcome =
+  | { status: 'committed'; httpStatus: number; txHash?: string; receipt?: Record<string, unknown> }
+  | { status: 'released'; httpStatus: number; note?: string }
+  | { status: 'unknown'; httpStatus?: number; note?: string };
+
+const counts = (e: LedgerEntry) => e.status !== 'released';
+
+/**
+ * The persisted spend ledger: a JSON file rewritten atomically (temp file + fsync + rename) under a
+ * cross-process lock, so two processes sharing it (two MCP servers, a script) see each other's
+ * spending and a daily cap holds across restarts. Also serialises callers inside this process, so
+ * concurrent tool calls queue at the check-and-reserve instead of racing each other.
+ */
+export class SpendLedger {
+  readonly sessionId = randomUUID();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  #read(): LedgerFile {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, entries: [] };
+      throw e;
+    }
+    const parsed = LedgerFileSchema.safeParse(JSON.parse(text));
+    // A ledger we cannot read must stop payments, never reset the caps to zero.
+    if (!parsed.success) throw new WalletError('ledger_busy', `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`);
+    return parsed.data;
+  }
+
+  #write(data: LedgerFile): void {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const fd = fs.openSync(tmp, 'w', 0o600);
+    try {
+      fs.writeSync(fd, JSON.stringify(data, null, 1));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.file);
+  }
+
+  /** Runs `work` holding both the in-process queue and the file lock. */
+  #exclusive<T>(work: () => T): Promise<T> {
+    const run = this.#queue.then(() => {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      return withFileLock(this.file, work);
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #totals(entries: LedgerEntry[]): SpendTotals {
+    const since = this.now() - DAY_MS;
+    let session = 0n;
+    let day = 0n;
+    let total = 0n;
+    for (const e of entries) {
+      if (!counts(e)) continue;
+      const a = BigInt(e.amount);
+      total += a;
+      if (e.reservedAt > since) day += a;
+      if (e.sessionId === this.sessionId) session += a;
+    }
+    return { session, day, total };
+  }
+
+  async totals(): Promise<SpendTotals> {
+    return this.#exclusive(() => this.#totals(this.#read().entries));
+  }
+
+  async entries(): Promise<LedgerEntry[]> {
+    return this.#exclusive(() => this.#read().entries);
+  }
+
+  /**
+   * The check-and-reserve: under the lock, the caps are checked against everything already counted
+   * (this session, the rolling 24 h, all time) and the entry is written before the lock is released.
+   * Throws `cap_exceeded` naming the cap and its headroom when the amount does not fit.
+   */
+  async reserve(r: Reservation, caps: Caps): Promise<LedgerEntry> {
+    return this.#exclusive(() => {
+      const data = this.#read();
+      const t = this.#totals(data.entries);
+      assertWithinCaps(r.amount, t, caps, r.action);
+      const entry: LedgerEntry = {
+        id: randomUUID(),
+        sessionId: this.sessionId,
+        pid: process.pid,
+        action: r.action,
+        method: r.method,
+        url: r.url,
+        amount: r.amount.toString(),
+        network: r.network,
+        recipient: r.recipient,
+        payer: r.payer,
+        status: 'reserved',
+        reservedAt: this.now(),
+      };
+      data.entries.push(entry);
+      this.#write(data);
+      return entry;
+    });
+  }
+
+  async settle(id: string, outcome: Outcome): Promise<LedgerEntry | undefined> {
+    return this.#exclusive(() => {
+      const data = this.#read();
+      const entry = data.entries.find((e) => e.id === id);
+      if (!entry) return undefined;
+      entry.status = outcome.status;
+      entry.settledAt = this.now();
+      if (outcome.httpStatus !== undefined) entry.httpStatus = outcome.httpStatus;
+      if (outcome.status === 'committed') {
+        if (outcome.txHash) entry.txHash = outcome.txHash;
+        if (outcome.receipt) {
+          entry.receipt = outcome.receipt;
+          if (typeof outcome.receipt.receiptId === 'string') entry.receiptId = outcome.receipt.receiptId;
+        }
+      } else if (outcome.note) entry.note = outcome.note;
+      this.#write(data);
+      return entry;
+    });
+  }
+}
+
+export interface Headroom {
+  perCall: bigint;
+  session: bigint;
+  day: bigint;
+  total?: bigint;
+  /** The most one next payment may cost under every cap. */
+  next: bigint;
+}
+
+export function headroom(t: SpendTotals, caps: Caps): Headroom {
+  const pos = (x: bigint) => (x > 0n ? x : 0n);
+  const session = pos(caps.perSession - t.session);
+  const day = pos(caps.perDay - t.day);
+  const total = caps.total === undefined ? undefined : pos(caps.total - t.total);
+  let next = caps.perCall;
+  for (const h of [session, day, total]) if (h !== undefined && h < next) next = h;
+  return { perCall: caps.perCall, session, day, total, next };
+}
+
+export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, action: string): void {
+  const h = headroom(t, caps);
+  const fail = (cap: string, limit: bigint, left: bigint, hint: string) => {
+    throw new WalletError(
+      'cap_exceeded',
+      `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: the ${cap} cap is ${atomicToUsdc(limit)} USDC and ${atomicToUsdc(left)} USDC of it is left. Nothing was paid. ${hint}`,
+      'none',
+      { cap, limit: atomicToUsdc(limit), headroom: atomicToUsdc(left), price: atomicToUsdc(amount) },
+    );
+  };
+  if (amount > caps.perCall) fail('per-call', caps.perCall, caps.perCall, 'Raise SVC_MAX_USDC_PER_CALL in the MCP server configuration if this price is acceptable.');
+  if (amount > h.session) fail('per-session', caps.perSession, h.session, 'The session cap resets when the MCP server restarts; the user can raise SVC_MAX_USDC_PER_SESSION.');
+  if (amount > h.day) fail('rolling 24-hour', caps.perDay, h.day, 'Wait until older payments leave the 24-hour window, or ask the user to raise SVC_MAX_USDC_PER_DAY.');
+  if (caps.total !== undefined && h.total !== undefined && amount > h.total) fail('lifetime', caps.total, h.total, 'Ask the user to raise SVC_MAX_USDC_TOTAL.');
+}

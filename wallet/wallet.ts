@@ -1,0 +1,333 @@
+import { createPublicClient, erc20Abi, getAddress, http, isAddressEqual, type Address } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { wrapFetchWithPayment } from 'x402-fetch';
+import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
+import type { WalletConfig } from './config.js';
+import { WalletError, isWalletError } from './errors.js';
+import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
+import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
+
+/** One x402 v1 requirement as x402-fetch hands it to the selector (after its own zod parse). */
+interface Requirement {
+  scheme: string;
+  network: string;
+  maxAmountRequired: string;
+  resource: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  asset: string;
+  extra?: Record<string, unknown>;
+}
+
+export interface PaidRequest {
+  /** Catalogue action name (`x402.create_app_from_html`), recorded in the ledger. */
+  action: string;
+  method: string;
+  /** Absolute URL; its origin must be an allowed origin. */
+  url: string;
+  /** Plain object: x402-fetch drops `Headers` instances on the paid retry. */
+  headers?: Record<string, string>;
+  body?: string;
+  /** The price the caller was quoted (catalogue or pricing endpoint): the most this call may pay. */
+  quote: string;
+}
+
+export interface PaidResponse {
+  response: Response;
+  /** The ledger entry when a payment was made and accepted. */
+  payment?: LedgerEntry;
+}
+
+export interface WalletStatus {
+  configured: boolean;
+  address: string | null;
+  serviceUrl: string;
+  network: string | null;
+  asset: string | null;
+  recipient: string | null;
+  /** On-chain USDC balance, or null when no RPC is known or it failed (see balanceNote). */
+  balance: string | null;
+  balanceNote?: string;
+  spent: { session: string; day: string; total: string };
+  caps: { perCall: string; perSession: string; perDay: string; total: string | null };
+  headroom: { session: string; day: string; total: string | null; nextCall: string };
+  ledger: string;
+}
+
+export interface WalletOptions {
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+const b64json = (s: string): unknown => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
+
+function describeMismatch(r: Requirement, t: PaymentTerms, maxTimeout: number): string {
+  const why: string[] = [];
+  if (r.scheme !== 'exact') why.push(`scheme ${r.scheme}`);
+  if (r.network !== t.v1Network) why.push(`network ${r.network} (expected ${t.v1Network})`);
+  if (!sameAddress(r.asset, t.asset)) why.push(`asset ${r.asset} (expected USDC ${t.asset})`);
+  if (!sameAddress(r.payTo, t.recipient)) why.push(`recipient ${r.payTo} (the service's discovery document names ${t.recipient})`);
+  if (r.extra?.name !== t.domainName || r.extra?.version !== t.domainVersion) why.push(`EIP-712 domain ${String(r.extra?.name)}/${String(r.extra?.version)}`);
+  if (r.maxTimeoutSeconds > maxTimeout) why.push(`validity ${r.maxTimeoutSeconds} s (at most ${maxTimeout} s)`);
+  return why.join(', ');
+}
+
+function sameAddress(a: string, b: string): boolean {
+  try {
+    return isAddressEqual(a as Address, b as Address);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The paying wallet: usable by any script or agent, not only the MCP server.
+ *
+ * A paid call goes: pre-flight (origin allowed, quote within caps: refused here, nothing is sent) →
+ * unpaid request → on 402 the strict selector accepts only the terms of the service's discovery
+ * document and only at most the quoted price → x402-fetch signs (maxValue = per-call cap) → the inner
+ * fetch, the single place a signed payment leaves, checks and reserves it in the ledger atomically,
+ * sends it, and records the outcome (committed / released / unknown).
+ */
+export class Wallet {
+  readonly ledger: SpendLedger;
+  readonly #account: PrivateKeyAccount | undefined;
+  readonly #fetch: typeof fetch;
+  #terms: Promise<PaymentTerms> | undefined;
+
+  constructor(
+    readonly config: WalletConfig,
+    options: WalletOptions = {},
+  ) {
+    this.#account = config.key?.toAccount();
+    this.#fetch = options.fetch ?? fetch;
+    this.ledger = new SpendLedger(config.ledgerPath, options.now);
+  }
+
+  get address(): Address | null {
+    return this.#account?.address ?? null;
+  }
+
+  /** Payment terms from the configured service's discovery document, fetched once per process. */
+  terms(refresh = false): Promise<PaymentTerms> {
+    if (!this.#terms || refresh) {
+      const p = fetchDiscovery(this.config.serviceUrl, this.#fetch).then(termsFromDiscovery);
+      p.catch(() => {
+        if (this.#terms === p) this.#terms = undefined;
+      });
+      this.#terms = p;
+    }
+    return this.#terms;
+  }
+
+  originAllowed(url: string): boolean {
+    try {
+      return this.config.allowedOrigins.includes(new URL(url).origin);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Spend so far and the most the next call may cost; no payment, no network. */
+  async headroom(): Promise<{ totals: SpendTotals; next: bigint }> {
+    const totals = await this.ledger.totals();
+    return { totals, next: headroom(totals, this.config.caps).next };
+  }
+
+  /** Refuses (without sending anything) a call quoted at `price` that the caps cannot take now. */
+  async precheck(action: string, price: string): Promise<void> {
+    const amount = usdcToAtomic(price);
+    if (amount === 0n) return;
+    if (!this.#account) throw new WalletError('no_wallet', `${action} costs ${price} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE for the MCP server.`);
+    assertWithinCaps(amount, await this.ledger.totals(), this.config.caps, action);
+  }
+
+  /**
+   * Makes `req`, paying at most `req.quote` if the service answers 402. Returns the final response
+   * (which may be a non-402 error the service gave after a released payment); throws WalletError
+   * on every refusal, with `spent` saying whether money may have moved.
+   */
+  async fetch(req: PaidRequest): Promise<PaidResponse> {
+    if (!this.originAllowed(req.url)) {
+      throw new WalletError('origin_not_allowed', `${new URL(req.url).origin} is not an allowed service origin (allowed: ${this.config.allowedOrigins.join(', ')}); nothing was sent or paid. The user can add it to SVC_ALLOWED_ORIGINS.`);
+    }
+    const quote = usdcToAtomic(req.quote);
+    if (quote > 0n) await this.precheck(req.action, req.quote);
+    const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
+    const timeout = this.config.requestTimeoutMs;
+
+    if (quote === 0n || !this.#account) {
+      // Free call: a 402 here means the price changed (or the action needs a wallet). Never pay.
+      const response = await this.#fetch(req.url, { ...init, signal: AbortSignal.timeout(timeout) });
+      if (response.status === 402) throw await this.#freeGot402(req, response);
+      return { response };
+    }
+
+    const account = this.#account;
+    const terms = await this.terms();
+    const caps = this.config.caps;
+    const maxTimeout = this.config.maxPaymentTimeoutSeconds;
+    const state: { entry?: LedgerEntry; sent: boolean } = { sent: false };
+
+    const selector = (accepts: Requirement[]): Requirement => {
+      const acceptable = accepts.filter(
+        (r) =>
+          r.scheme === 'exact' &&
+          r.network === terms.v1Network &&
+          sameAddress(r.asset, terms.asset) &&
+          sameAddress(r.payTo, terms.recipient) &&
+          r.extra?.name === terms.domainName &&
+          r.extra?.version === terms.domainVersion &&
+          r.maxTimeoutSeconds > 0 &&
+          r.maxTimeoutSeconds <= maxTimeout,
+      );
+      if (acceptable.length === 0) {
+        const why = accepts.length ? describeMismatch(accepts[0], terms, maxTimeout) : 'no payment options';
+        throw new WalletError('terms_refused', `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`, 'none', { offered: accepts });
+      }
+      const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0];
+      const asked = BigInt(cheapest.maxAmountRequired);
+      if (asked > quote) {
+        throw new WalletError('price_drift', `Refused to pay for ${req.action}: the price changed from ${req.quote} to ${atomicToUsdc(asked)} USDC. Nothing was paid. Check the new price (quote tool / svc://pricing) and call again if it is acceptable.`, 'none', { quoted: req.quote, price: atomicToUsdc(asked) });
+      }
+      if (asked > caps.perCall) assertWithinCaps(asked, { session: 0n, day: 0n, total: 0n }, caps, req.action);
+      return cheapest;
+    };
+
+    // The single place a signed payment leaves this process.
+    const sendSigned = async (input: RequestInfo | URL, init2?: RequestInit): Promise<Response> => {
+      const headers = (init2?.headers ?? {}) as Record<string, string>;
+      const xPayment = headers['X-PAYMENT'];
+      if (!xPayment) return this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
+      const payload = b64json(xPayment) as { network?: string; payload?: { authorization?: { from: string; to: string; value: string } } };
+      const auth = payload.payload?.authorization;
+      if (!auth || !sameAddress(auth.to, terms.recipient) || BigInt(auth.value) > quote || payload.network !== terms.v1Network) {
+        throw new WalletError('terms_refused', `Refused to send a payment for ${req.action} that does not match the quoted terms; nothing was paid.`);
+      }
+      const amount = BigInt(auth.value);
+      state.entry = await this.ledger.reserve(
+        { action: req.action, method: req.method, url: req.url, amount, network: terms.caip2, recipient: terms.recipient, payer: getAddress(auth.from) },
+        caps,
+      );
+      state.sent = true;
+      let res: Response;
+      try {
+        res = await this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
+      } catch (e) {
+        await this.ledger.settle(state.entry.id, { status: 'unknown', note: (e as Error).message });
+        throw new WalletError('outcome_unknown', `The paid request for ${req.action} got no answer (${(e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`, 'maybe', { price: atomicToUsdc(amount) });
+      }
+      const settlementHeader = res.headers.get('x-payment-response') ?? res.headers.get('payment-response');
+      let settlement: { success?: boolean; transaction?: string } | undefined;
+      try {
+        settlement = settlementHeader ? (b64json(settlementHeader) as typeof settlement) : undefined;
+      } catch {
+        settlement = undefined;
+      }
+      if (res.ok || settlement?.success) {
+        let receipt: Record<string, unknown> | undefined;
+        try {
+          const body = (await res.clone().json()) as { receipt?: Record<string, unknown> };
+          receipt = body?.receipt;
+        } catch {
+          receipt = undefined;
+        }
+        state.entry = (await this.ledger.settle(state.entry.id, { status: 'committed', httpStatus: res.status, txHash: settlement?.transaction ?? (receipt?.txHash as string | undefined), receipt })) ?? state.entry;
+      } else if (res.status < 500) {
+        // The service answered and did not settle: a definite refusal, nothing moved.
+        state.entry = (await this.ledger.settle(state.entry.id, { status: 'released', httpStatus: res.status, note: `HTTP ${res.status}` })) ?? state.entry;
+      } else {
+        state.entry = (await this.ledger.settle(state.entry.id, { status: 'unknown', httpStatus: res.status, note: `HTTP ${res.status}` })) ?? state.entry;
+      }
+      return res;
+    };
+
+    const pay = wrapFetchWithPayment(sendSigned, account, caps.perCall, selector as never);
+    let response: Response;
+    try {
+      response = await pay(req.url, init as never);
+    } catch (e) {
+      if (isWalletError(e)) throw e;
+      const msg = (e as Error).message ?? String(e);
+      if (state.sent) throw new WalletError('outcome_unknown', `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`, 'maybe');
+      if (/exceeds maximum allowed/.test(msg)) assertWithinCaps(caps.perCall + 1n, { session: 0n, day: 0n, total: 0n }, caps, req.action);
+      throw new WalletError('terms_refused', `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`);
+    }
+    const entry = state.entry;
+    if (entry && entry.status === 'released' && response.status === 402) {
+      const reason = await response
+        .clone()
+        .json()
+        .then((b: { error?: unknown }) => (typeof b?.error === 'string' ? b.error : JSON.stringify(b?.error ?? '')))
+        .catch(() => '');
+      throw new WalletError('payment_rejected', `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`, 'none');
+    }
+    return { response, payment: entry?.status === 'committed' ? entry : undefined };
+  }
+
+  async #freeGot402(req: PaidRequest, res: Response): Promise<WalletError> {
+    if (!this.#account && usdcToAtomic(req.quote) > 0n) {
+      return new WalletError('no_wallet', `${req.action} costs ${req.quote} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`);
+    }
+    let asked = '';
+    try {
+      const body = (await res.json()) as { accepts?: { maxAmountRequired?: string }[] };
+      const a = body.accepts?.[0]?.maxAmountRequired;
+      if (a) asked = atomicToUsdc(BigInt(a));
+    } catch {
+      // no readable requirements
+    }
+    return new WalletError('price_drift', `Refused to pay for ${req.action}: it was quoted free but the service now asks${asked ? ` ${asked} USDC` : ' for payment'}. Nothing was paid. Check the price (quote tool / svc://pricing) and call again.`, 'none', { quoted: req.quote, price: asked || null });
+  }
+
+  /** On-chain USDC balance of this wallet (null with a note when no RPC is known). */
+  async balance(): Promise<{ balance: string | null; note?: string }> {
+    if (!this.#account) return { balance: null, note: 'no wallet configured' };
+    let terms: PaymentTerms;
+    try {
+      terms = await this.terms();
+    } catch (e) {
+      return { balance: null, note: (e as Error).message };
+    }
+    const rpcUrl = this.config.rpcUrl ?? terms.rpcUrl;
+    if (!rpcUrl) return { balance: null, note: 'no RPC URL known: set SVC_RPC_URL to read the on-chain balance' };
+    try {
+      const client = createPublicClient({ transport: http(rpcUrl, { timeout: 5_000, retryCount: 0 }) });
+      const raw = await client.readContract({ address: terms.asset, abi: erc20Abi, functionName: 'balanceOf', args: [this.#account.address] });
+      return { balance: atomicToUsdc(raw) };
+    } catch (e) {
+      return { balance: null, note: `balance read failed: ${(e as Error).message.split('\n')[0]}` };
+    }
+  }
+
+  async status(): Promise<WalletStatus> {
+    const totals = await this.ledger.totals();
+    const caps = this.config.caps;
+    const h = headroom(totals, caps);
+    let terms: PaymentTerms | undefined;
+    try {
+      terms = await this.terms();
+    } catch {
+      terms = undefined;
+    }
+    const bal = await this.balance();
+    return {
+      configured: this.#account !== undefined,
+      address: this.address,
+      serviceUrl: this.config.serviceUrl,
+      network: terms?.caip2 ?? null,
+      asset: terms?.asset ?? null,
+      recipient: terms?.recipient ?? null,
+      balance: bal.balance,
+      ...(bal.note ? { balanceNote: bal.note } : {}),
+      spent: { session: atomicToUsdc(totals.session), day: atomicToUsdc(totals.day), total: atomicToUsdc(totals.total) },
+      caps: { perCall: atomicToUsdc(caps.perCall), perSession: atomicToUsdc(caps.perSession), perDay: atomicToUsdc(caps.perDay), total: caps.total === undefined ? null : atomicToUsdc(caps.total) },
+      headroom: { session: atomicToUsdc(h.session), day: atomicToUsdc(h.day), total: h.total === undefined ? null : atomicToUsdc(h.total), nextCall: atomicToUsdc(h.next) },
+      ledger: this.config.ledgerPath,
+    };
+  }
+}
+
+export function createWallet(config: WalletConfig, options: WalletOptions = {}): Wallet {
+  return new Wallet(config, options);
+}
