@@ -1,0 +1,356 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
+import { TableSchemaSchema, TABLE_LIMITS, TABLE_METHODS, type TableMethod, type TableRecord, type TableSchema, type TableView } from '../../shared/tables/schema.js';
+import type { Config } from '../config.js';
+import type { Db, DbOrTx } from '../db/client.js';
+import { isUniqueViolation, rowsOf } from '../db/client.js';
+import { newId } from '../db/ids.js';
+import { sites, tableRecords, tables } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { validationError } from '../http/handle-error.js';
+import { SLUG_PATTERN } from '../sites/slugs.js';
+import type { SiteRow } from '../sites/sites.js';
+import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
+
+/**
+ * The transport-free Table domain: the Account API, the Agent API handlers, the Table API and the
+ * datasets importer all call these. Each takes `deps` (or a db) explicitly, plus an optional
+ * transaction to run in.
+ */
+
+export type TableRow = typeof tables.$inferSelect;
+export type TableKind = TableRow['kind'];
+
+export const WRITE_KEY_PREFIX = 'svc_tk_';
+
+export interface CreateTableInput {
+  name: string;
+  slug?: string;
+  requireReadKey?: boolean;
+  /** `{fields:[{name,label?,type?,required?}]}`; validated here (400 naming the bad field). */
+  schema: unknown;
+  /** Enabled Table API methods; default all. Datasets are always GET only. */
+  methods?: readonly TableMethod[];
+  publicInsert?: boolean;
+  kind?: TableKind;
+}
+
+export function hashWriteKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Constant-time check of a presented write key against the stored hash. */
+export function writeKeyMatches(table: Pick<TableRow, 'writeKeyHash'>, presented: string): boolean {
+  const a = Buffer.from(hashWriteKey(presented), 'hex');
+  const b = Buffer.from(table.writeKeyHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Parses a schema; a 400 names each bad field as `schema.fields.N.name`. */
+export function parseTableSchema(input: unknown): TableSchema {
+  const r = TableSchemaSchema.safeParse(input);
+  if (!r.success) {
+    const err = validationError(r.error, 'schema');
+    const details = err.details as { issues: FieldIssue[] };
+    throw new AppError('validation_failed', err.message, { issues: details.issues.map((i) => ({ ...i, field: `schema.${i.field}` })) });
+  }
+  return { fields: r.data.fields.map((f) => ({ name: f.name, label: f.label ?? f.name, type: f.type, ...(f.required ? { required: true } : {}) })) };
+}
+
+/** `My Table!` → `my-table`; empty → `table`. */
+export function slugFromName(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50)
+    .replace(/-+$/, '');
+  return s || 'table';
+}
+
+function parseSlug(slug: string): string {
+  const s = slug.trim().toLowerCase();
+  if (!SLUG_PATTERN.test(s)) {
+    throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', { issues: [{ field: 'slug', message: 'use 1–63 lower-case letters, digits and inner hyphens' }] });
+  }
+  return s;
+}
+
+async function slugTaken(db: DbOrTx, siteId: string, slug: string): Promise<boolean> {
+  const [row] = await db.select({ id: tables.id }).from(tables).where(and(eq(tables.siteId, siteId), eq(tables.slug, slug)));
+  return Boolean(row);
+}
+
+/** The public addresses of a table: on the site's host, and on the service host (path fallback). */
+export function tableUrls(config: Config, siteSlug: string, tableSlug: string): { url: string; pathUrl: string } {
+  const base = new URL(config.baseUrl);
+  const port = base.port ? `:${base.port}` : '';
+  return {
+    url: `${base.protocol}//${siteSlug}.${config.sitesDomain}${port}/api/data/${siteSlug}/${tableSlug}`,
+    pathUrl: `${config.baseUrl}/api/data/${siteSlug}/${tableSlug}`,
+  };
+}
+
+export function toTableView(config: Config, site: Pick<SiteRow, 'slug'>, t: TableRow, recordCount?: number): TableView {
+  return {
+    id: t.id,
+    siteId: t.siteId,
+    slug: t.slug,
+    name: t.name,
+    kind: t.kind,
+    ...tableUrls(config, site.slug, t.slug),
+    requireReadKey: t.requireReadKey,
+    publicInsert: t.publicInsert,
+    methods: TABLE_METHODS.filter((m) => t.methods.includes(m)),
+    schema: t.schema,
+    ...(recordCount !== undefined ? { recordCount } : {}),
+    createdAt: t.createdAt.toISOString(),
+    updatedAt: t.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Creates a table (or a dataset's table) on `site` and returns it with its write key, the only
+ * time the key is visible. Explicit slug taken → 409 slug_taken; a derived slug gets a suffix.
+ */
+export async function createTable(
+  deps: Deps,
+  site: Pick<SiteRow, 'id' | 'slug'>,
+  input: CreateTableInput,
+  db: DbOrTx = deps.db,
+): Promise<{ table: TableRow; writeKey: string }> {
+  const schema = parseTableSchema(input.schema);
+  const name = input.name?.trim();
+  if (!name) throw new AppError('validation_failed', 'invalid body: name: required', { issues: [{ field: 'name', message: 'required' }] });
+  const kind = input.kind ?? 'table';
+  const [{ n }] = await db.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id));
+  const max = deps.config.tables.maxTablesPerSite;
+  if (Number(n) >= max) throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, { limit: 'tablesPerSite', max, current: Number(n) });
+
+  let slug: string;
+  if (input.slug !== undefined && input.slug !== '') {
+    slug = parseSlug(input.slug);
+    if (await slugTaken(db, site.id, slug)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
+  } else {
+    const base = slugFromName(name);
+    slug = base;
+    for (let i = 2; await slugTaken(db, site.id, slug); i++) slug = `${base}-${i}`;
+  }
+  const methods = kind === 'dataset' ? (['GET'] as TableMethod[]) : [...new Set(input.methods ?? TABLE_METHODS)];
+  const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const now = deps.clock.now();
+  try {
+    const [table] = await db
+      .insert(tables)
+      .values({
+        id: newId('tbl'),
+        siteId: site.id,
+        slug,
+        name,
+        kind,
+        schema,
+        requireReadKey: input.requireReadKey ?? false,
+        writeKeyHash: hashWriteKey(writeKey),
+        methods,
+        publicInsert: kind === 'dataset' ? false : (input.publicInsert ?? false),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    return { table, writeKey };
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
+    throw e;
+  }
+}
+
+/** The site and table for a Table API address; 404 when either is missing. */
+export async function getTableBySlugs(deps: Deps, siteSlug: string, tableSlug: string, db: DbOrTx = deps.db): Promise<{ site: SiteRow; table: TableRow }> {
+  const s = siteSlug.toLowerCase();
+  const t = tableSlug.toLowerCase();
+  if (!SLUG_PATTERN.test(s) || !SLUG_PATTERN.test(t)) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
+  const [row] = await db.select({ site: sites, table: tables }).from(tables).innerJoin(sites, eq(sites.id, tables.siteId)).where(and(eq(sites.slug, s), eq(tables.slug, t)));
+  if (!row) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
+  return row;
+}
+
+/** A table by id with its site (Agent API: `/api/x402/tables/:tableId/records`). */
+export async function getTableById(deps: Deps, tableId: string, db: DbOrTx = deps.db): Promise<{ site: SiteRow; table: TableRow } | null> {
+  const [row] = await db.select({ site: sites, table: tables }).from(tables).innerJoin(sites, eq(sites.id, tables.siteId)).where(eq(tables.id, tableId));
+  return row ?? null;
+}
+
+export async function listSiteTables(deps: Deps, site: Pick<SiteRow, 'id'>, db: DbOrTx = deps.db, kind?: TableKind): Promise<TableRow[]> {
+  return db
+    .select()
+    .from(tables)
+    .where(kind ? and(eq(tables.siteId, site.id), eq(tables.kind, kind)) : eq(tables.siteId, site.id))
+    .orderBy(asc(tables.createdAt), asc(tables.id));
+}
+
+/** Exact record counts of the given tables (one grouped query). */
+export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(tableIds.map((id) => [id, 0]));
+  if (tableIds.length === 0) return out;
+  const rows = await db
+    .select({ tableId: tableRecords.tableId, n: count() })
+    .from(tableRecords)
+    .where(inArray(tableRecords.tableId, tableIds))
+    .groupBy(tableRecords.tableId);
+  for (const r of rows) out.set(r.tableId, Number(r.n));
+  return out;
+}
+
+export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id'>, db: DbOrTx = deps.db): Promise<void> {
+  await db.delete(tables).where(eq(tables.id, table.id));
+}
+
+/**
+ * Gives `table` the slug `slug` in its site, deleting whichever other table held it, in one
+ * transaction (datasets' replaceExisting: load into a new table, then swap atomically).
+ */
+export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'siteId'>, slug: string, db: DbOrTx = deps.db): Promise<TableRow> {
+  const s = parseSlug(slug);
+  const swap = async (tx: DbOrTx) => {
+    await tx.delete(tables).where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id)));
+    const [row] = await tx.update(tables).set({ slug: s, updatedAt: deps.clock.now() }).where(eq(tables.id, table.id)).returning();
+    if (!row) throw new AppError('not_found', `table ${table.id} not found`);
+    return row;
+  };
+  // On the bare database, make the swap its own transaction; inside the caller's, join it.
+  return db === deps.db ? (db as Db).transaction((tx) => swap(tx)) : swap(db);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records
+
+type RecordRow = { id: number; fields: Record<string, unknown>; createdAt: Date; updatedAt: Date };
+
+export function toRecord(r: RecordRow): TableRecord {
+  return { id: String(r.id), fields: r.fields, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
+}
+
+/** Record ids are positive integers in text; anything else cannot exist (404 without a query). */
+export function parseRecordId(id: string): number | null {
+  if (!/^[1-9]\d{0,15}$/.test(id)) return null;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/**
+ * Validates every record against the schema, then inserts them in one statement: all or nothing.
+ * At most TABLE_LIMITS.maxBatch records per call (the bulk path below has no such cap).
+ */
+export async function insertRecords(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, records: unknown[], db: DbOrTx = deps.db): Promise<TableRecord[]> {
+  if (!Array.isArray(records) || records.length === 0) {
+    throw new AppError('validation_failed', 'invalid body: records: give at least one record', { issues: [{ field: 'records', message: 'give at least one record' }] });
+  }
+  if (records.length > TABLE_LIMITS.maxBatch) {
+    throw new AppError('payload_too_large', `at most ${TABLE_LIMITS.maxBatch} records per call (got ${records.length}); split the batch`, { max: TABLE_LIMITS.maxBatch, got: records.length });
+  }
+  const values = normaliseRecords(table.schema, records);
+  const now = deps.clock.now();
+  const rows = await db
+    .insert(tableRecords)
+    .values(values.map((fields) => ({ tableId: table.id, fields, createdAt: now, updatedAt: now })))
+    .returning({ id: tableRecords.id, fields: tableRecords.fields, createdAt: tableRecords.createdAt, updatedAt: tableRecords.updatedAt });
+  return rows.map(toRecord);
+}
+
+export interface BulkInsertOptions {
+  /** Validate and normalise each row against this schema (400 naming row and field; nothing of this call's batches is kept if the caller's transaction rolls back). */
+  schema?: TableSchema;
+  /** Rows per INSERT statement (default 2000). */
+  batchSize?: number;
+}
+
+/**
+ * The fast path for large loads (datasets: a million rows). Each batch is ONE statement with ONE
+ * parameter, a JSON array expanded server-side by jsonb_array_elements, so the cost is parsing,
+ * not round trips or parameter limits. Run it in a transaction to make the load all-or-nothing.
+ * Returns the number of rows inserted.
+ */
+export async function bulkInsertRecords(
+  db: DbOrTx,
+  tableId: string,
+  rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>,
+  options: BulkInsertOptions = {},
+): Promise<number> {
+  const batchSize = Math.max(1, options.batchSize ?? 2000);
+  let batch: Record<string, unknown>[] = [];
+  let total = 0;
+  const issues: FieldIssue[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await db.execute(sql`insert into table_records (table_id, fields) select ${tableId}, e from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) as e`);
+    total += batch.length;
+    batch = [];
+  };
+  let index = 0;
+  for await (const row of rows as AsyncIterable<Record<string, unknown>>) {
+    const fields = options.schema ? normaliseRecord(options.schema, row, 'full', `rows.${index}.`, issues) : row;
+    if (issues.length) throw recordValidationError(issues, 'rows');
+    batch.push(fields);
+    index++;
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  return total;
+}
+
+export async function getRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<TableRecord> {
+  const id = parseRecordId(recordId);
+  const [row] = id === null ? [] : await db.select().from(tableRecords).where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)));
+  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+  return toRecord(row);
+}
+
+/** PATCH: changes the given fields, keeps the others (null clears a field). */
+export async function updateRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, fields: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
+  const issues: FieldIssue[] = [];
+  const patch = normaliseRecord(table.schema, fields, 'partial', 'fields.', issues);
+  if (issues.length) throw recordValidationError(issues, 'fields');
+  const id = parseRecordId(recordId);
+  const [row] =
+    id === null
+      ? []
+      : await db
+          .update(tableRecords)
+          .set({ fields: sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, updatedAt: deps.clock.now() })
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
+          .returning();
+  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+  return toRecord(row);
+}
+
+/** PUT: the record becomes exactly `record` (fields left out are removed; required ones checked). */
+export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, record: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
+  const issues: FieldIssue[] = [];
+  const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
+  if (issues.length) throw recordValidationError(issues, 'record');
+  const id = parseRecordId(recordId);
+  const [row] =
+    id === null
+      ? []
+      : await db
+          .update(tableRecords)
+          .set({ fields, updatedAt: deps.clock.now() })
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
+          .returning();
+  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+  return toRecord(row);
+}
+
+export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<void> {
+  const id = parseRecordId(recordId);
+  const deleted = id === null ? [] : await db.delete(tableRecords).where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id))).returning({ id: tableRecords.id });
+  if (deleted.length === 0) throw new AppError('not_found', `record ${recordId} not found`);
+}
+
+/** Number of records of a table, exact. */
+export async function countRecords(db: DbOrTx, tableId: string): Promise<number> {
+  const r = rowsOf<{ n: string | number }>(await db.execute(sql`select count(*) as n from table_records where table_id = ${tableId}`));
+  return Number(r[0]?.n ?? 0);
+}

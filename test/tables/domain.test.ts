@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountOwner } from '../../service/sites/owner.js';
+import { createSite } from '../../service/sites/sites.js';
+import {
+  bulkInsertRecords,
+  countRecords,
+  createTable,
+  getTableBySlugs,
+  insertRecords,
+  listSiteTables,
+  promoteTable,
+  writeKeyMatches,
+} from '../../service/tables/tables.js';
+import { AppError } from '../../service/http/app-error.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+const schema = {
+  fields: [
+    { name: 'title', label: 'Title', type: 'string', required: true },
+    { name: 'price', label: 'Price', type: 'number' },
+    { name: 'qty', type: 'integer' },
+    { name: 'active', type: 'boolean' },
+    { name: 'day', type: 'date' },
+    { name: 'at', type: 'datetime' },
+    { name: 'meta', type: 'json' },
+  ],
+};
+
+async function caught(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof AppError) return e;
+    throw e;
+  }
+  throw new Error('expected an AppError');
+}
+
+describe.each(dbKinds())('Table domain API (%s)', (kind) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(kind);
+  });
+  afterAll(async () => h?.close());
+
+  async function site() {
+    const { accountId } = await h.account();
+    return createSite(h.deps, accountOwner(accountId), { html: '<p>x</p>', status: 'published' });
+  }
+
+  it('creates a table with a one-time write key, finds it by slugs, lists it', async () => {
+    const s = await site();
+    const { table, writeKey } = await createTable(h.deps, s, { name: 'My Products!', schema });
+    expect(table.slug).toBe('my-products');
+    expect(writeKey).toMatch(/^svc_tk_/);
+    expect(table.writeKeyHash).not.toContain(writeKey);
+    expect(writeKeyMatches(table, writeKey)).toBe(true);
+    expect(writeKeyMatches(table, writeKey + 'x')).toBe(false);
+    expect(table.schema.fields[2]).toEqual({ name: 'qty', label: 'qty', type: 'integer' });
+    const again = await createTable(h.deps, s, { name: 'My Products', schema });
+    expect(again.table.slug).toBe('my-products-2');
+    const found = await getTableBySlugs(h.deps, s.slug, 'my-products');
+    expect(found.table.id).toBe(table.id);
+    expect((await listSiteTables(h.deps, s)).map((t) => t.slug)).toEqual(['my-products', 'my-products-2']);
+    const taken = await caught(createTable(h.deps, s, { name: 'x', slug: 'my-products', schema }));
+    expect(taken.status).toBe(409);
+  });
+
+  it('rejects a bad schema naming the field', async () => {
+    const s = await site();
+    const e = await caught(createTable(h.deps, s, { name: 'x', schema: { fields: [{ name: 'ok' }, { name: '1bad', type: 'string' }, { name: 'z', type: 'money' }] } }));
+    expect(e.status).toBe(400);
+    const fields = (e.details as { issues: { field: string }[] }).issues.map((i) => i.field);
+    expect(fields).toEqual(expect.arrayContaining(['schema.fields.1.name', 'schema.fields.2.type']));
+  });
+
+  it('inserts valid records normalised; a bad record writes nothing and names the field', async () => {
+    const s = await site();
+    const { table } = await createTable(h.deps, s, { name: 't', schema });
+    const out = await insertRecords(h.deps, table, [
+      { title: 'a', price: '1.5', qty: 2, active: 'true', day: '2024-02-29', at: '2024-03-01T10:00:00+02:00', meta: { x: [1] } },
+      { title: 'b' },
+    ]);
+    expect(out[0].fields).toEqual({ title: 'a', price: 1.5, qty: 2, active: true, day: '2024-02-29', at: '2024-03-01T08:00:00.000Z', meta: { x: [1] } });
+    const bad = await caught(insertRecords(h.deps, table, [{ title: 'ok' }, { title: 'c', qty: 1.5 }, { price: 1, nope: 1 }]));
+    expect(bad.status).toBe(400);
+    const fields = (bad.details as { issues: { field: string }[] }).issues.map((i) => i.field);
+    expect(fields).toEqual(['records.1.qty', 'records.2.nope', 'records.2.title']);
+    expect(await countRecords(h.deps.db, table.id)).toBe(2);
+    const date = await caught(insertRecords(h.deps, table, [{ title: 'x', day: '2023-02-29' }]));
+    expect(date.message).toContain('records.0.day');
+  });
+
+  it('bulk-loads rows in batches inside a transaction, all or nothing', async () => {
+    const s = await site();
+    const { table } = await createTable(h.deps, s, { name: 'big', schema, kind: 'dataset', methods: ['GET', 'POST'] });
+    expect(table.methods).toEqual(['GET']);
+    function* rows(n: number) {
+      for (let i = 0; i < n; i++) yield { title: `r${i}`, qty: i };
+    }
+    const n = await bulkInsertRecords(h.deps.db, table.id, rows(5000), { schema: table.schema as never, batchSize: 1200 });
+    expect(n).toBe(5000);
+    expect(await countRecords(h.deps.db, table.id)).toBe(5000);
+    await expect(
+      h.deps.db.transaction(async (tx) => {
+        await bulkInsertRecords(tx, table.id, [{ title: 'ok' }, { title: 'x', qty: 'many' }], { schema: table.schema as never, batchSize: 1 });
+      }),
+    ).rejects.toThrow(/rows\.1\.qty/);
+    expect(await countRecords(h.deps.db, table.id)).toBe(5000);
+  });
+
+  it('promoteTable swaps a freshly loaded table into a slug atomically', async () => {
+    const s = await site();
+    const old = await createTable(h.deps, s, { name: 'data', slug: 'data', schema });
+    await insertRecords(h.deps, old.table, [{ title: 'old' }]);
+    const fresh = await createTable(h.deps, s, { name: 'data', slug: 'data-loading-1', schema });
+    await insertRecords(h.deps, fresh.table, [{ title: 'new' }, { title: 'new2' }]);
+    const promoted = await promoteTable(h.deps, fresh.table, 'data');
+    expect(promoted.slug).toBe('data');
+    const found = await getTableBySlugs(h.deps, s.slug, 'data');
+    expect(found.table.id).toBe(fresh.table.id);
+    expect(await countRecords(h.deps.db, old.table.id)).toBe(0);
+    expect((await listSiteTables(h.deps, s)).map((t) => t.slug)).toEqual(['data']);
+  });
+});
