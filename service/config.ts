@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseX402Config, type X402Config } from './payments/x402-config.js';
 
 const bool = z
   .string()
@@ -38,6 +39,13 @@ const EnvSchema = z.object({
   SVC_MAX_FILE_BYTES: int(25 * 1024 * 1024),
   SVC_MAX_STORAGE_BYTES: int(1024 * 1024 * 1024),
   SVC_MAX_JSON_BODY_BYTES: int(1024 * 1024),
+  SVC_MAX_FUNCTIONS_PER_ACCOUNT: int(100),
+  SVC_FUNCTION_MAX_CODE_BYTES: int(256 * 1024),
+  SVC_FUNCTION_MEMORY_MB: int(64),
+  SVC_FUNCTION_CPU_MS: int(500),
+  SVC_FUNCTION_TIMEOUT_MS: int(5000),
+  SVC_FUNCTION_INVOKES_PER_MINUTE: int(120),
+  SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: int(100_000),
   SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS: int(900),
   SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS: int(30 * 24 * 3600),
   SVC_OAUTH_CODE_TTL_SECONDS: int(60),
@@ -45,6 +53,16 @@ const EnvSchema = z.object({
   SVC_SIGNUP_DISABLED: bool,
   SVC_TABLE_STATEMENT_TIMEOUT_MS: int(5000),
   SVC_MAX_TABLES_PER_SITE: int(100),
+  SVC_X402_MODE: optionalText,
+  SVC_X402_RECIPIENT: optionalText,
+  SVC_X402_RPC_URL: optionalText,
+  SVC_X402_SETTLER_KEY: optionalText,
+  SVC_X402_FACILITATOR_URL: optionalText,
+  SVC_X402_FACILITATOR_AUTH: optionalText,
+  SVC_X402_PRICES: optionalText,
+  SVC_X402_PRICES_UPDATED_AT: optionalText,
+  SVC_X402_MAX_TIMEOUT_SECONDS: optionalText,
+  SVC_X402_ANVIL_PATH: optionalText,
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -69,6 +87,22 @@ export interface S3Config {
   forcePathStyle: boolean;
 }
 
+/** Functions (service/functions): sandbox limits and quotas. */
+export interface FunctionsConfig {
+  maxFunctionsPerAccount: number;
+  maxCodeBytes: number;
+  /** QuickJS heap per invocation. */
+  memoryBytes: number;
+  /** Guest CPU time per invocation. */
+  cpuMs: number;
+  /** Wall-clock time per invocation, including SVC_MEMORY round trips. */
+  timeoutMs: number;
+  /** Invocations per credential per minute (on top of the Account API rate limit); 0 disables. */
+  invokesPerMinute: number;
+  /** Invocations per calling account per UTC month; 0 disables. */
+  maxInvocationsPerMonth: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -83,9 +117,12 @@ export interface Config {
   trustProxy: boolean;
   siteCacheTtlMs: number;
   limits: Limits;
+  functions: FunctionsConfig;
   oauth: OAuthConfig;
   dashboard: DashboardConfig;
   tables: TablesConfig;
+  /** Agent API payments (service/payments/x402-config.ts). */
+  x402: X402Config;
 }
 
 export interface TablesConfig {
@@ -149,6 +186,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStorageBytes: e.SVC_MAX_STORAGE_BYTES,
       maxJsonBodyBytes: e.SVC_MAX_JSON_BODY_BYTES,
     },
+    functions: {
+      maxFunctionsPerAccount: e.SVC_MAX_FUNCTIONS_PER_ACCOUNT,
+      maxCodeBytes: e.SVC_FUNCTION_MAX_CODE_BYTES,
+      memoryBytes: Math.max(1, e.SVC_FUNCTION_MEMORY_MB) * 1024 * 1024,
+      cpuMs: Math.max(1, e.SVC_FUNCTION_CPU_MS),
+      timeoutMs: Math.max(1, e.SVC_FUNCTION_TIMEOUT_MS),
+      invokesPerMinute: e.SVC_FUNCTION_INVOKES_PER_MINUTE,
+      maxInvocationsPerMonth: e.SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH,
+    },
     oauth: {
       accessTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS),
       refreshTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS),
@@ -156,5 +202,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dashboard: { sessionTtlSeconds: Math.max(60, e.SVC_SESSION_TTL_SECONDS), signupEnabled: !e.SVC_SIGNUP_DISABLED },
     tables: { statementTimeoutMs: e.SVC_TABLE_STATEMENT_TIMEOUT_MS, maxTablesPerSite: e.SVC_MAX_TABLES_PER_SITE },
+    x402: parseX402Config(e),
   };
 }
