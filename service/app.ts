@@ -9,6 +9,8 @@ import { AppError } from './http/app-error.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
 import { createApiRouter } from './http/openapi.js';
+import { dashboardRoutes } from './dashboard/routes.js';
+import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
 import { siteRoutes } from './sites/routes.js';
 import { LocalBlobStore } from './storage/local-store.js';
@@ -69,6 +71,8 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   v1.route('/', usageRoutes(deps));
   v1.route('/', siteRoutes(deps));
   app.route('/api/v1', v1);
+  app.route('/', oauthRoutes(deps));
+  app.route('/', dashboardRoutes(deps));
 
   if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
 

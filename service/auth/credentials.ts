@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { personalKeys } from '../db/schema/index.js';
 import { findActiveKeyByHash, hashCredential, PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import type { CredentialLookup } from './principal.js';
+import { ACCESS_TOKEN_PREFIX, resolveAccessToken } from '../oauth/tokens.js';
 
 export type CredentialResolver = (deps: Deps, token: string) => Promise<CredentialLookup>;
 
@@ -32,6 +33,7 @@ async function resolvePersonalKey(deps: Deps, token: string): Promise<Credential
  */
 export const credentialResolvers: Record<string, CredentialResolver> = {
   [PERSONAL_KEY_PREFIX]: resolvePersonalKey,
+  [ACCESS_TOKEN_PREFIX]: resolveAccessToken,
 };
 
 export async function resolveCredential(deps: Deps, token: string): Promise<CredentialLookup> {

@@ -1,0 +1,28 @@
+import type { Deps } from '../deps.js';
+import type { SiteRow } from '../sites/sites.js';
+import { listSiteTables } from '../tables/tables.js';
+import type { FunctionRowView } from './pages.js';
+
+/**
+ * What the dashboard needs from resources other engineers own (Tables, Functions). Each entry calls
+ * their exported domain functions; `null` means the resource does not offer it on this server yet,
+ * and the page says so instead of pretending.
+ */
+export interface DashboardResources {
+  listTables: ((deps: Deps, site: SiteRow) => Promise<{ id: string; name: string; slug: string }[]>) | null;
+  /** Makes a new write key for an owned table; the old one stops working. Returns the new key once. */
+  regenerateWriteKey: ((deps: Deps, accountId: string, siteId: string, tableId: string) => Promise<{ table: string; key: string }>) | null;
+  listFunctions: ((deps: Deps, accountId: string) => Promise<FunctionRowView[]>) | null;
+  setUserAccess: ((deps: Deps, accountId: string, functionId: string, enabled: boolean) => Promise<void>) | null;
+  setSecret: ((deps: Deps, accountId: string, functionId: string, name: string, value: string) => Promise<void>) | null;
+  deleteSecret: ((deps: Deps, accountId: string, functionId: string, name: string) => Promise<void>) | null;
+}
+
+export const dashboardResources: DashboardResources = {
+  listTables: async (deps, site) => (await listSiteTables(deps, site)).map((t) => ({ id: t.id, name: t.name, slug: t.slug })),
+  regenerateWriteKey: null,
+  listFunctions: null,
+  setUserAccess: null,
+  setSecret: null,
+  deleteSecret: null,
+};

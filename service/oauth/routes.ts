@@ -1,0 +1,201 @@
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { SCOPES } from '../../shared/scopes.js';
+import { dashboardSecurityHeaders, renderPage, safeNext } from '../dashboard/routes.js';
+import * as pages from '../dashboard/pages.js';
+import { checkCsrf, currentSession, sessionCsrfToken } from '../dashboard/session.js';
+import type { Deps } from '../deps.js';
+import { clientIp } from '../http/client-ip.js';
+import { consumeRateLimit } from '../http/rate-limit.js';
+import { AUTHORIZATION_PARAMS, checkAuthorizationRequest, clientRedirect, resourceOf } from './authorize.js';
+import { findClient, registerClient } from './clients.js';
+import { OAuthError, oauthErrorResponse } from './oauth-error.js';
+import { exchangeAuthorizationCode, issueAuthorizationCode, refreshAccessToken } from './tokens.js';
+
+/** Client registrations per client address per hour: registration is open, so it is throttled. */
+export const REGISTRATIONS_PER_IP_PER_HOUR = 60;
+const OAUTH_BODY_LIMIT = 64 * 1024;
+
+export function authorizationServerMetadata(deps: Deps) {
+  const base = deps.config.baseUrl;
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/oauth/token`,
+    registration_endpoint: `${base}/api/oauth/register`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['none'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${base}/api/v1`,
+  };
+}
+
+export function protectedResourceMetadata(deps: Deps) {
+  const base = deps.config.baseUrl;
+  return {
+    resource: resourceOf(deps),
+    authorization_servers: [base],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'svc Account API',
+    resource_documentation: `${base}/api/v1/openapi.json`,
+  };
+}
+
+function pick(source: Record<string, unknown>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const name of AUTHORIZATION_PARAMS) {
+    const v = source[name];
+    out[name] = typeof v === 'string' ? v : Array.isArray(v) ? '\u0000duplicate' : undefined;
+  }
+  return out;
+}
+
+async function readTokenForm(c: Context): Promise<Record<string, string>> {
+  const type = c.req.header('content-type') ?? '';
+  let raw: Record<string, unknown>;
+  if (type.startsWith('application/x-www-form-urlencoded')) raw = await c.req.parseBody({ all: true });
+  else if (type.startsWith('application/json')) {
+    const body = await c.req.json().catch(() => null);
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_request', 'the body must be a JSON object or a form');
+    raw = body as Record<string, unknown>;
+  } else throw new OAuthError('invalid_request', 'send the token request as application/x-www-form-urlencoded');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (Array.isArray(v)) throw new OAuthError('invalid_request', `${k} is repeated`);
+    if (typeof v === 'string') out[k] = v;
+  }
+  // A public client may also name itself with HTTP Basic and an empty secret.
+  const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '');
+  if (basic) {
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+    const id = decodeURIComponent(decoded.split(':')[0] ?? '');
+    if (out.client_id && out.client_id !== id) throw new OAuthError('invalid_request', 'client_id in the body and in Authorization differ');
+    out.client_id = id;
+  }
+  return out;
+}
+
+/** Authorization server endpoints and discovery metadata (spec §5, RFC 6749/7591/7636/8414/9728). */
+export function oauthRoutes(deps: Deps): Hono {
+  const app = new Hono();
+
+  // Metadata and the token endpoint are read and called cross-origin by browser-based clients.
+  app.use('/.well-known/*', cors({ origin: '*', allowMethods: ['GET', 'OPTIONS'] }));
+  app.use('/oauth/token', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
+  app.use(
+    '/oauth/*',
+    bodyLimit({ maxSize: OAUTH_BODY_LIMIT, onError: (c) => oauthErrorResponse(c, new OAuthError('invalid_request', `request body exceeds ${OAUTH_BODY_LIMIT} bytes`, 413)) }),
+  );
+
+  app.get('/.well-known/oauth-authorization-server', (c) => c.json(authorizationServerMetadata(deps)));
+  // RFC 9728 §3.1: the metadata of resource `{base}/api/v1` lives at the path-suffixed address; the bare one is its alias.
+  app.get('/.well-known/oauth-protected-resource/api/v1', (c) => c.json(protectedResourceMetadata(deps)));
+  app.get('/.well-known/oauth-protected-resource', (c) => c.json(protectedResourceMetadata(deps)));
+
+  app.post('/api/oauth/register', async (c) => {
+    try {
+      await consumeRateLimit(deps.db, `oauth-register:${clientIp(c, deps.config.trustProxy)}`, REGISTRATIONS_PER_IP_PER_HOUR, 3600_000, deps.clock.now());
+      const body = await c.req.json().catch(() => {
+        throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object (Content-Type: application/json)');
+      });
+      const client = await registerClient(deps, body);
+      c.header('cache-control', 'no-store');
+      return c.json(client, 201);
+    } catch (e) {
+      if (e instanceof OAuthError) return oauthErrorResponse(c, e);
+      throw e;
+    }
+  });
+
+  app.get('/oauth/authorize', async (c) => {
+    dashboardSecurityHeaders(c);
+    const params = pick(c.req.queries() ? Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v])) : {});
+    const check = await checkAuthorizationRequest(deps, params);
+    const session = await currentSession(deps, c);
+    const chrome = session ? { email: session.email, csrf: sessionCsrfToken(deps, session) } : undefined;
+    if (check.kind === 'fatal') return renderPage(c, pages.errorPage('Authorization request refused', check.message, chrome), 400);
+    if (check.kind === 'redirect') return c.redirect(check.location, 302);
+    if (!session || !chrome) {
+      const here = new URL(c.req.url);
+      return c.redirect(`/dashboard/signin?next=${encodeURIComponent(safeNext(here.pathname + here.search))}`, 302);
+    }
+    const visible = Object.fromEntries(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
+    // The browser follows the approval's redirect to the client, which CSP form-action must allow.
+    dashboardSecurityHeaders(c, `'self' ${new URL(check.request.redirectUri).origin}`);
+    return renderPage(
+      c,
+      pages.consentPage(chrome, {
+        clientName: check.client.name,
+        clientUri: check.client.clientUri,
+        redirectHost: new URL(check.request.redirectUri).host,
+        request: check.request,
+        params: visible,
+      }),
+    );
+  });
+
+  app.post('/oauth/authorize', async (c) => {
+    dashboardSecurityHeaders(c);
+    const form = await c.req.parseBody({ all: true });
+    const params = pick(form);
+    const session = await currentSession(deps, c);
+    if (!session) {
+      const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
+      return c.redirect(`/dashboard/signin?next=${encodeURIComponent(`/oauth/authorize?${query}`)}`, 303);
+    }
+    const chrome = { email: session.email, csrf: sessionCsrfToken(deps, session) };
+    if (!checkCsrf(deps, c, session, form.csrf)) {
+      return renderPage(c, pages.errorPage('Form expired', 'This approval did not come from the svc consent screen, or it expired. Start again from the application.', chrome), 403);
+    }
+    const check = await checkAuthorizationRequest(deps, params);
+    if (check.kind === 'fatal') return renderPage(c, pages.errorPage('Authorization request refused', check.message, chrome), 400);
+    if (check.kind === 'redirect') return c.redirect(check.location, 303);
+    const { request } = check;
+    if (form.decision !== 'approve') {
+      return c.redirect(clientRedirect(deps, request.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: request.state }), 303);
+    }
+    const code = await issueAuthorizationCode(deps, {
+      accountId: session.accountId,
+      clientId: request.clientId,
+      scopes: request.scopes,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+    });
+    return c.redirect(clientRedirect(deps, request.redirectUri, { code, state: request.state }), 303);
+  });
+
+  app.post('/oauth/token', async (c) => {
+    try {
+      const form = await readTokenForm(c);
+      if (!form.client_id) throw new OAuthError('invalid_client', 'client_id is required (public clients name themselves in the body)');
+      if (!(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'unknown client_id');
+      if (form.resource !== undefined && form.resource !== resourceOf(deps)) throw new OAuthError('invalid_target', `resource must be ${resourceOf(deps)}`);
+      let tokens;
+      if (form.grant_type === 'authorization_code') {
+        if (!form.code) throw new OAuthError('invalid_request', 'code is required');
+        tokens = await exchangeAuthorizationCode(deps, { clientId: form.client_id, code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier });
+      } else if (form.grant_type === 'refresh_token') {
+        if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
+        tokens = await refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope });
+      } else if (!form.grant_type) {
+        throw new OAuthError('invalid_request', 'grant_type is required');
+      } else {
+        throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported (authorization_code, refresh_token)`);
+      }
+      c.header('cache-control', 'no-store');
+      c.header('pragma', 'no-cache');
+      return c.json(tokens);
+    } catch (e) {
+      if (e instanceof OAuthError) return oauthErrorResponse(c, e);
+      throw e;
+    }
+  });
+
+  return app;
+}
