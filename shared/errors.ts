@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   internal: 500,
   payment_settlement_failed: 502,
   service_unavailable: 503,
+  /** A Table API query ran past the statement timeout. */
+  query_timeout: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
