@@ -1,0 +1,82 @@
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { DataFileError, type ParseLimits, type SourceRecord } from '../records.js';
+import { featureFields, isGeometry, type GeoJsonGeometry } from './geometry.js';
+
+/** Rows decoded at a time inside a row group: bounds the objects alive at once. */
+const SLICE_ROWS = 65_536;
+
+export interface ParquetInfo {
+  /** The GeoParquet primary geometry column, when the file has `geo` metadata. */
+  geometryColumn: string | null;
+  rows: number;
+}
+
+/** Reads the footer: row count and whether this is GeoParquet (and its geometry column). */
+export async function inspectParquet(path: string): Promise<ParquetInfo> {
+  const file = await asyncBufferFromFile(path);
+  let metadata;
+  try {
+    metadata = await parquetMetadataAsync(file);
+  } catch (e) {
+    throw new DataFileError(`not a readable Parquet file: ${(e as Error).message}`);
+  }
+  const geo = metadata.key_value_metadata?.find((kv) => kv.key === 'geo')?.value;
+  let geometryColumn: string | null = null;
+  if (geo) {
+    try {
+      const parsed = JSON.parse(geo) as { primary_column?: string; columns?: Record<string, { encoding?: string }> };
+      geometryColumn = parsed.primary_column ?? Object.keys(parsed.columns ?? {})[0] ?? null;
+    } catch {
+      throw new DataFileError('the GeoParquet "geo" metadata is not valid JSON');
+    }
+  }
+  return { geometryColumn, rows: Number(metadata.num_rows) };
+}
+
+/**
+ * Parquet by hyparquet (pure JS, reads DuckDB/Arrow/Spark files) with hyparquet-compressors (snappy,
+ * gzip, zstd, brotli, lz4). Parquet needs random access to its footer and column chunks, so the
+ * file is read from a local spool file, one row group (in slices of 64k rows) at a time: memory is
+ * bounded by a row group's column data, not the file. INT64 arrives as BigInt and is kept exact.
+ * GeoParquet: hyparquet decodes the WKB geometry column to GeoJSON, which is stored as for GeoJSON.
+ */
+export async function* parseParquet(path: string, limits: ParseLimits): AsyncGenerator<SourceRecord> {
+  const file = await asyncBufferFromFile(path);
+  let metadata;
+  try {
+    metadata = await parquetMetadataAsync(file);
+  } catch (e) {
+    throw new DataFileError(`not a readable Parquet file: ${(e as Error).message}`);
+  }
+  const info = await inspectParquet(path);
+  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  if (columns.length > limits.maxColumns) throw new DataFileError(`the file has ${columns.length} columns; at most ${limits.maxColumns} are allowed`);
+  const total = Number(metadata.num_rows);
+  if (total > limits.maxRecords) throw new DataFileError(`the file has ${total} records; at most ${limits.maxRecords} are allowed`);
+  let start = 0;
+  let row = 0;
+  for (const group of metadata.row_groups) {
+    const groupRows = Number(group.num_rows);
+    for (let s = start; s < start + groupRows; s += SLICE_ROWS) {
+      const end = Math.min(start + groupRows, s + SLICE_ROWS);
+      let rows: Record<string, unknown>[];
+      try {
+        rows = (await parquetReadObjects({ file, metadata, compressors, rowStart: s, rowEnd: end })) as Record<string, unknown>[];
+      } catch (e) {
+        throw new DataFileError(`cannot decode rows ${s + 1}–${end}: ${(e as Error).message}`, { row: s + 1 });
+      }
+      for (const r of rows) {
+        row++;
+        if (info.geometryColumn) {
+          const { [info.geometryColumn]: g, ...props } = r;
+          if (g !== null && g !== undefined && !isGeometry(g)) throw new DataFileError('the geometry could not be decoded', { row, column: info.geometryColumn });
+          yield { row, fields: featureFields(props, (g ?? null) as GeoJsonGeometry | null) };
+        } else {
+          yield { row, fields: r };
+        }
+      }
+    }
+    start += groupRows;
+  }
+}
