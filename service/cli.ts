@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isProcessAlive, readAdminFile } from './admin/admin-file.js';
 import { adminOperations, type AdminOperationName } from './admin/operations.js';
@@ -15,6 +16,8 @@ Usage:
                                                create a personal API key (shown once)
   svc key list --email <email>                 list an account's keys
   svc key revoke --email <email> --id <keyId>  revoke a key
+  svc site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
+                                               add or replace one file of a site (operator)
 
 Configuration comes from the environment (SVC_DATA_DIR, DATABASE_URL, …; see README). While the
 service runs, the CLI goes through its loopback admin endpoint; otherwise it opens the database.
@@ -93,6 +96,10 @@ export async function main(argv: string[]): Promise<void> {
       'all-scopes': { type: 'boolean' },
       name: { type: 'string' },
       id: { type: 'string' },
+      site: { type: 'string' },
+      path: { type: 'string' },
+      file: { type: 'string' },
+      type: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -102,7 +109,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig();
-  const need = (name: 'email' | 'id'): string => {
+  const need = (name: 'email' | 'id' | 'site' | 'path' | 'file'): string => {
     const v = values[name];
     if (!v) throw new CliError(`--${name} is required`);
     return v;
@@ -129,6 +136,12 @@ export async function main(argv: string[]): Promise<void> {
       return print(await runOperation(config, 'key.list', { email: need('email') }));
     case 'key revoke':
       return print(await runOperation(config, 'key.revoke', { email: need('email'), keyId: need('id') }));
+    case 'site put-file': {
+      const file = need('file');
+      if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      const contentBase64 = fs.readFileSync(file).toString('base64');
+      return print(await runOperation(config, 'site.file.put', { siteId: need('site'), path: need('path'), contentBase64, contentType: values.type }));
+    }
     default:
       throw new CliError(`unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
   }

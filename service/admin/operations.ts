@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { SCOPES, ScopeSchema } from '../../shared/scopes.js';
 import { createAccount, requireAccountByEmail } from '../accounts/accounts.js';
 import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accounts/personal-keys.js';
+import { eq } from 'drizzle-orm';
+import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { viewSite, writeSiteFile } from '../sites/sites.js';
 
 /**
  * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
@@ -34,6 +38,15 @@ export const adminOperations = {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { key: await revokePersonalKey(deps.db, account.id, i.keyId, deps.clock.now()) };
   }),
+  'site.file.put': op(
+    z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }),
+    async (deps, i) => {
+      const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
+      if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
+      await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
+      return { site: await viewSite(deps, (await deps.db.select().from(sites).where(eq(sites.id, i.siteId)))[0]) };
+    },
+  ),
 } satisfies Record<string, AdminOperation>;
 
 export type AdminOperationName = keyof typeof adminOperations;

@@ -1,0 +1,94 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDebianBinary, freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
+
+/**
+ * Hosted-site serving: GET of index.html and of a 200 KB asset, svc (separate process, embedded
+ * defaults) beside nginx serving the same files, same load from autocannon on loopback.
+ */
+export async function run(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sites-'));
+  const html = `<!doctype html><html><head><title>bench</title></head><body>${'<p>hello world</p>'.repeat(40)}</body></html>`;
+  const asset = Buffer.alloc(200 * 1024, 'x');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = { SVC_DATA_DIR: path.join(dir, 'svc'), PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: '0' };
+
+  // Account and key through the CLI (service stopped: direct database access).
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  cli('account', 'create', '--email', 'bench@example.com');
+  const key = JSON.parse(cli('key', 'create', '--email', 'bench@example.com', '--all-scopes').stdout).secret as string;
+
+  const svc = spawnService(env);
+  const results: LoadResult[] = [];
+  let nginx: ReturnType<typeof spawn> | undefined;
+  try {
+    await waitForHttp(`${base}/healthz`);
+    const res = await fetch(`${base}/api/v1/sites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: 'bench', html, slug: 'bench' }),
+    });
+    if (res.status !== 201) throw new Error(`publish failed: ${res.status} ${await res.text()}`);
+    // The Account API publishes HTML only; the asset goes in like an operator's `svc site put-file`.
+    const siteId = (await res.json()).site.id as string;
+    await addAssetThroughAdmin(env.SVC_DATA_DIR, siteId, asset);
+
+    const nginxBin = ensureDebianBinary('nginx', 'nginx-light');
+    let nginxBase: string | undefined;
+    if (nginxBin) {
+      const root = path.join(dir, 'www');
+      fs.mkdirSync(root, { recursive: true });
+      fs.writeFileSync(path.join(root, 'index.html'), html);
+      fs.writeFileSync(path.join(root, 'asset.bin'), asset);
+      // nginx workers run as www-data: the temp folder must be readable by them.
+      for (const p of [dir, root, path.join(root, 'index.html'), path.join(root, 'asset.bin')]) fs.chmodSync(p, fs.statSync(p).isDirectory() ? 0o755 : 0o644);
+      const nport = await freePort();
+      const conf = path.join(dir, 'nginx.conf');
+      fs.writeFileSync(
+        conf,
+        `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/nginx-error.log;
+events { worker_connections 1024; }
+http { access_log off; sendfile on; etag on; keepalive_requests 100000;
+  types { text/html html; application/octet-stream bin; }
+  client_body_temp_path ${dir}/cbt; proxy_temp_path ${dir}/pt; fastcgi_temp_path ${dir}/ft; uwsgi_temp_path ${dir}/ut; scgi_temp_path ${dir}/st;
+  server { listen 127.0.0.1:${nport}; root ${root}; } }`,
+      );
+      nginx = spawn(nginxBin, ['-c', conf, '-p', dir], { stdio: 'ignore' });
+      nginxBase = `http://127.0.0.1:${nport}`;
+      await waitForHttp(`${nginxBase}/index.html`);
+    } else {
+      console.log('nginx is not available (no apt as root): the reference rows are missing.');
+    }
+
+    // Warm up both, then measure one after the other with the same settings.
+    await load('warmup', `${base}/s/bench/`, { seconds: 2 });
+    results.push(await load('svc  GET index.html (1 KB, path URL)', `${base}/s/bench/`));
+    if (nginxBase) results.push(await load('nginx GET index.html', `${nginxBase}/index.html`));
+    results.push(await load('svc  GET 200 KB asset', `${base}/s/bench/asset.bin`));
+    if (nginxBase) results.push(await load('nginx GET 200 KB asset', `${nginxBase}/asset.bin`));
+    printTable('Hosted site serving (32 connections, 8 s each, loopback; 1 svc process vs 1 nginx worker)', results);
+    if (nginxBase) {
+      const ratio = (a: string, b: string) => (results.find((r) => r.label === a)!.requestsPerSec / results.find((r) => r.label === b)!.requestsPerSec).toFixed(2);
+      console.log(`svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.5x)`);
+    }
+  } finally {
+    svc.kill('SIGTERM');
+    nginx?.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Adds asset.bin to the site through the running service's admin endpoint (CLI token). */
+async function addAssetThroughAdmin(dataDir: string, siteId: string, bytes: Buffer): Promise<void> {
+  const admin = JSON.parse(fs.readFileSync(path.join(dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
+  const res = await fetch(`${admin.url}/_admin/site.file.put`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-admin-token': admin.token },
+    body: JSON.stringify({ siteId, path: 'asset.bin', contentBase64: bytes.toString('base64') }),
+  });
+  if (!res.ok) throw new Error(`adding the asset failed: ${res.status} ${await res.text()}`);
+}
