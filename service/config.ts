@@ -53,6 +53,11 @@ const EnvSchema = z.object({
   SVC_SIGNUP_DISABLED: bool,
   SVC_TABLE_STATEMENT_TIMEOUT_MS: int(5000),
   SVC_MAX_TABLES_PER_SITE: int(100),
+  SVC_DATASET_MAX_FILE_BYTES: int(2 * 1024 * 1024 * 1024),
+  SVC_DATASET_MULTIPART_THRESHOLD_BYTES: int(64 * 1024 * 1024),
+  SVC_DATASET_PART_BYTES: int(16 * 1024 * 1024),
+  SVC_DATASET_MAX_RECORDS: int(5_000_000),
+  SVC_DATASET_UPLOAD_TTL_SECONDS: int(3600),
   SVC_X402_MODE: optionalText,
   SVC_X402_RECIPIENT: optionalText,
   SVC_X402_RPC_URL: optionalText,
@@ -121,8 +126,25 @@ export interface Config {
   oauth: OAuthConfig;
   dashboard: DashboardConfig;
   tables: TablesConfig;
+  /** Data-file datasets (service/datasets; docs/datasets.md). */
+  datasets: DatasetsConfig;
   /** Agent API payments (service/payments/x402-config.ts). */
   x402: X402Config;
+}
+
+export interface DatasetsConfig {
+  /** Largest data file accepted by create_data_file_upload_url. */
+  maxFileBytes: number;
+  /** Files larger than this get a multipart upload; smaller ones one presigned PUT. */
+  multipartThresholdBytes: number;
+  /** Size of every multipart part but the last (S3: ≥ 5 MiB; raised as needed to stay ≤ 10,000 parts). */
+  partBytes: number;
+  /** Largest number of records loaded from one file. */
+  maxRecords: number;
+  /** Lifetime of upload URLs and upload tokens. */
+  uploadTtlSeconds: number;
+  /** Where conversions spool Parquet files and unzipped shapefiles. */
+  tmpDir: string;
 }
 
 export interface TablesConfig {
@@ -202,6 +224,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dashboard: { sessionTtlSeconds: Math.max(60, e.SVC_SESSION_TTL_SECONDS), signupEnabled: !e.SVC_SIGNUP_DISABLED },
     tables: { statementTimeoutMs: e.SVC_TABLE_STATEMENT_TIMEOUT_MS, maxTablesPerSite: e.SVC_MAX_TABLES_PER_SITE },
+    datasets: {
+      maxFileBytes: e.SVC_DATASET_MAX_FILE_BYTES,
+      multipartThresholdBytes: Math.max(5 * 1024 * 1024, e.SVC_DATASET_MULTIPART_THRESHOLD_BYTES),
+      partBytes: Math.min(128 * 1024 * 1024, Math.max(5 * 1024 * 1024, e.SVC_DATASET_PART_BYTES)),
+      maxRecords: Math.max(1, e.SVC_DATASET_MAX_RECORDS),
+      uploadTtlSeconds: Math.max(60, e.SVC_DATASET_UPLOAD_TTL_SECONDS),
+      tmpDir: path.join(path.resolve(e.SVC_DATA_DIR), 'tmp'),
+    },
     x402: parseX402Config(e),
   };
 }

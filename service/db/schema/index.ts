@@ -4,3 +4,4 @@ export * from './accounts.js';
 export * from './sites.js';
 export * from './oauth.js';
 export * from './tables.js';
+export * from './datasets.js';
