@@ -7,6 +7,7 @@ import { z } from 'zod';
 export const ERROR_STATUS = {
   bad_request: 400,
   validation_failed: 400,
+  data_file_invalid: 400,
   unauthorized: 401,
   payment_required: 402,
   forbidden: 403,
