@@ -10,13 +10,13 @@ export async function siteUsage(deps: Deps, accountId: string): Promise<Record<s
   const owner = accountOwner(accountId);
   const [siteCount] = await deps.db.select({ n: count() }).from(sites).where(eq(sites.ownerAccountId, accountId));
   const perSite = deps.db
-    .select({ siteId: siteFiles.siteId, n: count().as('n') })
+    .select({ n: count().as('n') })
     .from(siteFiles)
     .innerJoin(sites, eq(sites.id, siteFiles.siteId))
     .where(eq(sites.ownerAccountId, accountId))
     .groupBy(siteFiles.siteId)
     .as('per_site');
-  const [files] = await deps.db.select({ total: count(), largest: max(perSite.n) }).from(perSite);
+  const [fullest] = await deps.db.select({ largest: max(perSite.n) }).from(perSite);
   const [fileTotal] = await deps.db
     .select({ n: count() })
     .from(siteFiles)
@@ -26,7 +26,7 @@ export async function siteUsage(deps: Deps, accountId: string): Promise<Record<s
   return {
     sites: { used: Number(siteCount.n), limit: limits.maxSitesPerAccount, unit: 'sites' },
     files: { used: Number(fileTotal.n), limit: null, unit: 'files across all sites' },
-    filesPerSite: { used: Number(files?.largest ?? 0), limit: limits.maxFilesPerSite, unit: 'files in the fullest site' },
+    filesPerSite: { used: Number(fullest?.largest ?? 0), limit: limits.maxFilesPerSite, unit: 'files in the fullest site' },
     storageBytes: { used: await ownerStorageBytes(deps.db, owner), limit: limits.maxStorageBytes, unit: 'bytes of site files' },
     fileBytes: { used: 0, limit: limits.maxFileBytes, unit: 'bytes per file (limit only)' },
   };

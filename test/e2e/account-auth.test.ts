@@ -18,7 +18,7 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
   let h: Harness;
   beforeAll(async () => {
     // A fixed clock 10 s into a minute: the rate-limit window is deterministic.
-    h = await startHarness(kind, { SVC_RATE_LIMIT_PER_MINUTE: '5' }, { clock: { now: () => new Date('2026-01-01T00:00:10Z') } });
+    h = await startHarness(kind, { SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_MAX_SITES_PER_ACCOUNT: '3' }, { clock: { now: () => new Date('2026-01-01T00:00:10Z') } });
   });
   afterAll(async () => h?.close());
 
@@ -99,13 +99,24 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
     expect((await h.fetch('/api/v1/usage', { key: other.key })).status).toBe(200);
   });
 
+  it('a quota reached is a 429 quota_exceeded naming the limit, and nothing is created', async () => {
+    const { key } = await h.account();
+    for (const n of [1, 2, 3]) {
+      expect((await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: `q${n}`, html: '<p/>' } })).status).toBe(201);
+    }
+    const over = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'q4', html: '<p/>' } });
+    expect(over.status).toBe(429);
+    expect((await over.json()).error).toMatchObject({ code: 'quota_exceeded', details: { limit: 'sites', max: 3, current: 3 } });
+    expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(3);
+  });
+
   it('usage counts sites, files and bytes against the configured limits', async () => {
     const { key } = await h.account();
     await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'u1', html: '<p>1234</p>' } });
     const res = await h.fetch('/api/v1/usage', { key });
     expect(res.status).toBe(200);
     const { usage } = await res.json();
-    expect(usage.sites).toEqual({ used: 1, limit: 100, unit: 'sites' });
+    expect(usage.sites).toEqual({ used: 1, limit: 3, unit: 'sites' });
     expect(usage.storageBytes.used).toBe('<p>1234</p>'.length);
     expect(usage.storageBytes.limit).toBe(1024 * 1024 * 1024);
   });
