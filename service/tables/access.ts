@@ -1,0 +1,73 @@
+import type { Context } from 'hono';
+import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
+import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
+import { resolveCredential } from '../auth/credentials.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import type { SiteRow } from '../sites/sites.js';
+import { writeKeyMatches, type TableRow } from './tables.js';
+
+/** What a Table API request wants to do; decides which credential it needs. */
+export type TableOperation = 'read' | 'insert' | 'write';
+
+/** Who the request was let in as. */
+export type TableAccess = { kind: 'public' } | { kind: 'public_insert' } | { kind: 'write_key' } | { kind: 'api_key'; accountId: string };
+
+export const WRITE_KEY_HEADER = 'x-svc-write-key';
+export const API_KEY_HEADER = 'x-svc-api-key';
+
+export function enabledMethods(table: TableRow): TableMethod[] {
+  return TABLE_METHODS.filter((m) => table.methods.includes(m));
+}
+
+/**
+ * The Table API permission check, in this order:
+ * 1. the method must be enabled for the table (405 with Allow; datasets enable GET only);
+ * 2. a presented key must be valid, even where none is needed (401 for a wrong key: a client
+ *    sending a bad key has a bug worth surfacing);
+ * 3. reads are public unless requireReadKey; POST is public when publicInsert; PATCH, PUT and
+ *    DELETE always need a key.
+ * `x-svc-write-key` is the table's write key. `x-svc-api-key` is a personal key (`svc_pat_…`) of
+ * the account that owns the site: svc.data.read lets it read, svc.data.write read and write.
+ */
+export async function authorizeTableRequest(
+  deps: Deps,
+  c: Context,
+  site: SiteRow,
+  table: TableRow,
+  method: TableMethod,
+  op: TableOperation,
+): Promise<TableAccess> {
+  if (!table.methods.includes(method)) {
+    const allow = enabledMethods(table);
+    throw new AppError(
+      'method_not_allowed',
+      `${method} is not enabled for the ${table.kind === 'dataset' ? 'dataset' : 'table'} "${table.slug}" (enabled: ${allow.join(', ')})`,
+      { method, enabled: allow },
+      { Allow: [...allow, 'OPTIONS'].join(', ') },
+    );
+  }
+  const writeKey = c.req.header(WRITE_KEY_HEADER);
+  const apiKey = c.req.header(API_KEY_HEADER);
+  let access: TableAccess | null = null;
+  if (writeKey !== undefined) {
+    if (!writeKeyMatches(table, writeKey.trim())) throw new AppError('unauthorized', `invalid ${WRITE_KEY_HEADER} for this table`);
+    access = { kind: 'write_key' };
+  } else if (apiKey !== undefined) {
+    const key = apiKey.trim();
+    const found = key.startsWith(PERSONAL_KEY_PREFIX) ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+    if (found.status !== 'ok') throw new AppError('unauthorized', `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`);
+    const { principal } = found;
+    if (site.ownerAccountId !== principal.accountId) throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
+    const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];
+    if (!principal.scopes.some((s) => needed.includes(s))) {
+      throw new AppError('insufficient_scope', `this ${API_KEY_HEADER} lacks the scope ${op === 'read' ? 'svc.data.read' : 'svc.data.write'}`, { required: needed[0] === 'svc.data.read' && op === 'read' ? 'svc.data.read' : 'svc.data.write', granted: principal.scopes });
+    }
+    access = { kind: 'api_key', accountId: principal.accountId };
+  }
+  if (access) return access;
+  if (op === 'read' && !table.requireReadKey) return { kind: 'public' };
+  if (op === 'insert' && table.publicInsert) return { kind: 'public_insert' };
+  const why = op === 'read' ? 'this table requires a key for reads' : op === 'insert' ? 'this table does not allow public inserts' : `${method} needs a key`;
+  throw new AppError('unauthorized', `${why}: send ${WRITE_KEY_HEADER} (the table's write key) or ${API_KEY_HEADER} (a personal key of the site owner)`);
+}

@@ -1,0 +1,486 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { AGGREGATES, FILTER_OPERATORS, type Aggregate, type FilterOperator } from '../../shared/tables/query.js';
+import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
+import { AppError } from '../http/app-error.js';
+import type { FieldIssue } from './records.js';
+import { isValidDate, normaliseDatetime, normaliseValue } from './records.js';
+
+/**
+ * The Table API query language: `parseTableQuery` turns a query string into a checked plan (every
+ * field name exists, every value has its field's type), `compile*` turn the plan into one
+ * parameterised SQL statement over table_records. Field names are inlined only after they matched
+ * the schema (and FIELD_NAME_PATTERN); every value is a bound parameter.
+ */
+
+interface FieldRef {
+  name: string;
+  type: FieldType;
+}
+/** Sort/keyset keys: a schema field, or the record id (always the last tie-breaker). */
+type SortKey = { field: FieldRef | 'id'; dir: 'asc' | 'desc' };
+
+export interface Filter {
+  field: FieldRef;
+  op: FilterOperator;
+  /** Normalised typed value(s); for isnull a boolean. */
+  value: unknown;
+}
+
+export interface TableQueryPlan {
+  limit: number;
+  offset: number;
+  includeTotal: boolean;
+  filters: Filter[];
+  search?: { q: string; fields: FieldRef[] };
+  dateRange?: { field: FieldRef; from?: string; to?: string };
+  bbox?: { lon: FieldRef; lat: FieldRef; minLon: number; minLat: number; maxLon: number; maxLat: number };
+  sort: SortKey[];
+  cursor?: { values: unknown[]; id: number };
+  projection?: string[];
+  compact: boolean;
+  aggregate?: { fn: Aggregate; field?: FieldRef; groupBy?: FieldRef };
+}
+
+const KNOWN_PARAMS = new Set([
+  'limit', 'offset', 'includeTotal', 'field', 'value', 'filter', 'filterValue', 'sortField', 'sortDir', 'sort', 'q', 'searchFields',
+  'dateField', 'dateFrom', 'dateTo', 'fields', 'columns', 'compact', 'aggregate', 'aggregateField', 'groupBy', 'bbox',
+  'longitudeField', 'latitudeField', 'cursor',
+]);
+const BRACKET_FILTER = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/;
+const ORDERABLE: FieldType[] = ['string', 'number', 'integer', 'boolean', 'date', 'datetime'];
+
+class IssueList {
+  issues: FieldIssue[] = [];
+  unknownFields = new Set<string>();
+  add(param: string, message: string) {
+    this.issues.push({ field: param, message });
+  }
+}
+
+function parseBool(text: string | null, param: string, issues: IssueList): boolean {
+  if (text === null) return false;
+  const t = text.toLowerCase();
+  if (t === '' || t === 'true' || t === '1' || t === 'yes') return true;
+  if (t === 'false' || t === '0' || t === 'no') return false;
+  issues.add(param, 'expected true or false');
+  return false;
+}
+
+function parseInt(text: string | null, param: string, min: number, max: number, dflt: number, issues: IssueList): number {
+  if (text === null || text === '') return dflt;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    issues.add(param, `expected an integer from ${min} to ${max}`);
+    return dflt;
+  }
+  return Number(text);
+}
+
+function splitList(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Parses a filter value for `field` with operator `op` into its stored form. */
+function filterValue(field: FieldRef, op: FilterOperator, raw: string, param: string, issues: IssueList): unknown {
+  if (op === 'isnull') {
+    const b = raw.toLowerCase();
+    if (b === 'true' || b === '' || b === '1') return true;
+    if (b === 'false' || b === '0') return false;
+    issues.add(param, 'isnull takes true or false');
+    return true;
+  }
+  if (field.type === 'json') {
+    issues.add(param, `field "${field.name}" is json: only isnull filters apply to it`);
+    return null;
+  }
+  if (op === 'ilike') {
+    if (field.type !== 'string') issues.add(param, `ilike applies to string fields; "${field.name}" is ${field.type}`);
+    return raw;
+  }
+  if (op === 'in') {
+    const parts = raw === '' ? [] : raw.split(',');
+    if (parts.length === 0 || parts.length > TABLE_LIMITS.maxInValues) issues.add(param, `in takes 1 to ${TABLE_LIMITS.maxInValues} comma-separated values`);
+    return parts.map((p) => scalar(field, p, param, issues));
+  }
+  return scalar(field, raw, param, issues);
+}
+
+function scalar(field: FieldRef, raw: string, param: string, issues: IssueList): unknown {
+  const r = normaliseValue(field.type, raw);
+  if (!r.ok) {
+    issues.add(param, `${r.message} for field "${field.name}" (${field.type})`);
+    return null;
+  }
+  return r.value;
+}
+
+export interface CursorPayload {
+  /** Sort signature the cursor belongs to. */
+  s: string;
+  v: unknown[];
+  id: number;
+}
+
+function sortSignature(sort: SortKey[]): string {
+  return sort.map((k) => `${k.dir === 'desc' ? '-' : ''}${k.field === 'id' ? 'id' : k.field.name}`).join(',');
+}
+
+export function encodeCursor(payload: CursorPayload): string {
+  return Buffer.from(JSON.stringify(payload)).toString('base64url');
+}
+
+function decodeCursor(text: string): CursorPayload | null {
+  try {
+    const p = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as CursorPayload;
+    if (typeof p?.s !== 'string' || !Array.isArray(p.v) || !Number.isSafeInteger(p.id)) return null;
+    return p;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Parses and checks the query string of `GET {table_base_url}` against the table schema. Every
+ * problem is collected and thrown as one 400: unknown parameters, unknown field names (listed in
+ * `details.unknownFields`), and values that do not fit their field.
+ */
+export function parseTableQuery(schema: TableSchema, params: URLSearchParams): TableQueryPlan {
+  const issues = new IssueList();
+  const byName = new Map(schema.fields.map((f) => [f.name, { name: f.name, type: f.type } as FieldRef]));
+  const ref = (name: string, param: string): FieldRef | undefined => {
+    const f = byName.get(name);
+    if (!f) {
+      issues.unknownFields.add(name);
+      issues.add(param, `unknown field "${name}"`);
+    }
+    return f;
+  };
+  const get = (name: string) => params.get(name);
+
+  const bracketFilters: [string, string, string][] = [];
+  for (const [key, value] of params) {
+    if (KNOWN_PARAMS.has(key) || key.startsWith('_')) continue;
+    const m = BRACKET_FILTER.exec(key);
+    if (m) bracketFilters.push([m[1], m[2] ?? 'eq', value]);
+    else issues.add(key, 'unknown query parameter');
+  }
+
+  const limit = parseInt(get('limit'), 'limit', 1, TABLE_LIMITS.maxLimit, TABLE_LIMITS.defaultLimit, issues);
+  const offset = parseInt(get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0, issues);
+  const includeTotal = parseBool(get('includeTotal'), 'includeTotal', issues);
+  const compact = parseBool(get('compact'), 'compact', issues);
+
+  const filters: Filter[] = [];
+  const equality = (fieldParam: string, valueParam: string) => {
+    const name = get(fieldParam);
+    const value = get(valueParam);
+    if (name === null && value === null) return;
+    if (name === null || name === '') return issues.add(fieldParam, `${valueParam} needs ${fieldParam}`);
+    if (value === null) return issues.add(valueParam, `${fieldParam} needs ${valueParam}`);
+    const f = ref(name, fieldParam);
+    if (f) filters.push({ field: f, op: 'eq', value: filterValue(f, 'eq', value, valueParam, issues) });
+  };
+  equality('field', 'value');
+  equality('filter', 'filterValue');
+  for (const [name, op, value] of bracketFilters) {
+    const param = `filter[${name}][${op}]`;
+    if (!(FILTER_OPERATORS as readonly string[]).includes(op)) {
+      issues.add(param, `unknown operator "${op}" (use ${FILTER_OPERATORS.join(', ')})`);
+      continue;
+    }
+    const f = ref(name, param);
+    if (f) filters.push({ field: f, op: op as FilterOperator, value: filterValue(f, op as FilterOperator, value, param, issues) });
+  }
+  if (filters.length > TABLE_LIMITS.maxFilters) issues.add('filter', `at most ${TABLE_LIMITS.maxFilters} filters`);
+
+  let search: TableQueryPlan['search'];
+  const q = get('q');
+  const searchFieldsText = get('searchFields');
+  if (q !== null && q !== '') {
+    const fields = searchFieldsText
+      ? splitList(searchFieldsText)
+          .map((n) => ref(n, 'searchFields'))
+          .filter((f): f is FieldRef => Boolean(f))
+      : schema.fields.filter((f) => f.type === 'string').map((f) => byName.get(f.name)!);
+    for (const f of fields) if (f.type === 'json') issues.add('searchFields', `field "${f.name}" is json and cannot be searched`);
+    if (fields.length === 0 && !searchFieldsText) issues.add('q', 'the table has no string fields; name searchFields');
+    search = { q, fields };
+  } else if (searchFieldsText) {
+    splitList(searchFieldsText).forEach((n) => ref(n, 'searchFields'));
+  }
+
+  let dateRange: TableQueryPlan['dateRange'];
+  const dateField = get('dateField');
+  const dateFrom = get('dateFrom');
+  const dateTo = get('dateTo');
+  if (dateField || dateFrom || dateTo) {
+    if (!dateField) issues.add('dateField', 'dateFrom/dateTo need dateField');
+    else {
+      const f = ref(dateField, 'dateField');
+      if (f && f.type !== 'date' && f.type !== 'datetime') issues.add('dateField', `field "${f.name}" is ${f.type}, not date or datetime`);
+      else if (f) {
+        const bound = (text: string | null, param: string, end: boolean): string | undefined => {
+          if (text === null || text === '') return undefined;
+          const isDay = isValidDate(text);
+          const dt = normaliseDatetime(text);
+          if (!dt) {
+            issues.add(param, 'expected YYYY-MM-DD or an ISO 8601 datetime');
+            return undefined;
+          }
+          if (f.type === 'date') return dt.slice(0, 10);
+          return isDay && end ? `${text}T23:59:59.999Z` : dt;
+        };
+        dateRange = { field: f, from: bound(dateFrom, 'dateFrom', false), to: bound(dateTo, 'dateTo', true) };
+      }
+    }
+  }
+
+  let bbox: TableQueryPlan['bbox'];
+  const bboxText = get('bbox');
+  if (bboxText !== null) {
+    const nums = bboxText.split(',').map((s) => (NUMERIC_TEXT.test(s.trim()) ? Number(s.trim()) : NaN));
+    const [minLon, minLat, maxLon, maxLat] = nums;
+    if (nums.length !== 4 || nums.some((n) => !Number.isFinite(n))) issues.add('bbox', 'expected minLon,minLat,maxLon,maxLat');
+    else if ([minLon, maxLon].some((n) => n < -180 || n > 180) || [minLat, maxLat].some((n) => n < -90 || n > 90) || minLat > maxLat) {
+      issues.add('bbox', 'longitudes in [-180,180], latitudes in [-90,90], minLat ≤ maxLat');
+    }
+    const pick = (param: string, names: string[]): FieldRef | undefined => {
+      const given = get(param);
+      if (given) return ref(given, param);
+      const found = schema.fields.find((f) => names.includes(f.name.toLowerCase()));
+      if (!found) issues.add(param, `name the ${param} (no field called ${names.join('/')})`);
+      return found ? byName.get(found.name) : undefined;
+    };
+    const lon = pick('longitudeField', ['longitude', 'lon', 'lng', 'long']);
+    const lat = pick('latitudeField', ['latitude', 'lat']);
+    for (const [f, p] of [[lon, 'longitudeField'], [lat, 'latitudeField']] as const) {
+      if (f && f.type !== 'number' && f.type !== 'integer') issues.add(p, `field "${f.name}" is ${f.type}, not number`);
+    }
+    if (lon && lat && !issues.issues.some((i) => i.field === 'bbox')) bbox = { lon, lat, minLon, minLat, maxLon, maxLat };
+  } else {
+    for (const p of ['longitudeField', 'latitudeField']) {
+      const v = get(p);
+      if (v) ref(v, p);
+    }
+  }
+
+  const sort: SortKey[] = [];
+  const sortText = get('sort');
+  const sortField = get('sortField');
+  const sortDir = get('sortDir');
+  if (sortDir !== null && sortDir !== 'asc' && sortDir !== 'desc') issues.add('sortDir', 'expected asc or desc');
+  if (sortText && sortField) issues.add('sort', 'use either sort or sortField/sortDir');
+  const addSort = (name: string, dir: 'asc' | 'desc', param: string) => {
+    if (name === 'id') return sort.push({ field: 'id', dir });
+    const f = ref(name, param);
+    if (!f) return;
+    if (!ORDERABLE.includes(f.type)) return issues.add(param, `field "${f.name}" is json and cannot be sorted`);
+    sort.push({ field: f, dir });
+  };
+  if (sortText) {
+    const keys = splitList(sortText);
+    if (keys.length > TABLE_LIMITS.maxSortKeys) issues.add('sort', `at most ${TABLE_LIMITS.maxSortKeys} sort keys`);
+    for (const k of keys) addSort(k.replace(/^[-+]/, ''), k.startsWith('-') ? 'desc' : 'asc', 'sort');
+  } else if (sortField) addSort(sortField, sortDir === 'desc' ? 'desc' : 'asc', 'sortField');
+  if (!sort.some((k) => k.field === 'id')) sort.push({ field: 'id', dir: 'asc' });
+  else sort.splice(sort.findIndex((k) => k.field === 'id') + 1);
+
+  let cursor: TableQueryPlan['cursor'];
+  const cursorText = get('cursor');
+  if (cursorText) {
+    const p = decodeCursor(cursorText);
+    if (!p) issues.add('cursor', 'not a cursor of this API; pass nextCursor unchanged');
+    else if (p.s !== sortSignature(sort) || p.v.length !== sort.length - 1) issues.add('cursor', 'the cursor belongs to another sort order; keep the same sort while paging');
+    else cursor = { values: p.v, id: p.id };
+    if (get('offset')) issues.add('offset', 'use either cursor or offset');
+  }
+
+  let projection: string[] | undefined;
+  const fieldsText = get('fields') ?? get('columns');
+  if (get('fields') && get('columns')) issues.add('columns', 'use either fields or columns');
+  if (fieldsText !== null) {
+    projection = splitList(fieldsText);
+    projection.forEach((n) => ref(n, get('fields') !== null ? 'fields' : 'columns'));
+  }
+
+  let aggregate: TableQueryPlan['aggregate'];
+  const agg = get('aggregate');
+  const aggField = get('aggregateField');
+  const groupBy = get('groupBy');
+  if (agg !== null) {
+    if (!(AGGREGATES as readonly string[]).includes(agg)) issues.add('aggregate', `expected one of ${AGGREGATES.join(', ')}`);
+    else {
+      const fn = agg as Aggregate;
+      const field = aggField ? ref(aggField, 'aggregateField') : undefined;
+      if (!aggField && fn !== 'count') issues.add('aggregateField', `${fn} needs aggregateField`);
+      if (field && (fn === 'sum' || fn === 'avg') && field.type !== 'number' && field.type !== 'integer') issues.add('aggregateField', `${fn} needs a number field; "${field.name}" is ${field.type}`);
+      if (field && (fn === 'min' || fn === 'max') && !ORDERABLE.includes(field.type)) issues.add('aggregateField', `field "${field.name}" is json`);
+      const g = groupBy ? ref(groupBy, 'groupBy') : undefined;
+      if (g && !ORDERABLE.includes(g.type)) issues.add('groupBy', `field "${g.name}" is json and cannot be grouped`);
+      aggregate = { fn, field, groupBy: g };
+    }
+  } else {
+    if (aggField) issues.add('aggregateField', 'needs aggregate');
+    if (groupBy) issues.add('groupBy', 'needs aggregate');
+  }
+
+  if (issues.issues.length) {
+    const unknown = [...issues.unknownFields];
+    const msg = unknown.length
+      ? `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (schema fields: ${schema.fields.map((f) => f.name).join(', ')})`
+      : issues.issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+    throw new AppError('validation_failed', `invalid query: ${msg}`, { issues: issues.issues, ...(unknown.length ? { unknownFields: unknown } : {}) });
+  }
+  return { limit, offset, includeTotal, filters, search, dateRange, bbox, sort, cursor, projection, compact, aggregate };
+}
+
+const NUMERIC_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+
+// ---------------------------------------------------------------------------------------------
+// SQL
+
+function assertSafeName(name: string): string {
+  if (!FIELD_NAME_PATTERN.test(name)) throw new Error(`unsafe field name ${name}`);
+  return name;
+}
+
+/** The typed SQL expression of a field: text in C collation (byte order = the same on every server), float8, boolean. */
+export function fieldExpr(f: FieldRef): SQL {
+  const text = sql.raw(`(r.fields->>'${assertSafeName(f.name)}')`);
+  switch (f.type) {
+    case 'number':
+    case 'integer':
+      return sql`${text}::float8`;
+    case 'boolean':
+      return sql`${text}::boolean`;
+    case 'json':
+      return sql.raw(`(r.fields->'${f.name}')`);
+    default:
+      return sql`${text} collate "C"`;
+  }
+}
+
+function typedParam(f: FieldRef, v: unknown): SQL {
+  switch (f.type) {
+    case 'number':
+    case 'integer':
+      return sql`${v}::float8`;
+    case 'boolean':
+      return sql`${v}::boolean`;
+    default:
+      return sql`${v}::text`;
+  }
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function filterSql(f: Filter): SQL {
+  const e = fieldExpr(f.field);
+  switch (f.op) {
+    case 'eq':
+      // Containment uses the GIN (jsonb_path_ops) index; stored values are normalised, so it is exact.
+      return sql`r.fields @> ${JSON.stringify({ [f.field.name]: f.value })}::jsonb`;
+    case 'neq':
+      return sql`${e} <> ${typedParam(f.field, f.value)}`;
+    case 'gt':
+      return sql`${e} > ${typedParam(f.field, f.value)}`;
+    case 'gte':
+      return sql`${e} >= ${typedParam(f.field, f.value)}`;
+    case 'lt':
+      return sql`${e} < ${typedParam(f.field, f.value)}`;
+    case 'lte':
+      return sql`${e} <= ${typedParam(f.field, f.value)}`;
+    case 'in':
+      return sql`${e} in (${sql.join((f.value as unknown[]).map((v) => typedParam(f.field, v)), sql`, `)})`;
+    case 'isnull':
+      return f.value ? sql.raw(`(r.fields->>'${f.field.name}') is null`) : sql.raw(`(r.fields->>'${f.field.name}') is not null`);
+    case 'ilike': {
+      const pattern = String(f.value).replace(/\*/g, '%');
+      return sql.raw(`(r.fields->>'${f.field.name}')`).append(sql` ilike ${pattern}`);
+    }
+  }
+}
+
+/** Keyset predicate "strictly after the cursor row" for mixed directions; asc puts nulls last, desc first. */
+function cursorSql(sort: SortKey[], cursor: { values: unknown[]; id: number }): SQL {
+  const ors: SQL[] = [];
+  const eqs: SQL[] = [];
+  sort.forEach((k, i) => {
+    if (k.field === 'id') {
+      ors.push(sql.join([...eqs, k.dir === 'asc' ? sql`r.id > ${cursor.id}` : sql`r.id < ${cursor.id}`], sql` and `));
+      return;
+    }
+    const e = fieldExpr(k.field);
+    const v = cursor.values[i];
+    let after: SQL | null;
+    if (v === null || v === undefined) after = k.dir === 'asc' ? null : sql`${e} is not null`;
+    else after = k.dir === 'asc' ? sql`(${e} > ${typedParam(k.field, v)} or ${e} is null)` : sql`${e} < ${typedParam(k.field, v)}`;
+    if (after) ors.push(sql.join([...eqs, after], sql` and `));
+    eqs.push(v === null || v === undefined ? sql`${e} is null` : sql`${e} = ${typedParam(k.field, v)}`);
+  });
+  return sql`(${sql.join(ors.map((o) => sql`(${o})`), sql` or `)})`;
+}
+
+export function whereSql(tableId: string, plan: TableQueryPlan, withCursor = true): SQL {
+  const parts: SQL[] = [sql`r.table_id = ${tableId}`];
+  for (const f of plan.filters) parts.push(filterSql(f));
+  if (plan.search && plan.search.fields.length) {
+    const pattern = `%${escapeLike(plan.search.q)}%`;
+    parts.push(sql`(${sql.join(plan.search.fields.map((f) => sql.raw(`(r.fields->>'${f.name}')`).append(sql` ilike ${pattern}`)), sql` or `)})`);
+  }
+  if (plan.dateRange) {
+    const e = fieldExpr(plan.dateRange.field);
+    if (plan.dateRange.from) parts.push(sql`${e} >= ${plan.dateRange.from}::text`);
+    if (plan.dateRange.to) parts.push(sql`${e} <= ${plan.dateRange.to}::text`);
+  }
+  if (plan.bbox) {
+    const { lon, lat, minLon, minLat, maxLon, maxLat } = plan.bbox;
+    const x = fieldExpr(lon);
+    const y = fieldExpr(lat);
+    parts.push(sql`${y} between ${minLat}::float8 and ${maxLat}::float8`);
+    // A box crossing the antimeridian (minLon > maxLon) wraps around.
+    parts.push(minLon <= maxLon ? sql`${x} between ${minLon}::float8 and ${maxLon}::float8` : sql`(${x} >= ${minLon}::float8 or ${x} <= ${maxLon}::float8)`);
+  }
+  if (withCursor && plan.cursor) parts.push(cursorSql(plan.sort, plan.cursor));
+  return sql.join(parts, sql` and `);
+}
+
+function orderSql(sort: SortKey[]): SQL {
+  return sql.join(
+    sort.map((k) =>
+      k.field === 'id' ? (k.dir === 'asc' ? sql`r.id asc` : sql`r.id desc`) : k.dir === 'asc' ? sql`${fieldExpr(k.field)} asc nulls last` : sql`${fieldExpr(k.field)} desc nulls first`,
+    ),
+    sql`, `,
+  );
+}
+
+/** The page query; fetches limit+1 rows to know whether a next page exists. */
+export function compileListQuery(tableId: string, plan: TableQueryPlan): SQL {
+  return sql`select r.id, r.fields from table_records r where ${whereSql(tableId, plan)} order by ${orderSql(plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
+}
+
+export function compileCountQuery(tableId: string, plan: TableQueryPlan): SQL {
+  return sql`select count(*)::int as n from table_records r where ${whereSql(tableId, plan, false)}`;
+}
+
+export function compileAggregateQuery(tableId: string, plan: TableQueryPlan): SQL {
+  const a = plan.aggregate!;
+  const target = a.field ? fieldExpr(a.field) : null;
+  let value: SQL;
+  if (a.fn === 'count') value = target ? sql`count(${target})::float8` : sql`count(*)::float8`;
+  else value = sql`${sql.raw(a.fn)}(${target!})`;
+  const where = whereSql(tableId, plan, false);
+  if (!a.groupBy) return sql`select ${value} as value, count(*)::int as count from table_records r where ${where}`;
+  const key = fieldExpr(a.groupBy);
+  return sql`select ${key} as key, ${value} as value, count(*)::int as count from table_records r where ${where} group by 1 order by 1 asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
+}
+
+/** The cursor of the row after which the next page starts. */
+export function nextCursorFor(plan: TableQueryPlan, last: { id: number; fields: Record<string, unknown> }): string {
+  const values = plan.sort.filter((k) => k.field !== 'id').map((k) => (k.field as FieldRef).name).map((n) => last.fields[n] ?? null);
+  return encodeCursor({ s: sortSignature(plan.sort), v: values, id: last.id });
+}

@@ -1,0 +1,19 @@
+import { count, eq } from 'drizzle-orm';
+import type { UsageEntry } from '../../shared/account-api/usage.js';
+import { sites, tableRecords, tables } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+
+/** Usage counters contributed by Tables: tables (and datasets) and the records they hold. */
+export async function tableUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
+  const [t] = await deps.db.select({ n: count() }).from(tables).innerJoin(sites, eq(sites.id, tables.siteId)).where(eq(sites.ownerAccountId, accountId));
+  const [r] = await deps.db
+    .select({ n: count() })
+    .from(tableRecords)
+    .innerJoin(tables, eq(tables.id, tableRecords.tableId))
+    .innerJoin(sites, eq(sites.id, tables.siteId))
+    .where(eq(sites.ownerAccountId, accountId));
+  return {
+    tables: { used: Number(t.n), limit: null, unit: `tables and datasets across all sites (at most ${deps.config.tables.maxTablesPerSite} per site)` },
+    tableRecords: { used: Number(r.n), limit: null, unit: 'records in tables and datasets' },
+  };
+}
