@@ -13,6 +13,8 @@ import { dashboardRoutes } from './dashboard/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
 import { siteRoutes } from './sites/routes.js';
+import { tableRoutes } from './tables/routes.js';
+import { TABLE_API_CORS, tableApiRoutes } from './tables/table-api.js';
 import { LocalBlobStore } from './storage/local-store.js';
 import { localUploadRoutes } from './storage/upload-routes.js';
 import { usageRoutes } from './usage/routes.js';
@@ -40,6 +42,8 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   app.route('/', sitePathRoutes(deps));
   if (deps.blobs instanceof LocalBlobStore) app.route('/', localUploadRoutes(deps, deps.blobs));
 
+  // The Table API's CORS (its key headers) answers its preflights before the generic one.
+  app.use('/api/data/*', TABLE_API_CORS);
   app.use(
     '/api/*',
     cors({
@@ -70,7 +74,9 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   registerAccountApiDocs(v1, deps);
   v1.route('/', usageRoutes(deps));
   v1.route('/', siteRoutes(deps));
+  v1.route('/', tableRoutes(deps));
   app.route('/api/v1', v1);
+  app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));
   app.route('/', dashboardRoutes(deps));
 
