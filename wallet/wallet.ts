@@ -156,8 +156,8 @@ export class Wallet {
     const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
     const timeout = this.config.requestTimeoutMs;
 
-    if (quote === 0n || !this.#account) {
-      // Free call: a 402 here means the price changed (or the action needs a wallet). Never pay.
+    if (!this.#account) {
+      // No wallet: a 402 here means the action needs one (or its price changed). Never pay.
       const response = await this.#fetch(req.url, { ...init, signal: AbortSignal.timeout(timeout) });
       if (response.status === 402) throw await this.#freeGot402(req, response);
       return { response };
@@ -205,6 +205,8 @@ export class Wallet {
         throw new WalletError('terms_refused', `Refused to send a payment for ${req.action} that does not match the quoted terms; nothing was paid.`);
       }
       const amount = BigInt(auth.value);
+      // A zero-value authorization (identity proof of free actions such as list_apps) moves no money.
+      if (amount === 0n) return this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
       state.entry = await this.ledger.reserve(
         { action: req.action, method: req.method, url: req.url, amount, network: terms.caip2, recipient: terms.recipient, payer: getAddress(auth.from) },
         caps,
@@ -266,18 +268,18 @@ export class Wallet {
   }
 
   async #freeGot402(req: PaidRequest, res: Response): Promise<WalletError> {
-    if (!this.#account && usdcToAtomic(req.quote) > 0n) {
-      return new WalletError('no_wallet', `${req.action} costs ${req.quote} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`);
-    }
-    let asked = '';
+    let asked: bigint | undefined;
     try {
       const body = (await res.json()) as { accepts?: { maxAmountRequired?: string }[] };
       const a = body.accepts?.[0]?.maxAmountRequired;
-      if (a) asked = atomicToUsdc(BigInt(a));
+      if (a && /^\d+$/.test(a)) asked = BigInt(a);
     } catch {
       // no readable requirements
     }
-    return new WalletError('price_drift', `Refused to pay for ${req.action}: it was quoted free but the service now asks${asked ? ` ${asked} USDC` : ' for payment'}. Nothing was paid. Check the price (quote tool / svc://pricing) and call again.`, 'none', { quoted: req.quote, price: asked || null });
+    if (asked === undefined || asked <= usdcToAtomic(req.quote)) {
+      return new WalletError('no_wallet', `${req.action} needs a wallet (${asked ? `it costs ${atomicToUsdc(asked)} USDC` : 'a zero-value signature proves who owns the apps'}) but none is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`);
+    }
+    return new WalletError('price_drift', `Refused to pay for ${req.action}: it was quoted ${req.quote} USDC but the service now asks ${atomicToUsdc(asked)} USDC, and no wallet is configured anyway. Nothing was paid.`, 'none', { quoted: req.quote, price: atomicToUsdc(asked) });
   }
 
   /** On-chain USDC balance of this wallet (null with a note when no RPC is known). */
