@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
+import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
 import type { BlobStore } from './storage/blob-store.js';
 
@@ -25,4 +26,6 @@ export interface Deps {
   secret: string;
   /** Node-local cache of the site-serving hot path; writers invalidate it. */
   siteCache: SiteCache;
+  /** Verifies and settles Agent API payments (SVC_X402_MODE: dev chain, chain RPC, or remote facilitator). */
+  facilitator: Facilitator;
 }

@@ -4,6 +4,7 @@ import { openDb, type Database } from './db/client.js';
 import { getOrCreateSecret } from './db/settings.js';
 import { systemClock, type Clock, type Deps } from './deps.js';
 import { createLogger, type Logger } from './logger.js';
+import { createFacilitator } from './payments/create-facilitator.js';
 import { SiteCache } from './sites/site-cache.js';
 import type { BlobStore } from './storage/blob-store.js';
 import { LocalBlobStore } from './storage/local-store.js';
@@ -24,14 +25,23 @@ export function createBlobStore(config: Config, secret: string): BlobStore {
 export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
   const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const secret = await getOrCreateSecret(database.db, 'service');
+  const log = overrides.log ?? createLogger(config.logLevel);
   const deps: Deps = {
     config,
     db: database.db,
     blobs: createBlobStore(config, secret),
     clock: overrides.clock ?? systemClock,
-    log: overrides.log ?? createLogger(config.logLevel),
+    log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
+    facilitator: createFacilitator(config, log),
   };
-  return { deps, database, close: () => database.close() };
+  return {
+    deps,
+    database,
+    close: async () => {
+      await deps.facilitator.close(); // stops the dev chain's anvil
+      await database.close();
+    },
+  };
 }

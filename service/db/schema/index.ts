@@ -5,3 +5,4 @@ export * from './sites.js';
 export * from './oauth.js';
 export * from './tables.js';
 export * from './datasets.js';
+export * from './payments.js';

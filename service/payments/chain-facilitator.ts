@@ -1,0 +1,138 @@
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  parseSignature,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+  type Account,
+  type Chain,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
+import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
+import { USDC_ABI } from './usdc-abi.js';
+
+export interface ChainFacilitatorOptions {
+  rpcUrl: string;
+  settlerKey: Hex;
+  /** How long to wait for the settlement to be mined. */
+  receiptTimeoutMs?: number;
+}
+
+/**
+ * Settles `transferWithAuthorization` on an EVM JSON-RPC endpoint from a settler key (which pays the
+ * gas). Checks the chain id at start, and balance and authorizationState before every settlement.
+ */
+export class ChainFacilitator implements Facilitator {
+  readonly kind: 'chain' | 'dev' = 'chain';
+  protected readonly chain: Chain;
+  protected readonly publicClient: PublicClient;
+  protected readonly wallet: WalletClient;
+  protected readonly account: Account;
+  private readonly sendLock = new Mutex();
+  private chainChecked: Promise<void> | undefined;
+
+  constructor(protected readonly options: ChainFacilitatorOptions) {
+    this.chain = defineChain({
+      id: BASE_CHAIN_ID,
+      name: 'Base',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [options.rpcUrl] } },
+    });
+    this.account = privateKeyToAccount(options.settlerKey);
+    this.publicClient = createPublicClient({ chain: this.chain, transport: http(options.rpcUrl, { retryCount: 0 }) }) as PublicClient;
+    this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: http(options.rpcUrl, { retryCount: 0 }) });
+  }
+
+  /** The RPC must be chain 8453: the signatures we accept bind that chain id. */
+  protected ensureChain(): Promise<void> {
+    this.chainChecked ??= this.publicClient.getChainId().then((id) => {
+      if (id !== BASE_CHAIN_ID) throw new Error(`SVC_X402_RPC_URL is chain ${id}; payments are signed for chain ${BASE_CHAIN_ID} (Base)`);
+    });
+    this.chainChecked.catch(() => (this.chainChecked = undefined));
+    return this.chainChecked;
+  }
+
+  async verify(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
+    await this.ensureChain();
+    const a = p.authorization;
+    const [balance, used] = await Promise.all([
+      this.publicClient.readContract({ address: USDC_ADDRESS, abi: USDC_ABI, functionName: 'balanceOf', args: [a.from as Address] }),
+      this.publicClient.readContract({ address: USDC_ADDRESS, abi: USDC_ABI, functionName: 'authorizationState', args: [a.from as Address, a.nonce as Hex] }),
+    ]);
+    if (used) return { isValid: false, invalidReason: 'nonce_already_used' };
+    if (balance < BigInt(a.value)) return { isValid: false, invalidReason: 'insufficient_funds' };
+    return { isValid: true };
+  }
+
+  async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
+    await this.ensureChain();
+    const a = p.authorization;
+    const sig = parseSignature(p.signature);
+    const v = sig.v !== undefined ? Number(sig.v) : 27 + (sig.yParity ?? 0);
+    let hash: Hex;
+    try {
+      hash = await this.sendLock.run(() =>
+        this.wallet.writeContract({
+          chain: this.chain,
+          account: this.account,
+          address: USDC_ADDRESS,
+          abi: USDC_ABI,
+          functionName: 'transferWithAuthorization',
+          args: [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex, v, sig.r, sig.s],
+        }),
+      );
+    } catch (e) {
+      return { success: false, transaction: '', errorReason: revertReason(e) };
+    }
+    onSubmitted?.(hash);
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
+    if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
+    return { success: true, transaction: hash };
+  }
+
+  async supported() {
+    return {
+      kinds: [
+        { x402Version: 1, scheme: 'exact', network: X402_NETWORK_V1 },
+        { x402Version: 2, scheme: 'exact', network: X402_NETWORK },
+      ],
+    };
+  }
+
+  async authorizationUsed(from: string, nonce: string): Promise<boolean> {
+    return this.publicClient.readContract({ address: USDC_ADDRESS, abi: USDC_ABI, functionName: 'authorizationState', args: [from as Address, nonce as Hex] });
+  }
+
+  /** Hash of the transaction that used `(from, nonce)`, from the AuthorizationUsed event. */
+  async findSettlement(from: string, nonce: string): Promise<string | undefined> {
+    const logs = await this.publicClient.getContractEvents({
+      address: USDC_ADDRESS,
+      abi: USDC_ABI,
+      eventName: 'AuthorizationUsed',
+      args: { authorizer: from as Address, nonce: nonce as Hex },
+      fromBlock: 0n,
+    });
+    return logs[0]?.transactionHash ?? undefined;
+  }
+
+  async balanceOf(address: string): Promise<bigint> {
+    return this.publicClient.readContract({ address: USDC_ADDRESS, abi: USDC_ABI, functionName: 'balanceOf', args: [address as Address] });
+  }
+
+  async close(): Promise<void> {}
+}
+
+function revertReason(e: unknown): string {
+  const msg = e instanceof Error ? ((e as { shortMessage?: string }).shortMessage ?? e.message) : String(e);
+  if (/authorization is used/i.test(msg)) return 'nonce_already_used';
+  if (/exceeds balance/i.test(msg)) return 'insufficient_funds';
+  if (/expired/i.test(msg)) return 'authorization_expired';
+  if (/not yet valid/i.test(msg)) return 'authorization_not_yet_valid';
+  if (/invalid signature/i.test(msg)) return 'invalid_signature';
+  return `settlement_failed: ${msg.split('\n')[0].slice(0, 200)}`;
+}

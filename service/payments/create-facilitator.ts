@@ -1,0 +1,14 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { ChainFacilitator } from './chain-facilitator.js';
+import { DevChainFacilitator } from './dev-chain/dev-facilitator.js';
+import type { Facilitator } from './facilitator.js';
+import { RemoteFacilitator } from './remote-facilitator.js';
+
+/** The facilitator SVC_X402_MODE names. The dev chain starts lazily (first paid call, faucet, or serve). */
+export function createFacilitator(config: Config, log?: Logger): Facilitator {
+  const x = config.x402;
+  if (x.mode === 'chain') return new ChainFacilitator({ rpcUrl: x.rpcUrl!, settlerKey: x.settlerKey! });
+  if (x.mode === 'remote') return new RemoteFacilitator({ url: x.facilitatorUrl!, authorization: x.facilitatorAuth });
+  return new DevChainFacilitator({ anvilPath: x.anvilPath, log });
+}

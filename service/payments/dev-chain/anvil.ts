@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+export interface AnvilProcess {
+  rpcUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** The anvil binary from npm (@foundry-rs/anvil's platform package), or an explicit path. */
+export function resolveAnvilBinary(explicit?: string): string {
+  if (explicit) return explicit;
+  const require = createRequire(import.meta.url);
+  const pkg = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`;
+  let dir: string;
+  try {
+    dir = path.dirname(require.resolve(`${pkg}/package.json`));
+  } catch {
+    throw new Error(`the anvil binary package ${pkg} is not installed (npm install @foundry-rs/anvil installs it as an optional dependency)`);
+  }
+  const bin = path.join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  if (!fs.existsSync(bin)) throw new Error(`anvil binary missing at ${bin}`);
+  return bin;
+}
+
+/**
+ * Starts anvil on a free loopback port with chain id 8453 (the id x402 clients sign for "base"),
+ * and resolves once it listens. Never binds anything but 127.0.0.1.
+ */
+export async function startAnvil(options: { binary?: string; timeoutMs?: number } = {}): Promise<AnvilProcess> {
+  const bin = resolveAnvilBinary(options.binary);
+  const child: ChildProcess = spawn(bin, ['--host', '127.0.0.1', '--port', '0', '--chain-id', '8453', '--accounts', '2'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const rpcUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`anvil did not start within ${options.timeoutMs ?? 10_000} ms: ${out.slice(-300)}`));
+    }, options.timeoutMs ?? 10_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve(`http://${m[1]}`);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`anvil could not be started (${bin}): ${e.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`anvil exited during start (code ${code}, signal ${signal}): ${out.slice(-300)}`));
+    });
+  });
+  child.stdout?.on('data', () => {});
+  child.stderr?.on('data', () => {});
+  return {
+    rpcUrl,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+      }),
+  };
+}

@@ -1,0 +1,121 @@
+import { createPublicClient, http, type Address, type Hex } from 'viem';
+import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
+import type { Logger } from '../../logger.js';
+import { ChainFacilitator } from '../chain-facilitator.js';
+import type { DevFacilitator, FacilitatorSettleResult, FacilitatorVerifyResult, SupportedKind, VerifiedPayment } from '../facilitator.js';
+import { AppError } from '../../http/app-error.js';
+import { USDC_ABI } from '../usdc-abi.js';
+import { DEV_SETTLER_KEY } from '../x402-config.js';
+import { startAnvil, type AnvilProcess } from './anvil.js';
+import { loadDevUsdcArtifact } from './compile.js';
+
+interface Started {
+  anvil: AnvilProcess;
+  chain: ChainFacilitator;
+}
+
+/**
+ * The embedded development chain: anvil (chain id 8453, loopback) with our DevUSDC placed at the
+ * real USDC address by anvil_setCode. Payments are really signed, verified and settled on it; the
+ * txHash in a receipt is a mined transaction of this chain. Started on first use (or `start()`),
+ * stopped by `close()`. If anvil cannot start, paid calls are refused with 503 — never faked.
+ */
+export class DevChainFacilitator implements DevFacilitator {
+  readonly kind = 'dev' as const;
+  private started: Promise<Started> | undefined;
+  private startError: Error | undefined;
+  private closed = false;
+
+  constructor(private readonly options: { anvilPath?: string; log?: Logger } = {}) {}
+
+  get rpcUrl(): string {
+    return this.current?.anvil.rpcUrl ?? '';
+  }
+  private current: Started | undefined;
+
+  start(): Promise<Started> {
+    if (this.closed) return Promise.reject(new Error('dev chain closed'));
+    this.started ??= (async () => {
+      const anvil = await startAnvil({ binary: this.options.anvilPath });
+      try {
+        const client = createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) });
+        const { deployedBytecode } = loadDevUsdcArtifact();
+        await client.request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never });
+        const chain = new DevChain({ rpcUrl: anvil.rpcUrl, settlerKey: DEV_SETTLER_KEY });
+        this.current = { anvil, chain };
+        this.options.log?.info('x402 dev chain started', { rpcUrl: anvil.rpcUrl, pid: anvil.pid, usdc: USDC_ADDRESS });
+        return this.current;
+      } catch (e) {
+        await anvil.stop();
+        throw e;
+      }
+    })();
+    this.started.catch((e: Error) => {
+      this.startError = e;
+      this.options.log?.error('x402 dev chain could not start; paid Agent API calls are refused', { error: e.message });
+    });
+    return this.started;
+  }
+
+  private async chain(): Promise<ChainFacilitator> {
+    try {
+      return (await this.start()).chain;
+    } catch (e) {
+      throw new AppError(
+        'service_unavailable',
+        `payments are unavailable: the local dev chain (anvil) could not start: ${(e as Error).message}. ` +
+          'Options: install @foundry-rs/anvil (or set SVC_X402_ANVIL_PATH), or settle for real with SVC_X402_MODE=chain ' +
+          '(SVC_X402_RPC_URL + SVC_X402_SETTLER_KEY) or SVC_X402_MODE=remote (SVC_X402_FACILITATOR_URL). Nothing was charged.',
+      );
+    }
+  }
+
+  get unavailableReason(): string | undefined {
+    return this.startError?.message;
+  }
+
+  async verify(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
+    return (await this.chain()).verify(p);
+  }
+  async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
+    return (await this.chain()).settle(p, onSubmitted);
+  }
+  async supported(): Promise<{ kinds: SupportedKind[] }> {
+    return (await this.chain()).supported();
+  }
+  async authorizationUsed(from: string, nonce: string): Promise<boolean> {
+    return (await this.chain()).authorizationUsed(from, nonce);
+  }
+  async findSettlement(from: string, nonce: string): Promise<string | undefined> {
+    return (await this.chain()).findSettlement(from, nonce);
+  }
+  async balanceOf(address: string): Promise<bigint> {
+    return (await this.chain()).balanceOf(address);
+  }
+  async mint(to: string, atomic: bigint): Promise<string> {
+    return ((await this.chain()) as DevChain).mint(to, atomic);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const s = await this.started?.catch(() => undefined);
+    await s?.anvil.stop();
+  }
+}
+
+class DevChain extends ChainFacilitator {
+  override readonly kind = 'dev' as const;
+  async mint(to: string, atomic: bigint): Promise<string> {
+    const hash = await this.wallet.writeContract({
+      chain: this.chain,
+      account: this.account,
+      address: USDC_ADDRESS,
+      abi: USDC_ABI,
+      functionName: 'mint',
+      args: [to as Address, atomic],
+    });
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash: hash as Hex });
+    if (receipt.status !== 'success') throw new Error(`mint reverted: ${hash}`);
+    return hash;
+  }
+}

@@ -1,0 +1,72 @@
+import type { Authorization } from '../../shared/agent-api/payment-requirements.js';
+
+/** A payment that passed the offline checks (signature, recipient, amount, window), ready for the chain. */
+export interface VerifiedPayment {
+  authorization: Authorization;
+  signature: `0x${string}`;
+  /** Atomic units required (equals authorization.value). */
+  amount: bigint;
+  payTo: string;
+  asset: string;
+  maxTimeoutSeconds: number;
+  /** Absolute URL of the paid request (the x402 `resource`). */
+  resource: string;
+  description: string;
+}
+
+export interface FacilitatorVerifyResult {
+  isValid: boolean;
+  /** x402 reason code, e.g. insufficient_funds, nonce_already_used. */
+  invalidReason?: string;
+}
+
+export interface FacilitatorSettleResult {
+  success: boolean;
+  /** Transaction hash (0x…) when success. */
+  transaction: string;
+  errorReason?: string;
+}
+
+export interface SupportedKind {
+  x402Version: number;
+  scheme: string;
+  network: string;
+}
+
+/**
+ * Settles x402 `exact` payments. The service always runs its own offline verifier first
+ * (service/payments/verify-payment.ts: one verifier for both x402 generations); `verify` here adds
+ * what only the chain knows (balance, authorization already used), `settle` moves the money.
+ */
+export interface Facilitator {
+  readonly kind: 'dev' | 'chain' | 'remote';
+  verify(payment: VerifiedPayment): Promise<FacilitatorVerifyResult>;
+  /** `onSubmitted` is called with the hash as soon as the transaction is sent (before it is mined). */
+  settle(payment: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult>;
+  supported(): Promise<{ kinds: SupportedKind[] }>;
+  /** Whether `(from, nonce)` was already used on chain; undefined when this facilitator cannot tell. */
+  authorizationUsed(from: string, nonce: string): Promise<boolean | undefined>;
+  close(): Promise<void>;
+}
+
+/** The dev facilitator also mints test USDC and reads balances (faucet, tests). */
+export interface DevFacilitator extends Facilitator {
+  readonly kind: 'dev';
+  readonly rpcUrl: string;
+  mint(to: string, atomic: bigint): Promise<string>;
+  balanceOf(address: string): Promise<bigint>;
+}
+
+export function isDevFacilitator(f: Facilitator): f is DevFacilitator {
+  return f.kind === 'dev';
+}
+
+/** Serialises async sections (one settler key sends one transaction at a time, so nonces never collide). */
+export class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,259 @@
+import { createHash } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import type { AgentAction } from '../../shared/agent-api/action.js';
+import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
+import type { AgentHandler, AgentWork } from '../agent/handler.js';
+import { isUniqueViolation } from '../db/client.js';
+import { x402Idempotency, x402Payments } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { decodePaymentHeader, type PaymentAttempt } from './decode-payment.js';
+import type { VerifiedPayment } from './facilitator.js';
+import { PaymentRequiredError, paymentDescription } from './payment-required.js';
+import { deleteIdempotency, deletePayment, findIdempotency, findPayment, waitForPayment, type PaymentRow } from './payment-store.js';
+import { priceOf } from './prices.js';
+import { buildReceipt, storeReceipt } from './receipts.js';
+import { verifyPaymentOffline } from './verify-payment.js';
+
+export interface AgentCallRequest {
+  action: AgentAction;
+  handler: AgentHandler;
+  params: Record<string, string>;
+  input: unknown;
+  /** Absolute URL of this request (the x402 resource). */
+  resource: string;
+  header(name: string): string | undefined;
+}
+
+export interface AgentAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** How long a retry waits for the same payment (or Idempotency-Key) still being processed elsewhere. */
+const WAIT_FOR_INFLIGHT_MS = 60_000;
+
+/** Sorted-key JSON, so the same request hashes the same whatever the key order or whitespace. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
+}
+
+/** What "the same request" means for replays and Idempotency-Key: action + path params + parsed body. */
+export function requestHashOf(action: string, params: unknown, input: unknown): string {
+  return createHash('sha256').update(canonicalJson([action, params, input])).digest('hex');
+}
+
+function successStatus(action: AgentAction): number {
+  return action.name === 'x402.create_app_from_html' || action.name === 'x402.create_table_api' ? 201 : 200;
+}
+
+function paymentResponseHeader(p: PaymentAttempt, txHash: string, payer: string): Record<string, string> {
+  const body = { success: true, transaction: txHash, network: p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK, payer };
+  const name = p.version === 1 ? PAYMENT_HEADERS.v1Response : PAYMENT_HEADERS.v2Response;
+  return { [name]: Buffer.from(JSON.stringify(body)).toString('base64') };
+}
+
+/** The Idempotency-Key header, or the x402 `payment-identifier` extension's id (v2 clients). */
+function idempotencyKeyOf(req: AgentCallRequest, p: PaymentAttempt): string | undefined {
+  const header = req.header(PAYMENT_HEADERS.idempotencyKey)?.trim();
+  const ext = p.extensions?.['payment-identifier'] as { id?: unknown; info?: { id?: unknown } } | undefined;
+  const key = header || (typeof ext?.info?.id === 'string' ? ext.info.id : typeof ext?.id === 'string' ? ext.id : undefined);
+  if (key !== undefined && (key.length < 1 || key.length > 200)) throw new AppError('validation_failed', 'Idempotency-Key must be 1–200 characters');
+  return key;
+}
+
+function storedAnswer(row: PaymentRow, p: PaymentAttempt, extra: Record<string, string>): AgentAnswer {
+  return {
+    status: Number(row.responseStatus ?? 200),
+    body: row.response as Record<string, unknown>,
+    headers: { ...paymentResponseHeader(p, row.txHash ?? '', row.payer), ...extra },
+  };
+}
+
+/** Free actions without identity: check, then run in a transaction. No payment, no receipt. */
+export async function runFreeAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
+  const call = { deps, wallet: '', params: req.params, input: req.input };
+  const state = await req.handler.check?.(call);
+  const work = await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
+  await runAfterCommit(deps, work);
+  return { status: 200, body: { ok: true, ...(work.result as object) }, headers: {} };
+}
+
+async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<void> {
+  try {
+    await work.afterCommit?.();
+  } catch (e) {
+    deps.log.warn('agent afterCommit failed', { error: (e as Error).message });
+  }
+}
+
+/**
+ * A call that needs the wallet (paid, or free with a zero-value proof). Order:
+ * decode + verify the signature offline (free) → replay / Idempotency-Key answers → handler.check
+ * (free; 4xx costs nothing) → facilitator.verify (balance, nonce unused on chain) → claim (payer, nonce)
+ * → in ONE transaction: work → settle → receipt → commit. Settlement failure rolls the work back.
+ */
+export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
+  const { config } = deps;
+  const { price, amount } = priceOf(config, req.action);
+  const attempt = decodePaymentHeader(req.header);
+  if (!attempt) {
+    throw new PaymentRequiredError(
+      'payment_required',
+      amount === 0n
+        ? `${req.action.name} is free but needs the wallet's identity: sign a zero-value x402 authorization (pay the 0 USDC requirement)`
+        : `${req.action.name} costs ${price} USDC: pay with an x402 client (X-PAYMENT or PAYMENT-SIGNATURE header)`,
+    );
+  }
+  const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
+  const wallet = await verifyPaymentOffline(attempt, {
+    amount,
+    recipient: config.x402.recipient,
+    nowSeconds,
+    maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+  });
+  const nonce = attempt.authorization.nonce.toLowerCase();
+  const requestHash = requestHashOf(req.action.name, req.params, req.input);
+  const idemKey = idempotencyKeyOf(req, attempt);
+
+  for (let round = 0; round < 3; round++) {
+    // 1. The same payment again: the first answer for the same request; refused for another.
+    const prior = await findPayment(deps.db, wallet, nonce);
+    let alreadySettled: string | undefined;
+    if (prior) {
+      if (prior.requestHash !== requestHash) {
+        throw new PaymentRequiredError('payment_already_used', 'this payment was already used for another request; sign a new one');
+      }
+      const done = prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, wallet, nonce, WAIT_FOR_INFLIGHT_MS);
+      if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
+      if (!done) continue; // the other attempt failed and released the payment: try it ourselves
+      if (done.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
+      alreadySettled = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
+    }
+
+    // 2. Idempotency-Key: the same key and request return the stored answer; the new payment is not used.
+    if (idemKey && !alreadySettled) {
+      const idem = await findIdempotency(deps.db, wallet, idemKey);
+      if (idem) {
+        if (idem.requestHash !== requestHash) throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
+        const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
+        if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
+        if (done?.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
+        await deleteIdempotency(deps.db, wallet, idemKey, idem.nonce); // the first attempt failed; take the key over
+        continue;
+      }
+    }
+
+    // 3. Free checks (ownership, input rules, quotas): a 4xx here costs nothing.
+    const call = { deps, wallet, params: req.params, input: req.input };
+    const state = await req.handler.check?.(call);
+
+    const verified: VerifiedPayment = {
+      authorization: attempt.authorization,
+      signature: attempt.signature,
+      amount,
+      payTo: config.x402.recipient,
+      asset: USDC_ADDRESS,
+      maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+      resource: req.resource,
+      description: paymentDescription(config, req.action),
+    };
+    // 4. What only the chain knows (balance, nonce unused there).
+    if (amount > 0n && alreadySettled === undefined) {
+      const v = await deps.facilitator.verify(verified);
+      if (!v.isValid) {
+        throw new PaymentRequiredError(v.invalidReason ?? 'invalid_payment', `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged`);
+      }
+    }
+
+    // 5. Claim the nonce (and the Idempotency-Key) before any work.
+    if (!prior) {
+      try {
+        await deps.db.insert(x402Payments).values({
+          payer: wallet,
+          nonce,
+          action: req.action.name,
+          requestHash,
+          status: amount > 0n ? 'settling' : 'pending',
+          amount: amount.toString(),
+          validBefore: Number(attempt.authorization.validBefore),
+          payload: { authorization: attempt.authorization, signature: attempt.signature, version: attempt.version },
+        });
+      } catch (e) {
+        if (isUniqueViolation(e)) continue; // a concurrent retry of this payment claimed it first
+        throw e;
+      }
+    }
+    if (idemKey && !alreadySettled) {
+      try {
+        await deps.db.insert(x402Idempotency).values({ wallet, key: idemKey, requestHash, payer: wallet, nonce });
+      } catch (e) {
+        await deletePayment(deps.db, wallet, nonce);
+        if (isUniqueViolation(e)) continue;
+        throw e;
+      }
+    }
+
+    // 6. Work, settle, receipt, commit — one transaction.
+    let txHash = alreadySettled ?? '';
+    let settledNow = false;
+    try {
+      const { body, status, work } = await deps.db.transaction(async (tx) => {
+        const work = await req.handler.run({ ...call, tx, state });
+        if (amount > 0n && alreadySettled === undefined) {
+          const s = await deps.facilitator.settle(verified, (hash) => (txHash = hash));
+          if (!s.success) {
+            throw new AppError('payment_settlement_failed', `settlement failed (${s.errorReason ?? 'unknown'}); the work was rolled back and nothing was charged`, {
+              reason: s.errorReason,
+            });
+          }
+          txHash = s.transaction;
+          settledNow = true;
+        }
+        const receipt = buildReceipt({
+          action: req.action.name,
+          wallet,
+          txHash,
+          recipient: config.x402.recipient,
+          price,
+          app: work.app,
+          status: amount > 0n ? 'settled' : 'verified',
+          createdAt: deps.clock.now(),
+        });
+        await storeReceipt(tx, receipt, `${wallet}:${nonce}`);
+        const body = { ok: true, ...(work.result as object), receipt };
+        const status = successStatus(req.action);
+        await tx
+          .update(x402Payments)
+          .set({ status: 'committed', txHash, receiptId: receipt.receiptId, response: body, responseStatus: status, updatedAt: deps.clock.now() })
+          .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
+        return { body, status, work };
+      });
+      await runAfterCommit(deps, work);
+      return { status, body, headers: paymentResponseHeader(attempt, txHash, wallet) };
+    } catch (e) {
+      if (settledNow || alreadySettled !== undefined) {
+        // Money moved but the work did not commit: keep the record; the same payment replayed for the
+        // same request does the work without a new charge.
+        await deps.db
+          .update(x402Payments)
+          .set({ status: 'orphaned', txHash, updatedAt: deps.clock.now() })
+          .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
+        deps.log.error('x402 payment settled but the work did not commit; marked orphaned', { payer: wallet, nonce, txHash });
+      } else {
+        await deletePayment(deps.db, wallet, nonce);
+        if (idemKey) await deleteIdempotency(deps.db, wallet, idemKey, nonce);
+      }
+      throw e;
+    }
+  }
+  throw new AppError('conflict', 'this payment is being processed concurrently; retry');
+}

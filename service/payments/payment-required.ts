@@ -1,0 +1,88 @@
+import type { AgentAction } from '../../shared/agent-api/action.js';
+import {
+  PAYMENT_HEADERS,
+  USDC_ADDRESS,
+  USDC_EIP712_NAME,
+  USDC_EIP712_VERSION,
+  X402_NETWORK,
+  X402_NETWORK_V1,
+} from '../../shared/agent-api/network.js';
+import type { PaymentRequiredV1Body, PaymentRequiredV2 } from '../../shared/agent-api/payment-requirements.js';
+import type { Config } from '../config.js';
+import { AppError } from '../http/app-error.js';
+import { priceOf } from './prices.js';
+
+export interface PaymentContext {
+  action: AgentAction;
+  /** Absolute URL of the request being paid. */
+  resource: string;
+}
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+
+export function paymentDescription(config: Config, action: AgentAction): string {
+  const { price } = priceOf(config, action);
+  return `${action.name}: ${action.description} Price ${price} USDC.`;
+}
+
+/** The 402 answer both x402 generations read: v1 JSON body (network "base") + v2 PAYMENT-REQUIRED header (eip155:8453). */
+export function paymentRequiredResponse(config: Config, ctx: PaymentContext, reason: string, message: string): Response {
+  const { amount } = priceOf(config, ctx.action);
+  const extra = { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION };
+  const description = paymentDescription(config, ctx.action);
+  const v1: PaymentRequiredV1Body & { ok: false; message: string } = {
+    ok: false,
+    x402Version: 1,
+    error: reason,
+    message,
+    accepts: [
+      {
+        scheme: 'exact',
+        network: X402_NETWORK_V1,
+        maxAmountRequired: amount.toString(),
+        resource: ctx.resource,
+        description,
+        mimeType: 'application/json',
+        payTo: config.x402.recipient,
+        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+        asset: USDC_ADDRESS,
+        outputSchema: { input: { type: 'http', method: ctx.action.method, discoverable: true } },
+        extra,
+      },
+    ],
+  };
+  const v2: PaymentRequiredV2 = {
+    x402Version: 2,
+    error: reason,
+    resource: { url: ctx.resource, description, mimeType: 'application/json' },
+    accepts: [
+      {
+        scheme: 'exact',
+        network: X402_NETWORK,
+        amount: amount.toString(),
+        asset: USDC_ADDRESS,
+        payTo: config.x402.recipient,
+        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+        extra,
+      },
+    ],
+  };
+  return new Response(JSON.stringify(v1), {
+    status: 402,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', [PAYMENT_HEADERS.v2Required]: b64(v2) },
+  });
+}
+
+/**
+ * "Pay (again)": thrown before any work when the payment is missing or refused. The Agent API route
+ * turns it into the 402 of paymentRequiredResponse; elsewhere it is a plain 402 error envelope.
+ * `reason` is an x402-style code (payment_required, invalid_exact_evm_payload_signature, …).
+ */
+export class PaymentRequiredError extends AppError {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super('payment_required', message, { reason });
+  }
+}

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import { X402_CURRENCY, X402_NETWORK } from '../../shared/agent-api/network.js';
+import { canonicalReceiptText, type Receipt } from '../../shared/agent-api/receipt.js';
+import type { DbOrTx } from '../db/client.js';
+import { newId } from '../db/ids.js';
+import { x402Receipts } from '../db/schema/index.js';
+
+export interface ReceiptInput {
+  action: string;
+  wallet: string;
+  txHash: string;
+  recipient: string;
+  price: string;
+  app: { id: string; slug: string; visibility: 'public' | 'private' } | null;
+  status: 'settled' | 'verified';
+  createdAt: Date;
+}
+
+export function receiptHashOf(r: Omit<Receipt, 'receiptHash'>): string {
+  return createHash('sha256').update(canonicalReceiptText(r), 'utf8').digest('hex');
+}
+
+export function buildReceipt(i: ReceiptInput): Receipt {
+  const base: Omit<Receipt, 'receiptHash'> = {
+    receiptId: newId('rcpt'),
+    action: i.action,
+    wallet: i.wallet,
+    network: X402_NETWORK,
+    txHash: i.txHash,
+    recipient: i.recipient,
+    price: i.price,
+    currency: X402_CURRENCY,
+    appId: i.app?.id ?? '',
+    appName: i.app?.slug ?? '',
+    visibility: i.app?.visibility ?? 'private',
+    status: i.status,
+    createdAt: i.createdAt.toISOString(),
+  };
+  return { ...base, receiptHash: receiptHashOf(base) };
+}
+
+export async function storeReceipt(db: DbOrTx, r: Receipt, payerNonce: string): Promise<void> {
+  await db.insert(x402Receipts).values({ ...r, payerNonce });
+}

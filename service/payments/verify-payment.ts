@@ -1,0 +1,78 @@
+import { isAddressEqual, verifyTypedData, type Address, type Hex } from 'viem';
+import {
+  BASE_CHAIN_ID,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  USDC_ADDRESS,
+  USDC_EIP712_NAME,
+  USDC_EIP712_VERSION,
+  X402_NETWORK,
+  X402_NETWORK_V1,
+} from '../../shared/agent-api/network.js';
+import type { PaymentAttempt } from './decode-payment.js';
+import { PaymentRequiredError } from './payment-required.js';
+
+export interface PaymentExpectation {
+  amount: bigint;
+  recipient: string;
+  nowSeconds: number;
+  maxTimeoutSeconds: number;
+}
+
+/** Seconds a settlement needs before the authorization expires (x402's own facilitator uses 6). */
+const SETTLE_MARGIN_SECONDS = 6;
+/** Clock skew tolerated on the upper bound of the window. */
+const SKEW_SECONDS = 60;
+
+/**
+ * The one verifier for both x402 generations, offline: EIP-712 TransferWithAuthorization signature
+ * recovered with viem equals `from`; `to` = our recipient; value = price exactly; the domain is USDC on
+ * chain 8453 (v1 "base" and v2 "eip155:8453" both bind it); validAfter ≤ now < validBefore − margin, and
+ * validBefore no further out than we asked for. Returns the payer (lower-case). The `(from, nonce)`
+ * uniqueness and the on-chain checks come after (payment store, facilitator).
+ */
+export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectation): Promise<string> {
+  const refuse = (reason: string, message: string): never => {
+    throw new PaymentRequiredError(reason, message);
+  };
+  if (p.scheme !== 'exact') refuse('unsupported_scheme', `scheme ${p.scheme} is not accepted; use "exact"`);
+  const networkOk = p.version === 1 ? p.network === X402_NETWORK_V1 : p.network === X402_NETWORK;
+  if (!networkOk) refuse('invalid_network', `network ${p.network} is not accepted; pay on ${p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK} (chain ${BASE_CHAIN_ID})`);
+  if (p.accepted) {
+    if (!isAddressEqual(p.accepted.asset as Address, USDC_ADDRESS)) refuse('invalid_asset', `asset ${p.accepted.asset} is not USDC (${USDC_ADDRESS})`);
+    if (!isAddressEqual(p.accepted.payTo as Address, e.recipient as Address)) refuse('invalid_exact_evm_payload_recipient_mismatch', `payTo must be ${e.recipient}`);
+    if (BigInt(p.accepted.amount) !== e.amount) refuse('invalid_exact_evm_payload_authorization_value', `accepted amount ${p.accepted.amount} differs from the price ${e.amount}`);
+  }
+  const a = p.authorization;
+  if (!isAddressEqual(a.to as Address, e.recipient as Address)) refuse('invalid_exact_evm_payload_recipient_mismatch', `the authorization pays ${a.to}; pay ${e.recipient}`);
+  const value = BigInt(a.value);
+  if (value !== e.amount) {
+    refuse('invalid_exact_evm_payload_authorization_value', `the authorization is for ${value} atomic USDC; this action costs exactly ${e.amount}`);
+  }
+  if (BigInt(a.validAfter) > BigInt(e.nowSeconds)) refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');
+  if (BigInt(a.validBefore) <= BigInt(e.nowSeconds + SETTLE_MARGIN_SECONDS)) refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires too soon to settle); sign a new one');
+  if (BigInt(a.validBefore) > BigInt(e.nowSeconds + e.maxTimeoutSeconds + SKEW_SECONDS)) {
+    refuse('invalid_exact_evm_payload_authorization_valid_before', `the authorization is valid for longer than the ${e.maxTimeoutSeconds} s asked for`);
+  }
+  let ok = false;
+  try {
+    ok = await verifyTypedData({
+      address: a.from as Address,
+      domain: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION, chainId: BASE_CHAIN_ID, verifyingContract: USDC_ADDRESS },
+      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: a.from as Address,
+        to: a.to as Address,
+        value,
+        validAfter: BigInt(a.validAfter),
+        validBefore: BigInt(a.validBefore),
+        nonce: a.nonce as Hex,
+      },
+      signature: p.signature,
+    });
+  } catch {
+    ok = false;
+  }
+  if (!ok) refuse('invalid_exact_evm_payload_signature', 'the signature does not match the authorization (tampered, wrong domain or wrong signer)');
+  return a.from.toLowerCase();
+}
