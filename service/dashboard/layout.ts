@@ -76,7 +76,7 @@ const NAV_LABEL: Record<string, string> = { overview: 'Overview', keys: 'API key
 export function layout(opts: LayoutOptions, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${opts.title} · svc</title><link rel="stylesheet" href="/dashboard/assets/style.css"></head>
+<title>${opts.title} · svc</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/assets/style.css"></head>
 <body>
 <header class="top"><div class="bar"><a class="brand" href="/dashboard">svc<span>.</span></a>
 ${opts.email
