@@ -1,0 +1,70 @@
+import type { z } from 'zod';
+import type { createTableApi, insertTableRecords } from '../../shared/agent-api/actions/tables.js';
+import type { AgentHandler } from '../agent/handler.js';
+import { AppError } from '../http/app-error.js';
+import { walletOwner } from '../sites/owner.js';
+import { getOwnedSite, type SiteRow } from '../sites/sites.js';
+import { normaliseRecords } from './records.js';
+import { createTable, getTableById, insertRecords, parseTableSchema, toTableView, type TableRow } from './tables.js';
+
+type CreateInput = z.output<typeof createTableApi.input>;
+type CreateOutput = z.input<typeof createTableApi.output>;
+type InsertInput = z.output<typeof insertTableRecords.input>;
+type InsertOutput = z.input<typeof insertTableRecords.output>;
+
+const touched = (site: SiteRow) => ({ id: site.id, slug: site.slug, visibility: site.visibility });
+
+/**
+ * x402.create_table_api. `check` (free) proves ownership and validates the schema, so a bad call
+ * costs nothing; `run` creates the table in the paid transaction.
+ */
+export const createTableApiHandler: AgentHandler<{ siteId: string }, CreateInput, CreateOutput, SiteRow> = {
+  async check({ deps, wallet, params, input }) {
+    const site = await getOwnedSite(deps.db, walletOwner(wallet), params.siteId);
+    parseTableSchema(input.schema);
+    return site;
+  },
+  async run({ deps, input, tx, state: site }) {
+    const { table, writeKey } = await createTable(deps, site, { ...input, kind: 'table' }, tx);
+    const view = toTableView(deps.config, site, table);
+    return {
+      result: {
+        ok: true,
+        table: {
+          id: view.id,
+          slug: view.slug,
+          name: view.name,
+          url: view.url,
+          pathUrl: view.pathUrl,
+          writeKey,
+          requireReadKey: view.requireReadKey,
+          publicInsert: view.publicInsert,
+          methods: view.methods,
+          schema: view.schema,
+        },
+      },
+      app: touched(site),
+    };
+  },
+};
+
+/**
+ * x402.insert_table_records. `check` proves the wallet owns the table's app (another wallet's
+ * table is a 404, like a missing one), that it is a writable table, and validates every record,
+ * all before payment.
+ */
+export const insertTableRecordsHandler: AgentHandler<{ tableId: string }, InsertInput, InsertOutput, { site: SiteRow; table: TableRow }> = {
+  async check({ deps, wallet, params, input }) {
+    const found = await getTableById(deps, params.tableId);
+    if (!found || found.site.ownerWallet === null || found.site.ownerWallet !== wallet.toLowerCase()) {
+      throw new AppError('not_found', `table ${params.tableId} not found`);
+    }
+    if (found.table.kind !== 'table') throw new AppError('method_not_allowed', `${params.tableId} is a dataset; datasets are read-only`);
+    normaliseRecords(found.table.schema, input.records);
+    return found;
+  },
+  async run({ deps, input, tx, state }) {
+    const records = await insertRecords(deps, state.table, input.records, tx);
+    return { result: { ok: true, inserted: records.length, ids: records.map((r) => r.id) }, app: touched(state.site) };
+  },
+};
