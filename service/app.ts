@@ -9,6 +9,7 @@ import { AppError } from './http/app-error.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
 import { createApiRouter } from './http/openapi.js';
+import { datasetRoutes } from './datasets/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
@@ -75,6 +76,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   v1.route('/', usageRoutes(deps));
   v1.route('/', siteRoutes(deps));
   v1.route('/', tableRoutes(deps));
+  v1.route('/', datasetRoutes(deps));
   app.route('/api/v1', v1);
   app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));

@@ -107,6 +107,7 @@ export function widen(a: FieldType | null, b: FieldType | null): FieldType | nul
   return 'string';
 }
 
+const RESERVED_NAMES = new Set(['id', 'createdat', 'updatedat']);
 const SAFE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** A Table-safe field name from a column header: `First Name` → `First_Name`, `2019` → `_2019`. */
@@ -118,6 +119,8 @@ export function fieldNameFor(label: string, index: number, taken: Set<string>): 
     .replace(/^_+|_+$/g, '');
   if (base === '') base = `column_${index + 1}`;
   if (/^[0-9]/.test(base)) base = `_${base}`;
+  // The Table record envelope owns these names (id, createdAt, updatedAt).
+  if (RESERVED_NAMES.has(base.toLowerCase())) base = `source_${base}`;
   base = base.slice(0, 60);
   let name = base;
   for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${base.slice(0, 60 - String(n).length)}_${n}`;

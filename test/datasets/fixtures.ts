@@ -6,7 +6,6 @@ import zlib from 'node:zlib';
 import ExcelJS from 'exceljs';
 import { zipSync } from 'fflate';
 import { ByteWriter, geojsonToWkb, parquetWrite } from 'hyparquet-writer';
-// @ts-expect-error no types shipped
 import shpwrite from '@mapbox/shp-write';
 
 export interface City {
@@ -98,7 +97,7 @@ export async function citiesShapefileZip(): Promise<Buffer> {
       geometry: { type: 'Point', coordinates: [c.lon, c.lat] },
     })),
   };
-  const out = await shpwrite.zip(gj, { outputType: 'nodebuffer', compression: 'DEFLATE', folder: 'layer', types: { point: 'cities' } });
+  const out = await shpwrite.zip(gj as never, { outputType: 'nodebuffer', compression: 'DEFLATE', folder: 'layer', types: { point: 'cities' } });
   return Buffer.from(out as Uint8Array);
 }
 

@@ -1,0 +1,261 @@
+import fsp from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { and, asc, eq } from 'drizzle-orm';
+import { TABLE_LIMITS } from '../../shared/tables/schema.js';
+import type { DbOrTx } from '../db/client.js';
+import { isUniqueViolation } from '../db/client.js';
+import { newId } from '../db/ids.js';
+import { datasets, tables } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import { SLUG_PATTERN } from '../sites/slugs.js';
+import type { SiteRow } from '../sites/sites.js';
+import { bulkInsertRecords, createTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
+import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
+import type { FieldType, InferredField } from './infer.js';
+import { blobOpener, coercedBatches, inferSchema, prepareDataFile } from './pipeline.js';
+import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
+import { getSiteUpload } from './uploads.js';
+
+export type DatasetRow = typeof datasets.$inferSelect;
+
+export interface DatasetView {
+  id: string;
+  slug: string;
+  name: string;
+  format: string;
+  fileName: string;
+  /** The Table (kind `dataset`) that serves the records. */
+  tableId: string;
+  /** `{table_base_url}`: `{site_host}/api/data/<site_slug>/<slug>`. */
+  url: string;
+  pathUrl: string;
+  recordCount: number;
+  fields: { name: string; label: string; type: FieldType }[];
+  sourceBytes: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ConvertInput {
+  key: string;
+  fileName: string;
+  name?: string;
+  slug?: string;
+  replaceExisting?: boolean;
+  /** XLSX: the sheet to read (default: the first). */
+  sheet?: string;
+}
+
+/** Everything decided before payment; `convertDataFile` does the work. */
+export interface ConvertPlan {
+  key: string;
+  fileName: string;
+  kind: DataFileKind;
+  name: string;
+  slug: string;
+  sourceBytes: number;
+  sheet?: string;
+  /** The dataset being replaced (replaceExisting with a taken slug). */
+  replacing: DatasetRow | null;
+}
+
+function parseLimits(deps: Deps): ParseLimits {
+  return { ...DEFAULT_PARSE_LIMITS, maxRecords: deps.config.datasets.maxRecords, maxColumns: TABLE_LIMITS.maxFields };
+}
+
+export function dataFileInvalid(fileName: string, kind: DataFileKind, e: DataFileError): AppError {
+  return new AppError('data_file_invalid', `${fileName} (${kindInfo(kind).label}) could not be converted: ${e.described}. Nothing was loaded.`, {
+    format: kind,
+    ...e.location,
+    reason: e.message,
+  });
+}
+
+function baseName(fileName: string): string {
+  return (fileName.split(/[\\/]/).pop() ?? fileName).replace(/\.[A-Za-z0-9]+$/, '') || fileName;
+}
+
+/**
+ * The free checks of a conversion (before payment): the key is an upload slot of this site, the
+ * file arrived with the declared size, its first bytes match its kind, and the slug is usable
+ * (taken by a dataset → 409 unless replaceExisting; taken by a hand-made Table → always 409).
+ */
+export async function planConversion(deps: Deps, site: SiteRow, input: ConvertInput): Promise<ConvertPlan> {
+  const kind = detectKind(input.fileName);
+  if (!kind) {
+    throw new AppError('validation_failed', `"${input.fileName}" is not a data file kind we convert; accepted: ${ACCEPTED_KINDS}`, {
+      issues: [{ field: 'fileName', message: 'unsupported kind' }],
+    });
+  }
+  const upload = await getSiteUpload(deps.db, site.id, input.key);
+  const info = await deps.blobs.head(input.key);
+  if (!info) {
+    throw new AppError('validation_failed', `nothing has been uploaded to "${input.key}" yet${upload.strategy === 'multipart' ? '; upload every part, then call complete_data_file_multipart_upload' : '; PUT the file to the upload URL first'}`, {
+      issues: [{ field: 'key', message: 'not uploaded yet' }],
+    });
+  }
+  if (info.size !== upload.declaredBytes) {
+    throw new AppError('validation_failed', `the uploaded file is ${info.size} bytes; ${upload.declaredBytes} were declared`, { issues: [{ field: 'key', message: 'size mismatch' }] });
+  }
+  const stream = await deps.blobs.getStream(input.key);
+  if (stream) {
+    const head: Buffer[] = [];
+    let n = 0;
+    for await (const c of stream as AsyncIterable<Buffer>) {
+      head.push(c);
+      n += c.length;
+      if (n >= 4096) break;
+    }
+    stream.destroy();
+    const mismatch = sniffMismatch(kind, Buffer.concat(head));
+    if (mismatch) throw dataFileInvalid(input.fileName, kind, new DataFileError(`the file is ${mismatch}`));
+  }
+  const name = (input.name ?? baseName(input.fileName)).trim().slice(0, 200) || 'dataset';
+  let slug: string;
+  if (input.slug !== undefined) {
+    slug = input.slug.trim().toLowerCase();
+    if (!SLUG_PATTERN.test(slug)) {
+      throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', { issues: [{ field: 'slug', message: 'not a slug' }] });
+    }
+  } else slug = slugFromName(name);
+  let replacing: DatasetRow | null = null;
+  const taken = async (s: string) => {
+    const [t] = await deps.db.select({ id: tables.id, kind: tables.kind }).from(tables).where(and(eq(tables.siteId, site.id), eq(tables.slug, s)));
+    return t ?? null;
+  };
+  let holder = await taken(slug);
+  if (holder && input.slug === undefined && !input.replaceExisting) {
+    const base = slug.slice(0, 58);
+    for (let i = 2; holder; i++) {
+      slug = `${base}-${i}`;
+      holder = await taken(slug);
+    }
+  }
+  if (holder) {
+    if (holder.kind !== 'dataset') {
+      throw new AppError('slug_taken', `"${slug}" is a Table of this app, not a dataset; choose another slug`, { slug });
+    }
+    if (!input.replaceExisting) {
+      throw new AppError('slug_taken', `a dataset "${slug}" exists; pass replaceExisting: true to replace its data, or choose another slug`, { slug });
+    }
+    [replacing] = await deps.db.select().from(datasets).where(and(eq(datasets.siteId, site.id), eq(datasets.tableId, holder.id)));
+    if (!replacing) throw new AppError('slug_taken', `"${slug}" is taken; choose another slug`, { slug });
+  }
+  return { key: input.key, fileName: input.fileName, kind, name, slug, sourceBytes: info.size, sheet: input.sheet, replacing };
+}
+
+/**
+ * Converts the uploaded file into a dataset, inside `db` (the paid call's transaction):
+ * pass one parses the whole file streaming and infers the schema (a bad file fails here, before a
+ * row is written); pass two streams the records again into a new dataset Table in batches. A
+ * replacement loads into a new table and then, in the same transaction, points the dataset at it
+ * and gives it the slug (the old table and its records are deleted): readers see the old data
+ * until commit and the new data after, never a mix.
+ */
+export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPlan, db: DbOrTx): Promise<DatasetView> {
+  const limits = parseLimits(deps);
+  await fsp.mkdir(deps.config.datasets.tmpDir, { recursive: true });
+  let file;
+  try {
+    file = await prepareDataFile(blobOpener(deps.blobs, plan.key), plan.kind, { limits, sheet: plan.sheet, tmpRoot: deps.config.datasets.tmpDir });
+  } catch (e) {
+    if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, plan.kind, e);
+    throw e;
+  }
+  try {
+    let fields: InferredField[];
+    let schema;
+    try {
+      schema = await inferSchema(file, limits);
+      fields = schema.fields;
+    } catch (e) {
+      if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
+      throw e;
+    }
+    const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
+    let table;
+    try {
+      ({ table } = await createTable(
+        deps,
+        site,
+        { name: plan.name, slug: loadSlug, kind: 'dataset', schema: { fields: fields.map((f) => ({ name: f.name, label: f.label.slice(0, 200), type: f.type })) } },
+        db,
+      ));
+    } catch (e) {
+      if (e instanceof AppError && e.code === 'slug_taken') {
+        throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; pass replaceExisting: true or choose another slug`, { slug: plan.slug });
+      }
+      throw e;
+    }
+    let count: number;
+    const prepared = file;
+    const rows = (async function* () {
+      for await (const batch of coercedBatches(prepared, schema, 2000)) yield* batch;
+    })();
+    try {
+      count = await bulkInsertRecords(db, table.id, rows, { batchSize: 2000 });
+    } catch (e) {
+      if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
+      throw e;
+    }
+    if (count !== schema.records) {
+      throw dataFileInvalid(plan.fileName, file.kind, new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`));
+    }
+    const now = deps.clock.now();
+    const values = {
+      tableId: table.id,
+      name: plan.name,
+      format: file.kind,
+      fileName: plan.fileName,
+      sourceKey: plan.key,
+      sourceBytes: plan.sourceBytes,
+      recordCount: count,
+      updatedAt: now,
+    };
+    let row: DatasetRow;
+    try {
+      if (plan.replacing) {
+        [row] = await db.update(datasets).set(values).where(eq(datasets.id, plan.replacing.id)).returning();
+        if (!row) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
+        table = await promoteTable(deps, table, plan.slug, db);
+      } else {
+        [row] = await db.insert(datasets).values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values }).returning();
+      }
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });
+      throw e;
+    }
+    return toDatasetView(deps, site, row, fields);
+  } finally {
+    await file.close();
+  }
+}
+
+export function toDatasetView(deps: Deps, site: Pick<SiteRow, 'slug'>, row: DatasetRow, fields: { name: string; label: string; type: FieldType }[]): DatasetView {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    format: row.format,
+    fileName: row.fileName,
+    tableId: row.tableId,
+    ...tableUrls(deps.config, site.slug, row.slug),
+    recordCount: row.recordCount,
+    fields: fields.map((f) => ({ name: f.name, label: f.label, type: f.type })),
+    sourceBytes: row.sourceBytes,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** The site's datasets, oldest first, with their Table schema. */
+export async function listDatasets(deps: Deps, site: Pick<SiteRow, 'id' | 'slug'>, db: DbOrTx = deps.db): Promise<DatasetView[]> {
+  const rows = await db
+    .select({ dataset: datasets, schema: tables.schema })
+    .from(datasets)
+    .innerJoin(tables, eq(tables.id, datasets.tableId))
+    .where(eq(datasets.siteId, site.id))
+    .orderBy(asc(datasets.createdAt), asc(datasets.id));
+  return rows.map((r) => toDatasetView(deps, site, r.dataset, r.schema.fields));
+}

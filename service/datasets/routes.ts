@@ -1,0 +1,39 @@
+import { createRoute } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { DatasetListResponseSchema } from '../../shared/account-api/datasets.js';
+import { requireScope } from '../auth/require-scope.js';
+import type { Deps } from '../deps.js';
+import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { accountOwner } from '../sites/owner.js';
+import { getOwnedSite } from '../sites/sites.js';
+import { listDatasets } from './datasets.js';
+
+const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+
+/** Account API: `GET /api/v1/sites/:siteId/datasets` (mounted under /api/v1). */
+export function datasetRoutes(deps: Deps) {
+  const r = createApiRouter();
+  r.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sites/{siteId}/datasets',
+      tags: ['Datasets'],
+      summary: 'List Site datasets',
+      description:
+        'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
+      security: securityFor('svc.data.read'),
+      middleware: [requireScope(deps, 'svc.data.read')] as const,
+      request: { params: SiteIdParam },
+      responses: {
+        200: { description: 'The datasets of the site', content: { 'application/json': { schema: DatasetListResponseSchema } } },
+        ...errorResponses(401, 403, 404, 429),
+      },
+    }),
+    async (c) => {
+      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+      const list = await listDatasets(deps, site);
+      return c.json({ ok: true as const, datasets: list as z.infer<typeof DatasetListResponseSchema>['datasets'] }, 200);
+    },
+  );
+  return r;
+}
