@@ -52,7 +52,7 @@ function usageCards(usage: Record<string, UsageEntry>): Html {
   return html`<div class="grid">${Object.entries(usage).map(([name, e]) => {
     const pct = e.limit ? Math.min(100, Math.round((e.used / e.limit) * 100)) : 0;
     return html`<div class="card stat" data-usage="${name}"><div class="n">${formatNumber(e.used, e.unit)}${e.limit !== null ? html`<span class="muted small"> / ${formatNumber(e.limit, e.unit)}</span>` : ''}</div>
-<div class="l">${name} · ${e.unit}</div>${e.limit ? html`<progress max="100" value="${pct}"></progress>` : ''}</div>`;
+<div class="l" title="${name}">${e.unit}</div>${e.limit ? html`<progress max="100" value="${pct}"></progress>` : ''}</div>`;
   })}</div>`;
 }
 
@@ -145,7 +145,8 @@ export interface FunctionRowView {
   id: string;
   name: string;
   slug: string;
-  live: boolean;
+  /** live, draft or cleanup_pending. */
+  status: string;
   userAccess: boolean;
   secretNames: string[];
 }
@@ -161,7 +162,7 @@ ${input.functions === null
     ? html`<div class="card"><p class="muted">No functions yet. Create one with <code>POST /api/v1/functions</code>.</p></div>`
     : input.functions.map(
         (f) => html`<div class="card" data-function="${f.id}"><div class="row"><h2 class="flat">${f.name}</h2><code>${f.slug}</code>
-<span class="pill ${f.live ? 'ok' : 'off'}">${f.live ? 'live' : 'draft only'}</span><span class="spacer"></span>
+<span class="pill ${f.status === 'live' ? 'ok' : f.status === 'draft' ? 'off' : 'bad'}">${f.status === 'draft' ? 'draft only' : f.status.replace('_', ' ')}</span><span class="spacer"></span>
 <form class="inline" method="post" action="/dashboard/functions/${f.id}/user-access">${csrfField(chrome.csrf)}<input type="hidden" name="enabled" value="${f.userAccess ? 'false' : 'true'}">
 <span class="small muted">svc-user access: <b>${f.userAccess ? 'on' : 'off'}</b></span> <button class="secondary" type="submit">${f.userAccess ? 'Turn off' : 'Turn on'}</button></form></div>
 <h3 class="small muted">Secrets</h3>${f.secretNames.length
