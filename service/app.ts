@@ -5,6 +5,7 @@ import { cors } from 'hono/cors';
 import { adminRoutes } from './admin/routes.js';
 import type { Deps } from './deps.js';
 import { registerAccountApiDocs } from './discovery/account-api-doc.js';
+import { functionRoutes } from './functions/routes.js';
 import { AppError } from './http/app-error.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
@@ -75,6 +76,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   registerAccountApiDocs(v1, deps);
   v1.route('/', usageRoutes(deps));
   v1.route('/', siteRoutes(deps));
+  v1.route('/', functionRoutes(deps));
   v1.route('/', tableRoutes(deps));
   v1.route('/', datasetRoutes(deps));
   app.route('/api/v1', v1);

@@ -16,6 +16,13 @@ Usage:
                                                create a personal API key (shown once)
   svc key list --email <email>                 list an account's keys
   svc key revoke --email <email> --id <keyId>  revoke a key
+  svc function secret set --email <email> --function <id|slug> --name <NAME> [--value <v>]
+                                               set a Function secret (value read from stdin when
+                                               --value is omitted; never printed back)
+  svc function secret list --email <email> --function <id|slug>     list secret names
+  svc function secret delete --email <email> --function <id|slug> --name <NAME>
+  svc function access --email <email> --function <id|slug> (--enable | --disable)
+                                               let other accounts' personal keys invoke it (allowUserInvoke)
   svc site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                add or replace one file of a site (operator)
 
@@ -50,6 +57,13 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
   } finally {
     await runtime.close();
   }
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('secret value (end with Ctrl-D): ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function print(value: unknown): void {
@@ -96,6 +110,10 @@ export async function main(argv: string[]): Promise<void> {
       'all-scopes': { type: 'boolean' },
       name: { type: 'string' },
       id: { type: 'string' },
+      function: { type: 'string' },
+      value: { type: 'string' },
+      enable: { type: 'boolean' },
+      disable: { type: 'boolean' },
       site: { type: 'string' },
       path: { type: 'string' },
       file: { type: 'string' },
@@ -103,7 +121,7 @@ export async function main(argv: string[]): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const [group, action] = positionals;
+  const [group, action, subAction] = positionals;
   if (values.help || !group) {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -136,6 +154,21 @@ export async function main(argv: string[]): Promise<void> {
       return print(await runOperation(config, 'key.list', { email: need('email') }));
     case 'key revoke':
       return print(await runOperation(config, 'key.revoke', { email: need('email'), keyId: need('id') }));
+    case 'function secret': {
+      const fn = values.function;
+      if (!fn) throw new CliError('--function is required');
+      if (subAction === 'list') return print(await runOperation(config, 'function.secret.list', { email: need('email'), function: fn }));
+      if (!values.name) throw new CliError('--name is required');
+      if (subAction === 'delete') return print(await runOperation(config, 'function.secret.delete', { email: need('email'), function: fn, name: values.name }));
+      if (subAction !== 'set') throw new CliError('use: svc function secret set|list|delete …');
+      const value = values.value ?? (await readStdin()).replace(/\r?\n$/, '');
+      return print(await runOperation(config, 'function.secret.set', { email: need('email'), function: fn, name: values.name, value }));
+    }
+    case 'function access': {
+      if (!values.function) throw new CliError('--function is required');
+      if (values.enable === values.disable) throw new CliError('give exactly one of --enable or --disable');
+      return print(await runOperation(config, 'function.access', { email: need('email'), function: values.function, allowUserInvoke: Boolean(values.enable) }));
+    }
     case 'site put-file': {
       const file = need('file');
       if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   quota_exceeded: 429,
   internal: 500,
   payment_settlement_failed: 502,
+  /** The Function itself failed (threw, timed out, ran out of memory, returned an invalid response). */
+  function_failed: 502,
   service_unavailable: 503,
   /** A Table API query ran past the statement timeout. */
   query_timeout: 503,

@@ -5,6 +5,13 @@ import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accou
 import { eq } from 'drizzle-orm';
 import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
+import {
+  deleteFunctionSecret,
+  findOwnedFunction,
+  listFunctionSecretNames,
+  setAllowUserInvoke,
+  setFunctionSecret,
+} from '../functions/functions.js';
 import { AppError } from '../http/app-error.js';
 import { viewSite, writeSiteFile } from '../sites/sites.js';
 
@@ -37,6 +44,31 @@ export const adminOperations = {
   'key.revoke': op(z.object({ email: z.string(), keyId: z.string() }), async (deps, i) => {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { key: await revokePersonalKey(deps.db, account.id, i.keyId, deps.clock.now()) };
+  }),
+  // Function secrets are set here or in the dashboard, never through the Account API; values are never printed.
+  'function.secret.set': op(
+    z.object({ email: z.string(), function: z.string().min(1), name: z.string(), value: z.string() }),
+    async (deps, i) => {
+      const account = await requireAccountByEmail(deps.db, i.email);
+      const fn = await findOwnedFunction(deps.db, account.id, i.function);
+      return setFunctionSecret(deps, account.id, fn.id, i.name, i.value);
+    },
+  ),
+  'function.secret.list': op(z.object({ email: z.string(), function: z.string().min(1) }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    const fn = await findOwnedFunction(deps.db, account.id, i.function);
+    return { functionId: fn.id, secretNames: await listFunctionSecretNames(deps, account.id, fn.id) };
+  }),
+  'function.secret.delete': op(z.object({ email: z.string(), function: z.string().min(1), name: z.string() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    const fn = await findOwnedFunction(deps.db, account.id, i.function);
+    return deleteFunctionSecret(deps, account.id, fn.id, i.name);
+  }),
+  'function.access': op(z.object({ email: z.string(), function: z.string().min(1), allowUserInvoke: z.boolean() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    const fn = await findOwnedFunction(deps.db, account.id, i.function);
+    const view = await setAllowUserInvoke(deps, account.id, fn.id, i.allowUserInvoke);
+    return { functionId: view.id, slug: view.slug, allowUserInvoke: view.allowUserInvoke };
   }),
   'site.file.put': op(
     z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }),

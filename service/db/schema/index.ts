@@ -4,5 +4,6 @@ export * from './accounts.js';
 export * from './sites.js';
 export * from './oauth.js';
 export * from './tables.js';
+export * from './functions.js';
 export * from './datasets.js';
 export * from './payments.js';

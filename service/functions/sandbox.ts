@@ -1,0 +1,455 @@
+import { performance } from 'node:perf_hooks';
+import {
+  newQuickJSWASMModule,
+  RELEASE_SYNC,
+  type QuickJSContext,
+  type QuickJSDeferredPromise,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten';
+
+/**
+ * The Function sandbox: QuickJS compiled to WebAssembly (quickjs-emscripten, sync variant).
+ *
+ * Isolation comes from the engine, not from hiding globals: guest code runs in a separate JS heap
+ * inside wasm linear memory, so there is no `process`, `require`, module loader, filesystem or network
+ * to reach, and no host object is ever handed in — only copies (strings, and values rebuilt inside the
+ * guest by its own JSON.parse). Every invocation gets a fresh runtime and context, a memory limit, a
+ * 128 KiB stack (larger stacks let deep guest recursion overflow the host's V8 stack), a CPU budget
+ * and a wall-clock deadline enforced by the interrupt handler, and strict handle bookkeeping (a leaked
+ * handle aborts the wasm module for everyone: notes/deps.md §4).
+ */
+
+export interface SandboxLimits {
+  /** QuickJS heap limit of one invocation. */
+  memoryBytes: number;
+  /** Guest execution time (interpreter running) per invocation. */
+  cpuMs: number;
+  /** Whole invocation, including time spent waiting for host calls (SVC_MEMORY). */
+  wallMs: number;
+  /** Host calls (SVC_MEMORY operations) per invocation. */
+  maxHostCalls: number;
+}
+
+/** What the sandbox may ask of the host. Everything crosses as strings (JSON text), never as objects. */
+export interface SandboxHost {
+  memoryGet(key: string): Promise<string | null>;
+  memorySet(key: string, valueJson: string): Promise<void>;
+  memoryDelete(key: string): Promise<boolean>;
+}
+
+export interface SandboxInput {
+  /** ES module source whose default export is the handler. */
+  code: string;
+  /** JSON text of the request object handed to the handler. */
+  requestJson: string;
+  caller: string;
+  secrets: Record<string, string>;
+}
+
+export type SandboxFailure =
+  | 'syntax_error'
+  | 'no_default_export'
+  | 'threw'
+  | 'timeout'
+  | 'out_of_memory'
+  | 'stack_overflow'
+  | 'never_resolved'
+  | 'invalid_return'
+  | 'sandbox_error';
+
+/** The handler's return value, copied out: a string as-is, anything else as JSON text. */
+export type SandboxValue = { kind: 'undefined' } | { kind: 'string'; text: string } | { kind: 'json'; json: string };
+
+export interface SandboxStats {
+  cpuMs: number;
+  wallMs: number;
+  hostCalls: number;
+}
+
+export type SandboxOutcome =
+  | ({ ok: true; value: SandboxValue } & SandboxStats)
+  | ({ ok: false; reason: SandboxFailure; message: string } & SandboxStats);
+
+let modulePromise: Promise<QuickJSWASMModule> | null = null;
+
+/** One wasm module per process (25–50 ms to load); replaced if it ever aborts. */
+function quickjs(): Promise<QuickJSWASMModule> {
+  modulePromise ??= newQuickJSWASMModule(RELEASE_SYNC).catch((e: unknown) => {
+    modulePromise = null;
+    throw e;
+  });
+  return modulePromise;
+}
+
+/** Drops the shared module so the next invocation loads a fresh one (after a wasm abort). */
+function discardModule(): void {
+  modulePromise = null;
+}
+
+/** Loads the wasm module ahead of the first invocation (service start, benchmarks). */
+export async function warmSandbox(): Promise<void> {
+  await quickjs();
+}
+
+class GuestFailure extends Error {
+  constructor(
+    readonly reason: SandboxFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_ERROR_MESSAGE = 2000;
+
+/** Evaluated first in every context: freezes the API objects and removes the host-function carrier. */
+const BOOTSTRAP = `(() => {
+  const g = globalThis;
+  const host = g.__svcHost;
+  delete g.__svcHost;
+  const data = JSON.parse(host.data);
+  const secrets = Object.freeze(Object.assign(Object.create(null), data.secrets));
+  const caller = Object.freeze({
+    get: (key) => host.get(key),
+    set: (key, value) => host.set(key, value),
+    delete: (key) => host.del(key),
+  });
+  const ro = (name, value) => Object.defineProperty(g, name, { value, enumerable: false, writable: false, configurable: false });
+  ro('SVC_CALLER', data.caller);
+  ro('SVC_SECRETS', secrets);
+  ro('SVC_MEMORY', Object.freeze({ caller }));
+  const noop = () => undefined;
+  g.console = Object.freeze({ log: noop, info: noop, warn: noop, error: noop, debug: noop });
+  return (e) => {
+    try {
+      if (e instanceof Error) return String(e.name) + ': ' + String(e.message);
+      return 'Uncaught ' + (typeof e === 'string' ? e : JSON.stringify(e));
+    } catch (_) { return 'Uncaught exception'; }
+  };
+})()`;
+
+/** Runs `input.code`'s default export once on the request, in a fresh QuickJS runtime. */
+export async function runInSandbox(input: SandboxInput, host: SandboxHost, limits: SandboxLimits): Promise<SandboxOutcome> {
+  const mod = await quickjs();
+  const started = performance.now();
+  const wallDeadline = started + limits.wallMs;
+  let cpuUsed = 0;
+  let sliceStart = 0;
+  let hostCalls = 0;
+  let interrupted: 'cpu' | 'wall' | null = null;
+  let closed = false;
+  const stats = (): SandboxStats => ({ cpuMs: round(cpuUsed), wallMs: round(performance.now() - started), hostCalls });
+
+  let rt: QuickJSRuntime | null = null;
+  let ctx: QuickJSContext | null = null;
+  const handles: QuickJSHandle[] = [];
+  const deferreds = new Set<QuickJSDeferredPromise>();
+  const pending = new Set<Promise<void>>();
+  try {
+    rt = mod.newRuntime();
+    rt.setMemoryLimit(limits.memoryBytes);
+    rt.setMaxStackSize(128 * 1024);
+    rt.setInterruptHandler(() => {
+      const now = performance.now();
+      if (cpuUsed + (now - sliceStart) > limits.cpuMs) interrupted ??= 'cpu';
+      else if (now > wallDeadline) interrupted ??= 'wall';
+      return interrupted !== null;
+    });
+    const runtime = rt;
+    const vm = rt.newContext();
+    ctx = vm;
+    const keep = (h: QuickJSHandle): QuickJSHandle => {
+      handles.push(h);
+      return h;
+    };
+    /** Every entry into guest code goes through here so its time counts against the CPU budget. */
+    const guest = <T>(fn: () => T): T => {
+      sliceStart = performance.now();
+      try {
+        return fn();
+      } finally {
+        cpuUsed += performance.now() - sliceStart;
+      }
+    };
+
+    const json = keep(vm.getProp(vm.global, 'JSON'));
+    const stringify = keep(vm.getProp(json, 'stringify'));
+    const parse = keep(vm.getProp(json, 'parse'));
+
+    /** Throws a GuestFailure for a guest exception handle (and disposes it). */
+    let describe: QuickJSHandle | null = null;
+    const fail = (errorHandle: QuickJSHandle): never => {
+      let message = 'unknown error';
+      try {
+        if (interrupted) throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
+        if (describe) {
+          const r = guest(() => vm.callFunction(describe!, vm.undefined, errorHandle));
+          if (r.error) r.error.dispose();
+          else {
+            if (vm.typeof(r.value) === 'string') message = vm.getString(r.value);
+            r.value.dispose();
+          }
+        } else {
+          const d = vm.dump(errorHandle) as unknown;
+          message = d && typeof d === 'object' && 'message' in d ? `${(d as { name?: string }).name ?? 'Error'}: ${(d as { message: string }).message}` : String(d);
+        }
+      } finally {
+        errorHandle.dispose();
+      }
+      if (interrupted) throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
+      throw new GuestFailure(classify(message), truncateMessage(message));
+    };
+    const unwrap = (r: { error?: QuickJSHandle; value?: QuickJSHandle }): QuickJSHandle => {
+      if (r.error) fail(r.error);
+      return r.value!;
+    };
+
+    /** A guest-visible async function backed by a host promise; args are copied before anything else runs. */
+    const hostAsync = <A>(name: string, readArgs: (args: QuickJSHandle[]) => A, run: (a: A) => Promise<string | boolean | null | undefined>) =>
+      keep(
+        vm.newFunction(name, (...args) => {
+          if (closed) return vm.undefined;
+          if (++hostCalls > limits.maxHostCalls) throw new TypeError(`at most ${limits.maxHostCalls} SVC_MEMORY calls per invocation`);
+          const a = readArgs(args);
+          const d = vm.newPromise();
+          deferreds.add(d);
+          const p = run(a).then(
+            (v) => {
+              if (closed) return;
+              let h: QuickJSHandle;
+              if (v === null || v === undefined) h = vm.null;
+              else if (typeof v === 'boolean') h = v ? vm.true : vm.false;
+              else {
+                // Stored values are JSON text: rebuild them inside the guest with its own JSON.parse.
+                const text = vm.newString(v);
+                const r = guest(() => vm.callFunction(parse, vm.undefined, text));
+                text.dispose();
+                if (r.error) {
+                  d.reject(r.error);
+                  r.error.dispose();
+                  deferreds.delete(d);
+                  return;
+                }
+                h = r.value;
+              }
+              d.resolve(h);
+              h.dispose();
+              deferreds.delete(d);
+            },
+            (e: unknown) => {
+              if (closed) return;
+              const err = vm.newError({ name: 'Error', message: e instanceof Error ? e.message : String(e) });
+              d.reject(err);
+              err.dispose();
+              deferreds.delete(d);
+            },
+          );
+          pending.add(p);
+          void p.finally(() => pending.delete(p));
+          return d.handle;
+        }),
+      );
+    const keyArg = (args: QuickJSHandle[]): string => {
+      if (!args[0] || vm.typeof(args[0]) !== 'string') throw new TypeError('SVC_MEMORY.caller: key must be a string');
+      return vm.getString(args[0]);
+    };
+    const getFn = hostAsync('get', keyArg, (k) => host.memoryGet(k));
+    const delFn = hostAsync('delete', keyArg, (k) => host.memoryDelete(k));
+    const setFn = hostAsync(
+      'set',
+      (args) => {
+        const key = keyArg(args);
+        const r = guest(() => vm.callFunction(stringify, vm.undefined, args[1] ?? vm.undefined));
+        if (r.error) {
+          // Surface the guest's own error (e.g. a cyclic value) to the guest.
+          const message = String((vm.dump(r.error) as { message?: string })?.message ?? 'value is not serializable');
+          r.error.dispose();
+          throw new TypeError(`SVC_MEMORY.caller.set: ${message}`);
+        }
+        const t = vm.typeof(r.value);
+        const text = t === 'string' ? vm.getString(r.value) : null;
+        r.value.dispose();
+        if (text === null) throw new TypeError('SVC_MEMORY.caller.set: value must be JSON-serializable (not undefined or a function)');
+        return { key, text };
+      },
+      ({ key, text }) => host.memorySet(key, text).then(() => undefined),
+    );
+
+    const carrier = keep(vm.newObject());
+    vm.setProp(carrier, 'get', getFn);
+    vm.setProp(carrier, 'set', setFn);
+    vm.setProp(carrier, 'del', delFn);
+    const data = vm.newString(JSON.stringify({ caller: input.caller, secrets: input.secrets }));
+    vm.setProp(carrier, 'data', data);
+    data.dispose();
+    vm.setProp(vm.global, '__svcHost', carrier);
+    describe = keep(unwrap(guest(() => vm.evalCode(BOOTSTRAP, 'svc-bootstrap.js'))));
+
+    /** Waits for a guest value that may be a promise; returns a handle the caller must dispose. */
+    const settle = async (h: QuickJSHandle, what: 'module' | 'handler'): Promise<QuickJSHandle> => {
+      for (;;) {
+        const jobs = guest(() => runtime.executePendingJobs());
+        if (jobs.error) {
+          h.dispose();
+          fail(jobs.error);
+        }
+        if (interrupted) {
+          h.dispose();
+          throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
+        }
+        const state = vm.getPromiseState(h);
+        if (state.type === 'fulfilled') {
+          if (state.notAPromise || state.value === h) return h;
+          h.dispose();
+          return state.value;
+        }
+        if (state.type === 'rejected') {
+          h.dispose();
+          fail(state.error);
+        }
+        if (runtime.hasPendingJob()) continue;
+        if (pending.size === 0) {
+          h.dispose();
+          throw new GuestFailure(
+            'never_resolved',
+            what === 'module' ? 'the module never finished loading (a top-level await that never settles)' : 'the handler returned a promise that can never settle',
+          );
+        }
+        const left = wallDeadline - performance.now();
+        if (left <= 0) {
+          h.dispose();
+          interrupted = 'wall';
+          throw new GuestFailure('timeout', timeoutMessage('wall', limits));
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.race(pending),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, left);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+    };
+
+    const evaluated = guest(() => vm.evalCode(input.code, 'function.js', { type: 'module', strict: true }));
+    if (evaluated.error) {
+      // A syntax error never ran guest code; anything else is a top-level throw.
+      const d = vm.dump(evaluated.error) as { name?: string; message?: string } | undefined;
+      if (d && d.name === 'SyntaxError' && !interrupted && !/stack overflow/.test(d.message ?? '')) {
+        evaluated.error.dispose();
+        throw new GuestFailure('syntax_error', truncateMessage(`SyntaxError: ${d.message ?? ''}`));
+      }
+      fail(evaluated.error);
+    }
+    const ns = await settle(unwrap(evaluated), 'module');
+    const handler = vm.getProp(ns, 'default');
+    ns.dispose();
+    if (vm.typeof(handler) !== 'function') {
+      handler.dispose();
+      throw new GuestFailure('no_default_export', 'the code must `export default` a function (request) => response');
+    }
+    keep(handler);
+
+    const reqText = vm.newString(input.requestJson);
+    const parsed = guest(() => vm.callFunction(parse, vm.undefined, reqText));
+    reqText.dispose();
+    const request = keep(unwrap(parsed));
+
+    const returned = unwrap(guest(() => vm.callFunction(handler, vm.undefined, request)));
+    const result = await settle(returned, 'handler');
+    try {
+      const t = vm.typeof(result);
+      if (t === 'undefined') return { ok: true, value: { kind: 'undefined' }, ...stats() };
+      if (t === 'string') return { ok: true, value: { kind: 'string', text: vm.getString(result) }, ...stats() };
+      const s = unwrap(guest(() => vm.callFunction(stringify, vm.undefined, result)));
+      const st = vm.typeof(s);
+      const text = st === 'string' ? vm.getString(s) : null;
+      s.dispose();
+      if (text === null) throw new GuestFailure('invalid_return', `the handler returned a ${t}, which is not JSON-serializable`);
+      return { ok: true, value: { kind: 'json', json: text }, ...stats() };
+    } finally {
+      result.dispose();
+    }
+  } catch (e) {
+    if (e instanceof GuestFailure) return { ok: false, reason: e.reason, message: e.message, ...stats() };
+    // A host-side failure (wasm abort, host stack): contain it, and never reuse a possibly broken module.
+    discardModule();
+    const message = e instanceof Error ? e.message : String(e);
+    if (interrupted) return { ok: false, reason: 'timeout', message: timeoutMessage(interrupted, limits), ...stats() };
+    if (/out of memory|memory access out of bounds/i.test(message)) return { ok: false, reason: 'out_of_memory', message: `out of memory (limit ${limits.memoryBytes} bytes)`, ...stats() };
+    if (/call stack|stack overflow/i.test(message)) return { ok: false, reason: 'stack_overflow', message: 'stack overflow', ...stats() };
+    return { ok: false, reason: 'sandbox_error', message: 'the sandbox failed while running this function', ...stats() };
+  } finally {
+    closed = true;
+    try {
+      for (const d of deferreds) d.dispose();
+      for (const h of handles.reverse()) if (h.alive) h.dispose();
+      ctx?.dispose();
+      rt?.dispose();
+    } catch {
+      // A failed dispose means the module's bookkeeping is broken: never use it again.
+      discardModule();
+    }
+  }
+}
+
+function classify(message: string): SandboxFailure {
+  if (/out of memory/i.test(message)) return 'out_of_memory';
+  if (/stack overflow|call stack size/i.test(message)) return 'stack_overflow';
+  if (/^InternalError: interrupted/.test(message)) return 'timeout';
+  return 'threw';
+}
+
+function timeoutMessage(kind: 'cpu' | 'wall', limits: SandboxLimits): string {
+  return kind === 'cpu'
+    ? `the function used more than its ${limits.cpuMs} ms CPU budget and was stopped`
+    : `the function did not finish within ${limits.wallMs} ms and was stopped`;
+}
+
+function truncateMessage(m: string): string {
+  return m.length > MAX_ERROR_MESSAGE ? `${m.slice(0, MAX_ERROR_MESSAGE)}…` : m;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+/**
+ * Checks that `code` parses as an ES module. QuickJS's compile-only mode misreports some valid modules
+ * here, so the module is evaluated in a bare context (no SVC_* globals, 100 ms CPU, 16 MiB): only a
+ * SyntaxError counts; top-level code that throws for want of the runtime globals is fine.
+ */
+export async function checkModuleSyntax(code: string): Promise<string | null> {
+  const mod = await quickjs();
+  const rt = mod.newRuntime();
+  let vm: QuickJSContext | null = null;
+  try {
+    rt.setMemoryLimit(16 * 1024 * 1024);
+    rt.setMaxStackSize(128 * 1024);
+    const deadline = performance.now() + 100;
+    rt.setInterruptHandler(() => performance.now() > deadline);
+    vm = rt.newContext();
+    const r = vm.evalCode(code, 'function.js', { type: 'module', strict: true });
+    if (r.error) {
+      const d = vm.dump(r.error) as { name?: string; message?: string } | undefined;
+      r.error.dispose();
+      if (d?.name === 'SyntaxError' && !/stack overflow/.test(d.message ?? '')) return truncateMessage(`SyntaxError: ${d.message ?? ''}`);
+      return null;
+    }
+    (r as { value: QuickJSHandle }).value.dispose();
+    return null;
+  } catch {
+    discardModule();
+    return null;
+  } finally {
+    try {
+      vm?.dispose();
+      rt.dispose();
+    } catch {
+      discardModule();
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import { and, count, eq } from 'drizzle-orm';
+import type { UsageEntry } from '../../shared/account-api/usage.js';
+import { functionInvocationCounts, functions } from '../db/schema/index.js';
+import type { Deps } from '../deps.js';
+
+/** Usage counters contributed by Functions: owned Functions, and invocations this UTC month by the account's keys. */
+export async function functionUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
+  const period = deps.clock.now().toISOString().slice(0, 7);
+  const [owned] = await deps.db.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId));
+  const [inv] = await deps.db
+    .select({ n: functionInvocationCounts.count })
+    .from(functionInvocationCounts)
+    .where(and(eq(functionInvocationCounts.accountId, accountId), eq(functionInvocationCounts.period, period)));
+  const { maxFunctionsPerAccount, maxInvocationsPerMonth } = deps.config.functions;
+  return {
+    functions: { used: Number(owned.n), limit: maxFunctionsPerAccount || null, unit: 'functions' },
+    functionInvocations: { used: Number(inv?.n ?? 0), limit: maxInvocationsPerMonth || null, unit: `function invocations in ${period} (UTC)` },
+  };
+}
