@@ -36,6 +36,8 @@ export interface PaidResponse {
   response: Response;
   /** The ledger entry when a payment was made and accepted. */
   payment?: LedgerEntry;
+  /** The ledger entry of a payment that left, whatever its outcome (committed, released, unknown). */
+  entry?: LedgerEntry;
 }
 
 export interface WalletStatus {
@@ -264,7 +266,7 @@ export class Wallet {
         .catch(() => '');
       throw new WalletError('payment_rejected', `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`, 'none');
     }
-    return { response, payment: entry?.status === 'committed' ? entry : undefined };
+    return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
   }
 
   async #freeGot402(req: PaidRequest, res: Response): Promise<WalletError> {

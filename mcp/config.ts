@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+const bool = z
+  .string()
+  .optional()
+  .transform((v) => v === '1' || v?.toLowerCase() === 'true' || v?.toLowerCase() === 'yes');
+
+/**
+ * The MCP server's environment (the wallet's variables are parsed by wallet/config.ts). Read once at
+ * start; the agent cannot change any of it through a tool.
+ */
+export const McpEnvSchema = z.object({
+  SVC_URL: z.string().url().default('http://localhost:8787'),
+  /** Personal API key (svc_pat_…) for Account API calls; optional. */
+  SVC_API_KEY: optionalText,
+  /** Default Table write key (x-svc-write-key) used by table tools when the call gives none. */
+  SVC_TABLE_WRITE_KEY: optionalText,
+  /** Only tools that can neither write nor pay. */
+  SVC_READ_ONLY: bool,
+  /** Extra Host names the HTTP transport accepts besides localhost, 127.0.0.1 and [::1] (comma-separated). */
+  SVC_MCP_ALLOWED_HOSTS: optionalText,
+  /** Extra Origins the HTTP transport accepts besides http(s)://localhost|127.0.0.1|[::1][:port] (comma-separated). */
+  SVC_MCP_ALLOWED_ORIGINS: optionalText,
+  /** Largest local file deploy_site reads, bytes. */
+  SVC_MCP_MAX_FILE_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+});
+
+export interface McpConfig {
+  serviceUrl: string;
+  apiKey?: string;
+  tableWriteKey?: string;
+  readOnly: boolean;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+  maxFileBytes: number;
+  wallet: WalletConfig;
+}
+
+const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+
+export function loadMcpConfig(env: Record<string, string | undefined> = process.env): McpConfig {
+  const parsed = McpEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid MCP server configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    serviceUrl: e.SVC_URL.replace(/\/+$/, ''),
+    apiKey: e.SVC_API_KEY,
+    tableWriteKey: e.SVC_TABLE_WRITE_KEY,
+    readOnly: e.SVC_READ_ONLY,
+    allowedHosts: list(e.SVC_MCP_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+    allowedOrigins: list(e.SVC_MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin),
+    maxFileBytes: e.SVC_MCP_MAX_FILE_BYTES,
+    wallet: loadWalletConfig(env),
+  };
+}

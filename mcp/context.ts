@@ -1,0 +1,40 @@
+import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
+import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
+import type { Wallet } from '../wallet/wallet.js';
+import type { McpConfig } from './config.js';
+
+/** Everything a tool needs; built once per process and shared by every MCP session. */
+export interface McpContext {
+  config: McpConfig;
+  wallet: Wallet;
+  /** Action name → the price this server advertises and quotes (decimal USDC). */
+  prices: Map<string, string>;
+  /** Where the prices came from: the service's pricing endpoint at start, or the built-in catalogue. */
+  pricesSource: 'service' | 'catalogue';
+  fetch: typeof fetch;
+}
+
+export function cataloguePrices(): Map<string, string> {
+  return new Map(AGENT_ACTIONS.map((a) => [a.name, a.price]));
+}
+
+/**
+ * Current prices from `GET /api/x402/pricing` (a deployment may override the catalogue's); the
+ * catalogue when the service cannot be reached. Tool descriptions and quotes use these.
+ */
+export async function loadPrices(serviceUrl: string, fetchImpl: typeof fetch = fetch): Promise<{ prices: Map<string, string>; source: 'service' | 'catalogue' }> {
+  const prices = cataloguePrices();
+  try {
+    const res = await fetchImpl(`${serviceUrl}/api/x402/pricing`, { signal: AbortSignal.timeout(3000) });
+    const parsed = PricingResponseSchema.safeParse(await res.json());
+    if (!res.ok || !parsed.success) return { prices, source: 'catalogue' };
+    for (const p of parsed.data.pricing) if (actionByName(p.action)) prices.set(p.action, p.price);
+    return { prices, source: 'service' };
+  } catch {
+    return { prices, source: 'catalogue' };
+  }
+}
+
+export function priceOf(ctx: McpContext, actionName: string): string {
+  return ctx.prices.get(actionName) ?? actionByName(actionName)?.price ?? '0';
+}

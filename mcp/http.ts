@@ -1,0 +1,86 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Hono } from 'hono';
+import type { AddressInfo } from 'node:net';
+import type { McpContext } from './context.js';
+import { buildMcpServer } from './server.js';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+function hostName(hostHeader: string): string {
+  // "[::1]:3000" → "[::1]", "localhost:3000" → "localhost"
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase();
+  return hostHeader.split(':')[0].toLowerCase();
+}
+
+/**
+ * DNS-rebinding protection: the Host must be a loopback name (or one configured in
+ * SVC_MCP_ALLOWED_HOSTS) and a browser's Origin, when present, a loopback origin (or one in
+ * SVC_MCP_ALLOWED_ORIGINS). Otherwise 403 before any MCP handling.
+ */
+export function isAllowedRequest(req: Request, ctx: McpContext): { ok: true } | { ok: false; reason: string } {
+  const host = req.headers.get('host');
+  if (!host) return { ok: false, reason: 'missing Host header' };
+  const name = hostName(host);
+  if (!LOOPBACK.has(name) && !ctx.config.allowedHosts.includes(name) && !ctx.config.allowedHosts.includes(host.toLowerCase())) return { ok: false, reason: `Host ${host} is not allowed` };
+  const origin = req.headers.get('origin');
+  if (origin && origin !== 'null') {
+    let o: URL;
+    try {
+      o = new URL(origin);
+    } catch {
+      return { ok: false, reason: `Origin ${origin} is not allowed` };
+    }
+    const loopback = LOOPBACK.has(o.hostname.toLowerCase()) || LOOPBACK.has(`[${o.hostname}]`);
+    if (!loopback && !ctx.config.allowedOrigins.includes(o.origin)) return { ok: false, reason: `Origin ${origin} is not allowed` };
+  } else if (origin === 'null') return { ok: false, reason: 'Origin null is not allowed' };
+  return { ok: true };
+}
+
+/**
+ * Streamable HTTP at /mcp, stateless: each POST gets a fresh server + transport over the shared
+ * context (wallet, ledger, prices), so any number of clients can connect and nothing is kept
+ * between requests but the spend ledger. Responses stream as SSE so progress notifications of long
+ * tools reach the client.
+ */
+export function mcpHttpApp(ctx: McpContext): Hono {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    const verdict = isAllowedRequest(c.req.raw, ctx);
+    if (!verdict.ok) return c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: ${verdict.reason}` }, id: null }, 403);
+    await next();
+  });
+  app.all('/mcp', async (c) => {
+    if (c.req.method !== 'POST') {
+      // Stateless: no server-initiated stream, no sessions to delete.
+      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' }, id: null }, 405, { Allow: 'POST' });
+    }
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const server = buildMcpServer(ctx);
+    await server.connect(transport);
+    // Nothing to close afterwards: the stateless transport and server hold no timers or sockets
+    // of their own and are garbage once the response stream ends.
+    return transport.handleRequest(c.req.raw);
+  });
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  return app;
+}
+
+export async function startMcpHttp(ctx: McpContext, port: number, hostname = '127.0.0.1'): Promise<{ url: string; server: ServerType; close(): Promise<void> }> {
+  const app = mcpHttpApp(ctx);
+  let server!: ServerType;
+  await new Promise<void>((resolve) => {
+    server = serve({ fetch: app.fetch, port, hostname }, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+  return {
+    url: `http://${host}:${addr.port}/mcp`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}

@@ -1,0 +1,229 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { z } from 'zod';
+import { actionByName } from '../../shared/agent-api/catalogue.js';
+import { SITE_UPLOAD_MAX_FILES, VisibilitySchema } from '../../shared/agent-api/actions/common.js';
+import type { AgentAction } from '../../shared/agent-api/action.js';
+import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
+import { assertWithinCaps, headroom } from '../../wallet/ledger.js';
+import { callAction, type PaymentInfo } from '../agent-call.js';
+import { priceOf, type McpContext } from '../context.js';
+import { ToolFailure, guarded, okResult } from '../results.js';
+import { dryRunArg } from '../schemas.js';
+
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8', htm: 'text/html; charset=utf-8', css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8', json: 'application/json; charset=utf-8', txt: 'text/plain; charset=utf-8', md: 'text/markdown; charset=utf-8',
+  csv: 'text/csv; charset=utf-8', xml: 'application/xml; charset=utf-8', svg: 'image/svg+xml', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg',
+  gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', ico: 'image/x-icon', pdf: 'application/pdf', woff: 'font/woff', woff2: 'font/woff2',
+  ttf: 'font/ttf', otf: 'font/otf', mp4: 'video/mp4', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav', wasm: 'application/wasm',
+  webmanifest: 'application/manifest+json; charset=utf-8', map: 'application/json; charset=utf-8',
+};
+const typeOf = (p: string) => TYPES[p.slice(p.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
+const MAX_FILES = 1000;
+
+interface DeployFile {
+  path: string;
+  bytes: Buffer;
+  type: string;
+}
+
+const FileArg = z.object({
+  path: z.string().min(1).max(512).describe('Relative path, e.g. "index.html" or "css/site.css"'),
+  content: z.string().optional().describe('UTF-8 text content'),
+  contentBase64: z.string().optional().describe('Binary content, base64 (instead of content)'),
+  contentType: z.string().optional().describe('Media type; guessed from the extension when omitted'),
+});
+
+function cleanPath(p: string): string {
+  const n = p.replace(/\\/g, '/').replace(/^\.\/+/, '');
+  if (!n || n.startsWith('/') || n.split('/').some((s) => s === '..' || s === '')) throw new ToolFailure(`deploy_site: "${p}" is not a relative file path (no leading "/", no ".."). Nothing was paid.`);
+  return n;
+}
+
+function readFolder(root: string, maxBytes: number): DeployFile[] {
+  const abs = path.resolve(root);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(abs);
+  } catch {
+    throw new ToolFailure(`deploy_site: the folder ${abs} does not exist on the machine running the MCP server. Nothing was paid.`);
+  }
+  if (!stat.isDirectory()) throw new ToolFailure(`deploy_site: ${abs} is not a folder. Nothing was paid.`);
+  const out: DeployFile[] = [];
+  const walk = (dir: string) => {
+    for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+      // Dotfiles (.git, .env) and node_modules are never published from a folder.
+      if (ent.name.startsWith('.') || ent.name === 'node_modules') continue;
+      const full = path.join(dir, ent.name);
+      if (ent.isDirectory()) walk(full);
+      else if (ent.isFile()) {
+        const rel = path.relative(abs, full).split(path.sep).join('/');
+        const size = fs.statSync(full).size;
+        if (size > maxBytes) throw new ToolFailure(`deploy_site: ${rel} is ${size} bytes, over the ${maxBytes}-byte limit (SVC_MCP_MAX_FILE_BYTES). Nothing was paid.`);
+        if (out.length >= MAX_FILES) throw new ToolFailure(`deploy_site: the folder has more than ${MAX_FILES} files. Nothing was paid; deploy a smaller folder.`);
+        out.push({ path: rel, bytes: fs.readFileSync(full), type: typeOf(rel) });
+      }
+    }
+  };
+  walk(abs);
+  return out;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+function progressReporter(extra: Extra, total: number) {
+  const token = extra._meta?.progressToken;
+  let done = 0;
+  return async (message: string) => {
+    done++;
+    if (token === undefined) return;
+    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done, total, message } }).catch(() => undefined);
+  };
+}
+
+const action = (name: string): AgentAction => actionByName(name)!;
+
+/**
+ * deploy_site: inline files or a local folder → create the app (or update `appId`), upload every file
+ * through upload URLs (batches of SITE_UPLOAD_MAX_FILES), finalize, publish; returns the live URL.
+ * The whole plan is priced and checked against the caps before the first payment, so a deploy
+ * does not stop half-way on a cap.
+ */
+export function registerDeploySite(server: McpServer, ctx: McpContext): string[] {
+  if (ctx.config.readOnly) return [];
+  const steps = ['x402.create_app_from_html', 'x402.create_site_upload_urls', 'x402.finalize_site_upload', 'x402.publish_app'];
+  const prices = steps.map((s) => `${s.slice(5)} ${priceOf(ctx, s)}`).join(', ');
+  server.registerTool(
+    'deploy_site',
+    {
+      title: 'deploy site',
+      description: `Publish a whole static site in one call: give inline files or a local folder; creates the app (or updates appId), uploads every file, sets the entry point, publishes, and returns the live URL. Paid per step (${prices} USDC; a new site with up to ${SITE_UPLOAD_MAX_FILES} files costs the sum of the four). dryRun: true returns the plan and its total price without paying. Sends progress notifications.`,
+      inputSchema: {
+        name: z.string().min(1).max(63).optional().describe('App name (slug) for a new app; see suggest_site_name. Omit when appId is given.'),
+        appId: z.string().min(1).optional().describe('Existing app to update instead of creating one'),
+        files: z.array(FileArg).max(MAX_FILES).optional().describe('Inline files (text in content, binary in contentBase64)'),
+        folder: z.string().optional().describe('Absolute path of a local folder on the machine running the MCP server (dotfiles and node_modules are skipped)'),
+        entryPoint: z.string().optional().describe('File served for "/" (default index.html)'),
+        visibility: VisibilitySchema.optional().describe('For a new app: public (default) or private'),
+        password: z.string().min(1).max(200).optional().describe('For a new app: makes it private behind this password'),
+        dryRun: dryRunArg,
+      },
+      outputSchema: z.object({
+        dryRun: z.boolean().optional(),
+        appId: z.string().nullable(),
+        appName: z.string().nullable(),
+        url: z.string().nullable().describe('Live URL of the site'),
+        files: z.array(z.object({ path: z.string(), size: z.number().int(), type: z.string() })),
+        plannedCost: z.string().describe('USDC the plan costs'),
+        paid: z.string().describe('USDC actually paid'),
+        payments: z.array(z.object({ action: z.string(), price: z.string(), receiptId: z.string().nullable(), txHash: z.string().nullable() })),
+      }),
+      annotations: { title: 'deploy site', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      _meta: { 'svc/composite': steps, 'svc/currency': 'USDC' },
+    },
+    (async (args: {
+      name?: string;
+      appId?: string;
+      files?: z.infer<typeof FileArg>[];
+      folder?: string;
+      entryPoint?: string;
+      visibility?: 'public' | 'private';
+      password?: string;
+      dryRun?: boolean;
+    }, extra: Extra): Promise<CallToolResult> =>
+      guarded(async () => {
+        if (!args.name === !args.appId) throw new ToolFailure('deploy_site needs either name (new app) or appId (existing app), not both. Nothing was paid.');
+        if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
+        const files: DeployFile[] = args.folder
+          ? readFolder(args.folder, ctx.config.maxFileBytes)
+          : args.files!.map((f) => {
+              if ((f.content === undefined) === (f.contentBase64 === undefined)) throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
+              const p = cleanPath(f.path);
+              return { path: p, bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'), type: f.contentType ?? typeOf(p) };
+            });
+        if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
+        if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
+        const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
+        const entry = files.find((f) => f.path === entryPoint);
+        if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was paid.`);
+
+        // Batches: every batch carries the entry point, so each finalize names a file it uploads.
+        const others = files.filter((f) => f !== entry);
+        const perBatch = SITE_UPLOAD_MAX_FILES - 1;
+        const batches: DeployFile[][] = [];
+        for (let i = 0; i === 0 || i < others.length; i += perBatch) batches.push([entry, ...others.slice(i, i + perBatch)]);
+        const plan: AgentAction[] = [
+          ...(args.appId ? [] : [action('x402.create_app_from_html')]),
+          ...batches.flatMap(() => [action('x402.create_site_upload_urls'), action('x402.finalize_site_upload')]),
+          action('x402.publish_app'),
+        ];
+        const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
+        const fileList = files.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type }));
+        const totals = await ctx.wallet.ledger.totals();
+        const caps = ctx.wallet.config.caps;
+        if (args.dryRun) {
+          return okResult({ dryRun: true, appId: args.appId ?? null, appName: args.name ?? null, url: null, files: fileList, plannedCost: atomicToUsdc(planned), paid: '0', payments: [] }, `deploy_site would make ${plan.length} paid calls costing ${atomicToUsdc(planned)} USDC in total (headroom now ${atomicToUsdc(headroom(totals, caps).next)} USDC per call). Nothing was sent or paid.`);
+        }
+        // The whole deploy must fit the session/day/lifetime headroom; each step must fit the per-call cap.
+        assertWithinCaps(planned, totals, { ...caps, perCall: planned }, 'deploy_site (all steps together)');
+        for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
+        if (!ctx.wallet.address) throw new ToolFailure('deploy_site needs a wallet to pay; set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE. Nothing was paid.');
+
+        const progress = progressReporter(extra, plan.length + files.length);
+        const payments: (PaymentInfo & { action: string })[] = [];
+        const paidSoFar = () => atomicToUsdc(payments.reduce((s, p) => s + usdcToAtomic(p.price), 0n));
+        const step = async (a: AgentAction, params: Record<string, unknown>, body?: Record<string, unknown>) => {
+          try {
+            const r = await callAction(ctx, a, params, body);
+            if (r.payment) payments.push({ action: a.name, ...r.payment });
+            return r.body;
+          } catch (e) {
+            const msg = (e as Error).message;
+            throw new ToolFailure(`deploy_site stopped at ${a.name.slice(5)}: ${msg} Paid so far in this deploy: ${paidSoFar()} USDC${appId ? ` (app ${appId}${appName ? `, ${appName}` : ''} exists; retry with appId to finish)` : ''}.`);
+          }
+        };
+
+        let appId = args.appId ?? null;
+        let appName: string | null = null;
+        let url: string | null = null;
+        if (!appId) {
+          if (!entry.type.startsWith('text/html')) throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
+          const body = await step(action('x402.create_app_from_html'), {}, { name: args.name, html: entry.bytes.toString('utf8'), ...(args.password ? { password: args.password } : {}), ...(args.visibility ? { visibility: args.visibility } : {}) });
+          const app = body.app as { appId: string; appName?: string; url?: string };
+          appId = app.appId;
+          appName = app.appName ?? null;
+          url = app.url ?? null;
+          await progress(`created app ${appName ?? appId}`);
+        }
+        for (const batch of batches) {
+          const urls = await step(action('x402.create_site_upload_urls'), { siteId: appId }, { files: batch.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type })) });
+          await progress(`got ${batch.length} upload URLs`);
+          const token = urls.uploadToken as string;
+          const targets = urls.files as { path: string; uploadUrl: string; headers?: Record<string, string>; method?: string }[];
+          for (const f of batch) {
+            const t = targets.find((x) => x.path === f.path);
+            if (!t) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+            const res = await ctx.fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) });
+            if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+            await progress(`uploaded ${f.path}`);
+          }
+          const fin = await step(action('x402.finalize_site_upload'), { siteId: appId }, { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) });
+          const app = fin.app as { appName?: string; url?: string } | undefined;
+          appName = app?.appName ?? appName;
+          url = app?.url ?? url;
+          await progress(`finalized ${batch.length} files`);
+        }
+        const pub = await step(action('x402.publish_app'), { siteId: appId });
+        const app = pub.app as { appName?: string; url?: string } | undefined;
+        appName = app?.appName ?? appName;
+        url = app?.url ?? url;
+        await progress('published');
+        return okResult({ appId, appName, url, files: fileList, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments }, `Deployed ${files.length} files; live at ${url}. Paid ${paidSoFar()} USDC.`);
+      })) as never,
+  );
+  return ['deploy_site'];
+}
