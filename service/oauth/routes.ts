@@ -11,7 +11,7 @@ import { consumeRateLimit } from '../http/rate-limit.js';
 import { AUTHORIZATION_PARAMS, checkAuthorizationRequest, clientRedirect, resourceOf } from './authorize.js';
 import { findClient, registerClient } from './clients.js';
 import { OAuthError, oauthErrorResponse } from './oauth-error.js';
-import { exchangeAuthorizationCode, issueAuthorizationCode, refreshAccessToken } from './tokens.js';
+import { exchangeAuthorizationCode, issueAuthorizationCode, refreshAccessToken, revokeTokenByClient } from './tokens.js';
 
 /** Client registrations per client address per hour: registration is open, so it is throttled. */
 export const REGISTRATIONS_PER_IP_PER_HOUR = 60;
@@ -23,6 +23,8 @@ export function authorizationServerMetadata(deps: Deps) {
     issuer: base,
     authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/oauth/token`,
+    revocation_endpoint: `${base}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: ['none'],
     registration_endpoint: `${base}/api/oauth/register`,
     scopes_supported: [...SCOPES],
     response_types_supported: ['code'],
@@ -87,6 +89,7 @@ export function oauthRoutes(deps: Deps): Hono {
 
   // Metadata and the token endpoint are read and called cross-origin by browser-based clients.
   app.use('/.well-known/*', cors({ origin: '*', allowMethods: ['GET', 'OPTIONS'] }));
+  app.use('/oauth/revoke', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
   app.use('/oauth/token', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
   app.use(
     '/oauth/*',
@@ -191,6 +194,20 @@ export function oauthRoutes(deps: Deps): Hono {
       c.header('cache-control', 'no-store');
       c.header('pragma', 'no-cache');
       return c.json(tokens);
+    } catch (e) {
+      if (e instanceof OAuthError) return oauthErrorResponse(c, e);
+      throw e;
+    }
+  });
+
+  app.post('/oauth/revoke', async (c) => {
+    try {
+      const form = await readTokenForm(c);
+      if (!form.client_id || !(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'a registered client_id is required');
+      if (!form.token) throw new OAuthError('invalid_request', 'token is required');
+      await revokeTokenByClient(deps, form.client_id, form.token);
+      c.header('cache-control', 'no-store');
+      return c.body(null, 200);
     } catch (e) {
       if (e instanceof OAuthError) return oauthErrorResponse(c, e);
       throw e;

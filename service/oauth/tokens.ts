@@ -41,7 +41,7 @@ export interface TokenResponse {
 }
 
 /** Revokes a whole token family: every code, access token and refresh token of the grant stops working. */
-export async function revokeGrant(db: DbOrTx, grantId: string, now: Date, reason: 'user' | 'code_reuse' | 'refresh_reuse'): Promise<void> {
+export async function revokeGrant(db: DbOrTx, grantId: string, now: Date, reason: 'user' | 'client' | 'code_reuse' | 'refresh_reuse'): Promise<void> {
   await db
     .update(oauthGrants)
     .set({ revokedAt: now, revokedReason: reason })
@@ -205,6 +205,20 @@ export async function resolveAccessToken(deps: Deps, accessToken: string): Promi
     status: 'ok',
     principal: { accountId: row.grant.accountId, scopes: row.token.scopes as Scope[], credential: { kind: 'oauth_token', id: row.grant.id } },
   };
+}
+
+/**
+ * RFC 7009 revocation by the client: an access or refresh token of its own ends the whole
+ * authorization it belongs to. Unknown tokens and other clients' tokens are ignored, as §2.2 allows.
+ */
+export async function revokeTokenByClient(deps: Deps, clientId: string, token: string): Promise<void> {
+  const [row] = await deps.db
+    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId, kind: oauthTokens.kind })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.hash, hashCredential(token)));
+  if (!row || row.kind === 'code' || row.clientId !== clientId) return;
+  await revokeGrant(deps.db, row.grantId, deps.clock.now(), 'client');
 }
 
 export interface ConnectedApp {

@@ -317,6 +317,19 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     expect((await api(tokens.refresh_token!)).status).toBe(401);
   });
 
+  it('the client can revoke its own authorization (RFC 7009); another client cannot', async () => {
+    const { client, tokens } = await authorizedTokens();
+    const thief = await register({ client_name: 'Thief' });
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, thief, oauth.None(), tokens.refresh_token!, insecure));
+    expect((await api(tokens.access_token)).status).toBe(200);
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
+    expect((await api(tokens.access_token)).status).toBe(401);
+    const refresh = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect((await refresh.json()).error).toBe('invalid_grant');
+    // Unknown tokens are fine to revoke (nothing happens).
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), 'svc_ort_unknown', insecure));
+  });
+
   it('disconnecting the app in the dashboard revokes its tokens', async () => {
     const { client, tokens, browser } = await authorizedTokens();
     const apps = await (await browser.get('/dashboard/apps')).text();

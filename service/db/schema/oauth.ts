@@ -32,7 +32,7 @@ export const oauthGrants = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
-    /** Why the family died: `user`, `code_reuse`, `refresh_reuse`. */
+    /** Why the family died: `user` (dashboard), `client` (RFC 7009 revocation), `code_reuse`, `refresh_reuse`. */
     revokedReason: text('revoked_reason'),
   },
   (t) => [index('oauth_grants_account_idx').on(t.accountId)],
