@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { SiteRow } from '../sites/sites.js';
+import { deleteFunctionSecret, listOwnedFunctions, setAllowUserInvoke, setFunctionSecret } from '../functions/functions.js';
 import { listSiteTables } from '../tables/tables.js';
 import type { FunctionRowView } from './pages.js';
 
@@ -21,8 +22,22 @@ export interface DashboardResources {
 export const dashboardResources: DashboardResources = {
   listTables: async (deps, site) => (await listSiteTables(deps, site)).map((t) => ({ id: t.id, name: t.name, slug: t.slug })),
   regenerateWriteKey: null,
-  listFunctions: null,
-  setUserAccess: null,
-  setSecret: null,
-  deleteSecret: null,
+  listFunctions: async (deps, accountId) =>
+    (await listOwnedFunctions(deps, accountId, { limit: 500, offset: 0 })).functions.map((f) => ({
+      id: f.id,
+      name: f.name,
+      slug: f.slug,
+      status: f.status,
+      userAccess: f.allowUserInvoke,
+      secretNames: f.secretNames,
+    })),
+  setUserAccess: async (deps, accountId, functionId, enabled) => {
+    await setAllowUserInvoke(deps, accountId, functionId, enabled);
+  },
+  setSecret: async (deps, accountId, functionId, name, value) => {
+    await setFunctionSecret(deps, accountId, functionId, name, value);
+  },
+  deleteSecret: async (deps, accountId, functionId, name) => {
+    await deleteFunctionSecret(deps, accountId, functionId, name);
+  },
 };
