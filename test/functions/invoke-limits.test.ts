@@ -1,0 +1,88 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../service/auth/principal.js';
+import type { Clock } from '../../service/deps.js';
+import { assertInvokeCredential, invokeFunction } from '../../service/functions/invoke.js';
+import { registerClient } from '../../service/oauth/clients.js';
+import { exchangeAuthorizationCode, issueAuthorizationCode } from '../../service/oauth/tokens.js';
+import { SCOPES } from '../../shared/scopes.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+/** A clock the test moves by hand: rate-limit windows and monthly quotas without sleeping. */
+class ManualClock implements Clock {
+  constructor(private t: number) {}
+  now() {
+    return new Date(this.t);
+  }
+  advance(ms: number) {
+    this.t += ms;
+  }
+}
+
+describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s)', (kind) => {
+  let h: Harness;
+  const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 58, 0));
+  beforeAll(async () => {
+    h = await startHarness(kind, { SVC_FUNCTION_INVOKES_PER_MINUTE: '3', SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: '5' }, { clock });
+  });
+  afterAll(async () => h?.close());
+
+  async function liveFunction(key: string, slug: string) {
+    const res = await h.fetch('/api/v1/functions', { method: 'POST', key, json: { name: slug, slug, code: 'export default () => "hi"', allowUserInvoke: true } });
+    const { function: fn } = await res.json();
+    expect((await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key })).status).toBe(200);
+    return fn as { id: string; slug: string };
+  }
+  const invoke = (key: string, slug: string) => h.fetch(`/api/v1/functions/invoke/${slug}`, { method: 'POST', key, json: { method: 'GET', path: '/' } });
+
+  it('refuses OAuth access tokens with 403, over HTTP and in the domain layer', async () => {
+    const owner = await h.account();
+    const fn = await liveFunction(owner.key, `oauth-target-${kind}`);
+
+    // A real OAuth access token with every scope, issued through the authorization-code + PKCE flow.
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const client = await registerClient(h.deps, { redirect_uris: [redirectUri], client_name: 'test' });
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const code = await issueAuthorizationCode(h.deps, { accountId: owner.accountId, clientId: client.client_id, scopes: [...SCOPES], redirectUri, codeChallenge: challenge });
+    const tokens = await exchangeAuthorizationCode(h.deps, { clientId: client.client_id, code, redirectUri, codeVerifier: verifier });
+
+    // The token works for the rest of the Account API…
+    expect((await h.fetch(`/api/v1/functions/${fn.id}`, { key: tokens.access_token })).status).toBe(200);
+    // …but not for invoke, even on the account's own Function.
+    const res = await invoke(tokens.access_token, fn.slug);
+    expect(res.status).toBe(403);
+    const body = await res.json();
+    expect(body.error.code).toBe('forbidden');
+    expect(body.error.message).toMatch(/personal API keys/);
+
+    const oauthPrincipal: Principal = { accountId: owner.accountId, scopes: [...SCOPES], credential: { kind: 'oauth_token', id: 'tok_x' } };
+    expect(() => assertInvokeCredential(oauthPrincipal)).toThrow(/personal API keys/);
+    await expect(invokeFunction(h.deps, oauthPrincipal, fn.slug, { method: 'GET', path: '/' })).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+  });
+
+  it('rate-limits invokes per key (429 + Retry-After), then counts against the monthly quota', async () => {
+    const caller = await h.account();
+    const fn = await liveFunction(caller.key, `limited-${kind}`);
+    for (let i = 0; i < 3; i++) expect((await invoke(caller.key, fn.slug)).status).toBe(200);
+    const limited = await invoke(caller.key, fn.slug);
+    expect(limited.status).toBe(429);
+    expect((await limited.json()).error.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    clock.advance(60_000); // next minute, same month
+    expect((await invoke(caller.key, fn.slug)).status).toBe(200);
+    expect((await invoke(caller.key, fn.slug)).status).toBe(200);
+    const quota = await invoke(caller.key, fn.slug);
+    expect(quota.status).toBe(429);
+    expect((await quota.json()).error.code).toBe('quota_exceeded');
+    const usage = await (await h.fetch('/api/v1/usage', { key: caller.key })).json();
+    expect(usage.usage.functionInvocations.limit).toBe(5);
+
+    clock.advance(60_000); // 2026-12: a new month, a fresh quota
+    expect((await invoke(caller.key, fn.slug)).status).toBe(200);
+    const fresh = await (await h.fetch('/api/v1/usage', { key: caller.key })).json();
+    expect(fresh.usage.functionInvocations).toMatchObject({ used: 1, unit: 'function invocations in 2026-12 (UTC)' });
+  });
+});
