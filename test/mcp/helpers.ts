@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { loadMcpConfig } from '../../mcp/config.js';
+import type { McpContext } from '../../mcp/context.js';
+import { startMcpHttp } from '../../mcp/http.js';
+import { createMcpContext } from '../../mcp/server.js';
+
+export const BIN = path.resolve(import.meta.dirname, '../../bin/svc-mcp.mjs');
+
+/** The real SDK client over stdio, spawning `bin/svc-mcp.mjs` with exactly `env` (+ PATH/HOME). */
+export async function connectStdio(env: Record<string, string>): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'svc-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** An in-process MCP context + streamable HTTP server, and the real SDK client connected to it. */
+export async function connectHttp(env: Record<string, string>, options: { fetch?: typeof fetch; tweak?: (ctx: McpContext) => void } = {}) {
+  const ctx = await createMcpContext(loadMcpConfig(env), { fetch: options.fetch });
+  options.tweak?.(ctx);
+  const http = await startMcpHttp(ctx, 0);
+  const client = new Client({ name: 'svc-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+  return {
+    ctx,
+    client,
+    url: http.url,
+    async close() {
+      await client.close();
+      await http.close();
+    },
+  };
+}
+
+export function text(r: unknown): string {
+  return ((r as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
