@@ -3,6 +3,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { adminRoutes } from './admin/routes.js';
+import { agentRoutes } from './agent/routes.js';
+import { PAYMENT_REQUEST_HEADERS, PAYMENT_RESPONSE_HEADERS } from './payments/cors.js';
 import type { Deps } from './deps.js';
 import { registerAccountApiDocs } from './discovery/account-api-doc.js';
 import { functionRoutes } from './functions/routes.js';
@@ -50,9 +52,9 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     '/api/*',
     cors({
       origin: '*',
-      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', ...PAYMENT_REQUEST_HEADERS],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'Retry-After'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After', ...PAYMENT_RESPONSE_HEADERS],
       maxAge: 600,
     }),
   );
@@ -80,6 +82,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   v1.route('/', tableRoutes(deps));
   v1.route('/', datasetRoutes(deps));
   app.route('/api/v1', v1);
+  app.route('/', agentRoutes(deps));
   app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));
   app.route('/', dashboardRoutes(deps));

@@ -52,7 +52,7 @@ contract DevUSDC {
         require(!_authorizationUsed[from][nonce], "authorization is used or canceled");
         bytes32 structHash = keccak256(abi.encode(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce));
         bytes32 digest = keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), structHash));
-        require(uint256(s) <= 0x7FFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0, "invalid signature 's' value");
+        require(uint256(s) <= 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0, "invalid signature 's' value");
         address signer = ecrecover(digest, v, r, s);
         require(signer != address(0) && signer == from, "invalid signature");
         _authorizationUsed[from][nonce] = true;

@@ -1,0 +1,62 @@
+import { Hono, type Context } from 'hono';
+import type { AgentAction } from '../../shared/agent-api/action.js';
+import { AGENT_ACTIONS } from '../../shared/agent-api/catalogue.js';
+import type { Deps } from '../deps.js';
+import { AppError } from '../http/app-error.js';
+import type { AppEnv } from '../http/env.js';
+import { respondWithError, validationError } from '../http/handle-error.js';
+import { runFreeAction, runIdentityAction, type AgentAnswer } from '../payments/paid-call.js';
+import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
+import { agentHandlers } from './handlers.js';
+import type { AnyAgentHandler } from './typed-handler.js';
+
+async function readBody(c: Context, action: AgentAction): Promise<unknown> {
+  if (action.method === 'GET' || action.method === 'DELETE') return {};
+  const text = await c.req.text();
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new AppError('bad_request', `body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The Agent API (`/api/x402…`), generated from the catalogue: one route per action. Every request is
+ * validated by the action's zod schemas first (400, free), an action without a handler answers 503
+ * (free), and identity actions go through the payment flow (service/payments/paid-call.ts).
+ */
+export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgentHandler>> = agentHandlers): Hono<AppEnv> {
+  const r = new Hono<AppEnv>();
+  for (const a of AGENT_ACTIONS) {
+    const action = a as AgentAction;
+    const method = action.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+    r[method](action.path, async (c) => {
+      const resource = `${deps.config.baseUrl}${c.req.path}`;
+      try {
+        const params = action.params.safeParse(c.req.param());
+        if (!params.success) throw validationError(params.error, 'path');
+        const input = action.input.safeParse(await readBody(c, action));
+        if (!input.success) throw validationError(input.error, 'body');
+        const handler = handlers[action.name];
+        if (!handler) {
+          throw new AppError('service_unavailable', `${action.name} is not available on this deployment yet; nothing was charged`);
+        }
+        const req = {
+          action,
+          handler,
+          params: params.data as Record<string, string>,
+          input: input.data,
+          resource,
+          header: (name: string) => c.req.header(name),
+        };
+        const answer: AgentAnswer = action.identity ? await runIdentityAction(deps, req) : await runFreeAction(deps, req);
+        return c.json(answer.body, answer.status as 200, answer.headers);
+      } catch (e) {
+        if (e instanceof PaymentRequiredError) return paymentRequiredResponse(deps.config, { action, resource }, e.reason, e.message);
+        return respondWithError(c, e, deps.log);
+      }
+    });
+  }
+  return r;
+}
