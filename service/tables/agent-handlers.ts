@@ -1,24 +1,19 @@
-import type { z } from 'zod';
-import type { createTableApi, insertTableRecords } from '../../shared/agent-api/actions/tables.js';
-import type { AgentHandler } from '../agent/handler.js';
+import { createTableApi, insertTableRecords } from '../../shared/agent-api/actions/tables.js';
+import type { TouchedApp } from '../agent/handler.js';
+import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
 import { AppError } from '../http/app-error.js';
 import { walletOwner } from '../sites/owner.js';
 import { getOwnedSite, type SiteRow } from '../sites/sites.js';
 import { normaliseRecords } from './records.js';
 import { createTable, getTableById, insertRecords, parseTableSchema, toTableView, type TableRow } from './tables.js';
 
-type CreateInput = z.output<typeof createTableApi.input>;
-type CreateOutput = z.input<typeof createTableApi.output>;
-type InsertInput = z.output<typeof insertTableRecords.input>;
-type InsertOutput = z.input<typeof insertTableRecords.output>;
-
-const touched = (site: SiteRow) => ({ id: site.id, slug: site.slug, visibility: site.visibility });
+const touched = (site: SiteRow): TouchedApp => ({ id: site.id, slug: site.slug, visibility: site.visibility });
 
 /**
- * x402.create_table_api. `check` (free) proves ownership and validates the schema, so a bad call
- * costs nothing; `run` creates the table in the paid transaction.
+ * x402.create_table_api. `check` (free) proves the wallet owns the app and validates the schema,
+ * so a bad call costs nothing; `run` creates the table inside the paid transaction.
  */
-export const createTableApiHandler: AgentHandler<{ siteId: string }, CreateInput, CreateOutput, SiteRow> = {
+export const createTableApiHandler = handlerFor<typeof createTableApi, SiteRow>(createTableApi, {
   async check({ deps, wallet, params, input }) {
     const site = await getOwnedSite(deps.db, walletOwner(wallet), params.siteId);
     parseTableSchema(input.schema);
@@ -29,7 +24,6 @@ export const createTableApiHandler: AgentHandler<{ siteId: string }, CreateInput
     const view = toTableView(deps.config, site, table);
     return {
       result: {
-        ok: true,
         table: {
           id: view.id,
           slug: view.slug,
@@ -46,14 +40,14 @@ export const createTableApiHandler: AgentHandler<{ siteId: string }, CreateInput
       app: touched(site),
     };
   },
-};
+});
 
 /**
- * x402.insert_table_records. `check` proves the wallet owns the table's app (another wallet's
- * table is a 404, like a missing one), that it is a writable table, and validates every record,
- * all before payment.
+ * x402.insert_table_records. `check` proves the wallet owns the table's app (another wallet's table
+ * is a 404, like a missing one), that it is a writable table (datasets are read-only: 405), and
+ * validates every record, all before payment.
  */
-export const insertTableRecordsHandler: AgentHandler<{ tableId: string }, InsertInput, InsertOutput, { site: SiteRow; table: TableRow }> = {
+export const insertTableRecordsHandler = handlerFor<typeof insertTableRecords, { site: SiteRow; table: TableRow }>(insertTableRecords, {
   async check({ deps, wallet, params, input }) {
     const found = await getTableById(deps, params.tableId);
     if (!found || found.site.ownerWallet === null || found.site.ownerWallet !== wallet.toLowerCase()) {
@@ -65,6 +59,11 @@ export const insertTableRecordsHandler: AgentHandler<{ tableId: string }, Insert
   },
   async run({ deps, input, tx, state }) {
     const records = await insertRecords(deps, state.table, input.records, tx);
-    return { result: { ok: true, inserted: records.length, ids: records.map((r) => r.id) }, app: touched(state.site) };
+    return { result: { inserted: records.length, ids: records.map((r) => r.id) }, app: touched(state.site) };
   },
+});
+
+export const tableAgentHandlers: Record<string, AnyAgentHandler> = {
+  [createTableApi.name]: createTableApiHandler,
+  [insertTableRecords.name]: insertTableRecordsHandler,
 };
