@@ -87,10 +87,10 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
   it('resources: svc://pricing, svc://receipts and svc://wallet', async () => {
     const { resources } = await http.client.listResources();
     expect(resources.map((r) => r.uri).sort()).toEqual(['svc://pricing', 'svc://receipts', 'svc://wallet']);
-    const pricing = JSON.parse((await http.client.readResource({ uri: 'svc://pricing' })).contents[0].text as string);
+    const pricing = JSON.parse(((await http.client.readResource({ uri: 'svc://pricing' })).contents[0] as { text: string }).text);
     expect(pricing.source).toBe('catalogue');
     expect(pricing.pricing).toContainEqual(expect.objectContaining({ action: 'x402.create_app_from_html', price: '0.007' }));
-    const wallet = JSON.parse((await http.client.readResource({ uri: 'svc://wallet' })).contents[0].text as string);
+    const wallet = JSON.parse(((await http.client.readResource({ uri: 'svc://wallet' })).contents[0] as { text: string }).text);
     expect(wallet).toMatchObject({ configured: false, caps: { perCall: '0.05', perSession: '1', perDay: '5', total: null } });
   });
 
