@@ -46,6 +46,7 @@ const EnvSchema = z.object({
   SVC_FUNCTION_TIMEOUT_MS: int(5000),
   SVC_FUNCTION_INVOKES_PER_MINUTE: int(120),
   SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: int(100_000),
+  SVC_FUNCTION_WORKERS: int(4),
   SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS: int(900),
   SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS: int(30 * 24 * 3600),
   SVC_OAUTH_CODE_TTL_SECONDS: int(60),
@@ -106,6 +107,8 @@ export interface FunctionsConfig {
   invokesPerMinute: number;
   /** Invocations per calling account per UTC month; 0 disables. */
   maxInvocationsPerMonth: number;
+  /** Sandbox worker threads; 0 runs invocations on the main thread (a runaway guest then blocks it until its deadline). */
+  workers: number;
 }
 
 export interface Config {
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: Math.max(1, e.SVC_FUNCTION_TIMEOUT_MS),
       invokesPerMinute: e.SVC_FUNCTION_INVOKES_PER_MINUTE,
       maxInvocationsPerMonth: e.SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH,
+      workers: e.SVC_FUNCTION_WORKERS,
     },
     oauth: {
       accessTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS),

@@ -12,7 +12,9 @@ import { AppError } from '../http/app-error.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { callerIdentity, callerMemory } from './caller-memory.js';
 import { loadSecretValues } from './functions.js';
-import { runInSandbox, type SandboxHost, type SandboxValue } from './sandbox.js';
+import type { SandboxHost, SandboxOutcome, SandboxValue } from './sandbox.js';
+import { SandboxBusyError } from './sandbox-pool.js';
+import { sandboxRunner } from './runner.js';
 
 /** Invoke accepts personal API keys only (spec §5): an OAuth access token is refused with 403. */
 export function assertInvokeCredential(principal: Principal): void {
@@ -169,16 +171,24 @@ export async function invokeFunction(deps: Deps, principal: Principal, slug: str
   await countInvocation(deps, principal.accountId);
   const secrets = await loadSecretValues(deps.db, fn.id);
   const { functions: limits } = deps.config;
-  const outcome = await runInSandbox(
-    {
-      code: fn.liveCode,
-      requestJson: JSON.stringify(request),
-      caller: callerIdentity(deps.secret, fn.id, principal.accountId),
-      secrets,
-    },
-    sanitizedHost(callerMemory(deps, fn.id, principal.accountId), deps),
-    { memoryBytes: limits.memoryBytes, cpuMs: limits.cpuMs, wallMs: limits.timeoutMs, maxHostCalls: 100 },
-  );
+  let outcome: SandboxOutcome;
+  try {
+    outcome = await sandboxRunner(deps.config).run(
+      {
+        code: fn.liveCode,
+        requestJson: JSON.stringify(request),
+        caller: callerIdentity(deps.secret, fn.id, principal.accountId),
+        secrets,
+      },
+      sanitizedHost(callerMemory(deps, fn.id, principal.accountId), deps),
+      { memoryBytes: limits.memoryBytes, cpuMs: limits.cpuMs, wallMs: limits.timeoutMs, maxHostCalls: 100 },
+    );
+  } catch (e) {
+    if (e instanceof SandboxBusyError) {
+      throw new AppError('service_unavailable', 'too many function invocations are waiting; retry shortly', undefined, { 'Retry-After': '1' });
+    }
+    throw e;
+  }
   if (!outcome.ok) {
     throw new AppError('function_failed', `function ${fn.slug} failed (${outcome.reason}): ${outcome.message}`, {
       reason: outcome.reason,
