@@ -1,7 +1,13 @@
 import type { Deps } from '../deps.js';
 import type { SiteRow } from '../sites/sites.js';
 import { deleteFunctionSecret, listOwnedFunctions, setAllowUserInvoke, setFunctionSecret } from '../functions/functions.js';
-import { listSiteTables } from '../tables/tables.js';
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { tables } from '../db/schema/index.js';
+import { AppError } from '../http/app-error.js';
+import { accountOwner } from '../sites/owner.js';
+import { getOwnedSite } from '../sites/sites.js';
+import { hashWriteKey, listSiteTables, WRITE_KEY_PREFIX } from '../tables/tables.js';
 import type { FunctionRowView } from './pages.js';
 
 /**
@@ -21,7 +27,19 @@ export interface DashboardResources {
 
 export const dashboardResources: DashboardResources = {
   listTables: async (deps, site) => (await listSiteTables(deps, site)).map((t) => ({ id: t.id, name: t.name, slug: t.slug })),
-  regenerateWriteKey: null,
+  // Tables offers no rotation function yet, so this is the one write it owns here: same key format and
+  // hash as createTable, owner checked through the site (another account's table is a 404).
+  regenerateWriteKey: async (deps, accountId, siteId, tableId) => {
+    const site = await getOwnedSite(deps.db, accountOwner(accountId), siteId);
+    const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const [row] = await deps.db
+      .update(tables)
+      .set({ writeKeyHash: hashWriteKey(writeKey), updatedAt: deps.clock.now() })
+      .where(and(eq(tables.id, tableId), eq(tables.siteId, site.id)))
+      .returning({ name: tables.name });
+    if (!row) throw new AppError('not_found', `table ${tableId} not found`);
+    return { table: row.name, key: writeKey };
+  },
   listFunctions: async (deps, accountId) =>
     (await listOwnedFunctions(deps, accountId, { limit: 500, offset: 0 })).functions.map((f) => ({
       id: f.id,
