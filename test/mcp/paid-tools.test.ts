@@ -1,0 +1,254 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevFacilitator } from '../../service/payments/facilitator.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { getWithHost } from '../helpers/host-request.js';
+import { call, connectHttp, connectStdio, text } from './helpers.js';
+
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const PRICE = 7000n; // create_app_from_html, atomic USDC
+let n = 0;
+const uniqueName = (p: string) => `${p}-${Date.now().toString(36)}-${++n}`;
+
+/** GET a site URL the way a browser would, through the harness's loopback port with the site's Host. */
+async function visit(h: Harness, siteUrl: string, file = '') {
+  const u = new URL(siteUrl);
+  return getWithHost(`${h.url}${u.pathname}${file}`, u.host);
+}
+
+describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
+  let h: Harness;
+  let chain: DevFacilitator;
+  let dir: string;
+  const key = generatePrivateKey();
+  const payer = privateKeyToAccount(key).address;
+  let recipient: string;
+  let stdio: Client;
+  const baseEnv = () => ({ SVC_URL: h.url, SVC_WALLET_PRIVATE_KEY: key, SVC_RPC_URL: chain.rpcUrl });
+  const ledger = (name: string) => path.join(dir, `${name}.json`);
+  const balances = async () => ({ payer: await chain.balanceOf(payer), recipient: await chain.balanceOf(recipient) });
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-paid-'));
+    h = await startHarness(kind);
+    chain = h.deps.facilitator as DevFacilitator;
+    expect(chain.kind).toBe('dev');
+    await chain.mint(payer, 1_000_000n); // 1 USDC; starts the dev chain
+    recipient = h.config.x402.recipient;
+    stdio = await connectStdio({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('stdio') });
+  });
+  afterAll(async () => {
+    await stdio?.close();
+    await h?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('create_app_from_html over stdio pays 0.007 USDC on chain, returns the receipt, and the app is served', async () => {
+    const before = await balances();
+    const name = uniqueName('stdio-app');
+    const r = await call(stdio, 'create_app_from_html', { name, html: '<!doctype html><h1>made by an agent</h1>' });
+    expect(r.isError, text(r)).toBeFalsy();
+    const out = r.structuredContent as { app: { appId: string; appName: string; url: string }; receipt: { txHash: string; price: string; action: string }; payment: { price: string; txHash: string } };
+    expect(out.app.appName).toBe(name);
+    expect(out.receipt).toMatchObject({ action: 'x402.create_app_from_html', price: '0.007' });
+    expect(out.payment).toMatchObject({ price: '0.007', txHash: out.receipt.txHash });
+    const after = await balances();
+    expect(before.payer - after.payer).toBe(PRICE);
+    expect(after.recipient - before.recipient).toBe(PRICE);
+    const served = await visit(h, out.app.url);
+    expect(served.status).toBe(200);
+    expect(served.body).toContain('made by an agent');
+
+    const status = (await call(stdio, 'wallet_status')).structuredContent as { address: string; balance: string; spent: { session: string } };
+    expect(status).toMatchObject({ address: payer, spent: { session: '0.007' } });
+    expect(status.balance).toBe((Number(after.payer) / 1e6).toString());
+    const receipts = (await call(stdio, 'list_receipts')).structuredContent as { receipts: { action: string; status: string; txHash: string }[] };
+    expect(receipts.receipts[0]).toMatchObject({ action: 'x402.create_app_from_html', status: 'committed', txHash: out.receipt.txHash });
+    // list_apps: free, the wallet proves itself with a zero-value signature.
+    const apps = (await call(stdio, 'list_apps')).structuredContent as { apps: { appName: string }[] };
+    expect(apps.apps.map((a) => a.appName)).toContain(name);
+    expect((await balances()).payer).toBe(after.payer);
+  });
+
+  it('deploy_site over streamable HTTP uploads several files, publishes, and the URL serves each, with progress', async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('deploy') });
+    try {
+      const before = await balances();
+      const files = [
+        { path: 'index.html', content: '<!doctype html><link rel="stylesheet" href="css/site.css"><h1>deployed</h1><script src="js/app.js"></script>' },
+        { path: 'css/site.css', content: 'h1 { color: rebeccapurple; }' },
+        { path: 'js/app.js', content: 'console.log("hi");' },
+        { path: 'img/dot.png', contentBase64: PNG_1X1 },
+      ];
+      const name = uniqueName('deployed');
+      const dry = await call(s.client, 'deploy_site', { name, files, dryRun: true });
+      expect(dry.structuredContent).toMatchObject({ dryRun: true, plannedCost: '0.011', paid: '0' });
+      expect(await balances()).toEqual(before);
+
+      const progress: string[] = [];
+      const r = (await s.client.callTool({ name: 'deploy_site', arguments: { name, files } }, undefined, { onprogress: (p) => progress.push(p.message ?? '') })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(r.isError, text(r)).toBeFalsy();
+      const out = r.structuredContent as { url: string; paid: string; payments: unknown[] };
+      expect(out.paid).toBe('0.011');
+      expect(out.payments).toHaveLength(4);
+      expect(progress).toContain('published');
+      expect(progress.filter((m) => m.startsWith('uploaded '))).toHaveLength(4);
+      expect(before.payer - (await balances()).payer).toBe(11_000n);
+      expect((await visit(h, out.url)).body).toContain('<h1>deployed</h1>');
+      const css = await visit(h, out.url, 'css/site.css');
+      expect(css.status).toBe(200);
+      expect(css.body).toBe('h1 { color: rebeccapurple; }');
+      expect(css.headers['content-type']).toMatch(/text\/css/);
+      expect((await visit(h, out.url, 'js/app.js')).body).toBe('console.log("hi");');
+      const png = await visit(h, out.url, 'img/dot.png');
+      expect(png.status).toBe(200);
+      expect(png.headers['content-type']).toBe('image/png');
+
+      // A local folder, into the same app (update: no create step).
+      const folder = fs.mkdtempSync(path.join(dir, 'site-'));
+      fs.writeFileSync(path.join(folder, 'index.html'), '<h1>v2 from a folder</h1>');
+      fs.writeFileSync(path.join(folder, '.env'), 'SECRET=1');
+      const appId = ((await call(s.client, 'list_apps')).structuredContent as { apps: { appId: string; appName: string }[] }).apps.find((a) => a.appName === name)!.appId;
+      const again = await call(s.client, 'deploy_site', { appId, folder });
+      expect(again.isError, text(again)).toBeFalsy();
+      expect((again.structuredContent as { paid: string; files: unknown[] })).toMatchObject({ paid: '0.004', files: [{ path: 'index.html' }] });
+      expect((await visit(h, out.url)).body).toContain('v2 from a folder');
+      expect((await visit(h, out.url, '.env')).status).toBe(404);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a per-call cap below the price refuses before any signature leaves; no money moved', async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('percall'), SVC_MAX_USDC_PER_CALL: '0.005' });
+    try {
+      const before = await balances();
+      const r = await call(s.client, 'create_app_from_html', { name: uniqueName('capped'), html: '<p>x</p>' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/Refused to pay 0\.007 USDC for x402\.create_app_from_html: the per-call cap is 0\.005 USDC.*Nothing was paid/);
+      expect(await balances()).toEqual(before);
+      expect(fs.existsSync(ledger('percall')) ? JSON.parse(fs.readFileSync(ledger('percall'), 'utf8')).entries : []).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a session cap of N x price allows exactly N of 2N concurrent calls', async () => {
+    const N = 3;
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('session'), SVC_MAX_USDC_PER_SESSION: '0.021' });
+    try {
+      const before = await balances();
+      const results = await Promise.all(Array.from({ length: 2 * N }, (_, i) => call(s.client, 'create_app_from_html', { name: uniqueName(`burst${i}`), html: '<p>x</p>' })));
+      const ok = results.filter((r) => !r.isError);
+      const refused = results.filter((r) => r.isError);
+      expect(ok).toHaveLength(N);
+      expect(refused).toHaveLength(N);
+      for (const r of refused) expect(text(r)).toMatch(/per-session cap is 0\.021 USDC/);
+      expect(before.payer - (await balances()).payer).toBe(BigInt(N) * PRICE);
+      expect((await call(s.client, 'wallet_status')).structuredContent).toMatchObject({ spent: { session: '0.021' }, headroom: { session: '0' } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a daily cap holds across a restart (same ledger file)', async () => {
+    const env = { ...baseEnv(), SVC_SPEND_LEDGER: ledger('daily'), SVC_MAX_USDC_PER_DAY: '0.014' };
+    const first = await connectHttp(env);
+    for (let i = 0; i < 2; i++) expect((await call(first.client, 'create_app_from_html', { name: uniqueName('day'), html: '<p>x</p>' })).isError).toBeFalsy();
+    await first.close();
+    const second = await connectHttp(env); // a new process would do the same: a new session, the same file
+    try {
+      const before = await balances();
+      const r = await call(second.client, 'create_app_from_html', { name: uniqueName('day'), html: '<p>x</p>' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/rolling 24-hour cap is 0\.014 USDC and 0 USDC of it is left/);
+      expect(await balances()).toEqual(before);
+      expect((await call(second.client, 'wallet_status')).structuredContent).toMatchObject({ spent: { session: '0', day: '0.014' } });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a price drift is refused with the new price; accepting it with maxPrice pays', async () => {
+    // This server quotes an old, lower price (as if the service raised it after the tools were listed).
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('drift') }, { tweak: (ctx) => ctx.prices.set('x402.create_app_from_html', '0.005') });
+    try {
+      const before = await balances();
+      const name = uniqueName('drift');
+      const r = await call(s.client, 'create_app_from_html', { name, html: '<p>x</p>' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/price changed from 0\.005 to 0\.007 USDC\. Nothing was paid/);
+      expect(await balances()).toEqual(before);
+      const ok = await call(s.client, 'create_app_from_html', { name, html: '<p>x</p>', maxPrice: '0.007' });
+      expect(ok.isError, text(ok)).toBeFalsy();
+      expect(before.payer - (await balances()).payer).toBe(PRICE);
+    } finally {
+      await s.close();
+    }
+  });
+
+  type Tamper = (a: Record<string, unknown>) => Record<string, unknown>;
+  it.each<[string, Tamper, RegExp]>([
+    ['another recipient', (a: Record<string, unknown>) => ({ ...a, payTo: privateKeyToAccount(generatePrivateKey()).address }), /recipient 0x/],
+    ['another network', (a: Record<string, unknown>) => ({ ...a, network: 'base-sepolia' }), /network base-sepolia/],
+  ])('a 402 naming %s (tampered in transit) is refused; no money moved', async (_n, tamper, why) => {
+    const tampering: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.status !== 402) return res;
+      const body = (await res.json()) as { accepts: Record<string, unknown>[] };
+      return new Response(JSON.stringify({ ...body, accepts: body.accepts.map(tamper) }), { status: 402, headers: { 'content-type': 'application/json' } });
+    };
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger(`tamper-${n++}`) }, { fetch: tampering });
+    try {
+      const before = await balances();
+      const r = await call(s.client, 'create_app_from_html', { name: uniqueName('tamper'), html: '<p>x</p>' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(why);
+      expect(text(r)).toMatch(/Nothing was signed or paid/);
+      expect(await balances()).toEqual(before);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('table tools: a Table created through create_table_api is read and written through the Table API', async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('tables') });
+    try {
+      const name = uniqueName('shop');
+      const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>shop</p>' })).structuredContent as { app: { appId: string } };
+      const t = await call(s.client, 'create_table_api', { siteId: app.app.appId, name: 'Products', slug: 'products', schema: { fields: [{ name: 'title', label: 'Title', type: 'string' }, { name: 'price', label: 'Price', type: 'number' }] } });
+      expect(t.isError, text(t)).toBeFalsy();
+      const { writeKey } = (t.structuredContent as { table: { writeKey: string } }).table;
+      const target = { site: name, table: 'products' };
+      const noKey = await call(s.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
+      expect(noKey.isError).toBe(true);
+      expect(text(noKey)).toMatch(/write key/);
+      const ids: string[] = [];
+      for (const [title, price] of [['lamp', 30], ['desk', 120], ['chair', 60]] as const) {
+        const c = await call(s.client, 'table_create_record', { ...target, record: { title, price }, writeKey });
+        expect(c.isError, text(c)).toBeFalsy();
+        ids.push((c.structuredContent as { record: { id: string } }).record.id);
+      }
+      const q = await call(s.client, 'table_query', { ...target, sortField: 'price', sortDir: 'desc', limit: 2, includeTotal: true });
+      expect(q.isError, text(q)).toBeFalsy();
+      expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });
+      const agg = await call(s.client, 'table_query', { ...target, aggregate: 'sum', aggregateField: 'price' });
+      expect(agg.structuredContent).toMatchObject({ aggregate: 'sum', value: 210 });
+      expect((await call(s.client, 'table_update_record', { ...target, recordId: ids[0], fields: { price: 35 }, writeKey })).isError).toBeFalsy();
+      expect((await call(s.client, 'table_get_record', { ...target, recordId: ids[0] })).structuredContent).toMatchObject({ record: { fields: { title: 'lamp', price: 35 } } });
+      expect((await call(s.client, 'table_delete_record', { ...target, recordId: ids[1], writeKey })).structuredContent).toMatchObject({ deleted: { id: ids[1] } });
+      expect((await call(s.client, 'table_query', { ...target, q: 'desk' })).structuredContent).toMatchObject({ records: [] });
+      expect((await call(s.client, 'table_schema', target)).structuredContent).toMatchObject({ schema: { fields: [{ name: 'title' }, { name: 'price' }] } });
+      const bad = await call(s.client, 'table_query', { ...target, sortField: 'nope' });
+      expect(bad.isError).toBe(true);
+      expect(text(bad)).toMatch(/nope/);
+    } finally {
+      await s.close();
+    }
+  });
+});
