@@ -23,6 +23,8 @@ Usage:
   svc function secret delete --email <email> --function <id|slug> --name <NAME>
   svc function access --email <email> --function <id|slug> (--enable | --disable)
                                                let other accounts' personal keys invoke it (allowUserInvoke)
+  svc faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
+  svc payments reconcile                       check payments stuck between settlement and commit
   svc site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                add or replace one file of a site (operator)
 
@@ -82,6 +84,7 @@ async function serveCommand(config: Config): Promise<void> {
       `svc is running at ${config.baseUrl}  (listening on ${service.url}, ready in ${Date.now() - started} ms)`,
       `  database: ${db}`,
       `  blobs:    ${blobs}`,
+      `  payments: ${service.payments}`,
       ``,
       `Next steps:`,
       `  npx svc account create --email you@example.com`,
@@ -132,7 +135,17 @@ export async function main(argv: string[]): Promise<void> {
     if (!v) throw new CliError(`--${name} is required`);
     return v;
   };
+  if (group === 'faucet') {
+    const [, address, usdc] = positionals;
+    if (!address || !usdc) throw new CliError('usage: svc faucet <address> <usdc>');
+    if (config.x402.mode !== 'dev') throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
+    const admin = readAdminFile(config.dataDir);
+    if (!admin || !isProcessAlive(admin.pid)) throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
+    return print(await runOperation(config, 'x402.faucet', { address, usdc }));
+  }
   switch (`${group} ${action ?? ''}`.trim()) {
+    case 'payments reconcile':
+      return print(await runOperation(config, 'x402.reconcile', {}));
     case 'serve':
       return serveCommand(config);
     case 'account create':

@@ -4,6 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { removeAdminFile, writeAdminFile } from './admin/admin-file.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { startPayments } from './payments/startup.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 export interface RunningService {
@@ -11,6 +12,8 @@ export interface RunningService {
   server: ServerType;
   /** The address actually bound (port 0 picks a free one). */
   url: string;
+  /** One line on how Agent API payments settle (or why they cannot). */
+  payments: string;
   stop(): Promise<void>;
 }
 
@@ -20,6 +23,7 @@ export interface RunningService {
  */
 export async function startService(config: Config, options: { writeAdminFile?: boolean; runtime?: Runtime } = {}): Promise<RunningService> {
   const runtime = options.runtime ?? (await createRuntime(config));
+  const payments = await startPayments(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');
   const app = buildApp(runtime.deps, { adminToken });
   const server = await new Promise<ServerType>((resolve) => {
@@ -34,6 +38,7 @@ export async function startService(config: Config, options: { writeAdminFile?: b
     runtime,
     server,
     url,
+    payments,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -13,6 +13,8 @@ import {
   setFunctionSecret,
 } from '../functions/functions.js';
 import { AppError } from '../http/app-error.js';
+import { runFaucet } from '../payments/faucet.js';
+import { reconcileOrphanedPayments } from '../payments/reconcile.js';
 import { viewSite, writeSiteFile } from '../sites/sites.js';
 
 /**
@@ -79,6 +81,8 @@ export const adminOperations = {
       return { site: await viewSite(deps, (await deps.db.select().from(sites).where(eq(sites.id, i.siteId)))[0]) };
     },
   ),
+  'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
+  'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),
 } satisfies Record<string, AdminOperation>;
 
 export type AdminOperationName = keyof typeof adminOperations;
