@@ -87,8 +87,10 @@ export function anonymousCsrfToken(deps: Deps, c: Context): string {
  * pre-session cookie), and, when the browser names an Origin, it is this service's own.
  */
 export function checkCsrf(deps: Deps, c: Context, session: DashboardSession | null, token: unknown): boolean {
+  // The configured origin, or the one the browser actually used (e.g. 127.0.0.1 vs localhost in
+  // development): a browser always sends the Host it navigated to, so a foreign site cannot fake it.
   const origin = c.req.header('origin');
-  if (origin && origin !== new URL(deps.config.baseUrl).origin) return false;
+  if (origin && origin !== new URL(deps.config.baseUrl).origin && origin !== new URL(c.req.url).origin) return false;
   if (typeof token !== 'string' || !token) return false;
   if (session) return sameText(token, sessionCsrfToken(deps, session));
   const value = getCookie(c, PRE_SESSION_COOKIE);
