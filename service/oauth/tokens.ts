@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, lt, or } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import { hashCredential } from '../accounts/personal-keys.js';
 import type { CredentialLookup } from '../auth/principal.js';
@@ -232,13 +232,14 @@ export interface ConnectedApp {
   lastUsedAt: string | null;
 }
 
-/** Applications holding a live approval of the account, one entry per client. */
+/** Applications holding live tokens of the account, one entry per client. */
 export async function listConnectedApps(db: DbOrTx, accountId: string): Promise<ConnectedApp[]> {
   const rows = await db
     .select({ grant: oauthGrants, client: oauthClients })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .where(and(eq(oauthGrants.accountId, accountId), isNull(oauthGrants.revokedAt)))
+    // lastUsedAt is set when the code is redeemed: an approval whose code was never exchanged holds no token.
+    .where(and(eq(oauthGrants.accountId, accountId), isNull(oauthGrants.revokedAt), isNotNull(oauthGrants.lastUsedAt)))
     .orderBy(desc(oauthGrants.createdAt));
   const byClient = new Map<string, ConnectedApp>();
   for (const { grant, client } of rows) {

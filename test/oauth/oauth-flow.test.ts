@@ -234,6 +234,19 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     expect(new URL(noChallenge.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
   });
 
+  it('connected apps lists an app once its code is redeemed, with the approved scopes', async () => {
+    const { browser } = await newUser();
+    const client = await register({ client_name: 'Listed App' });
+    const verifier = oauth.generateRandomCodeVerifier();
+    const back = await approve(browser, authorizeUrl(client, { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), state: 'l' }));
+    expect(await (await browser.get('/dashboard/apps')).text()).not.toContain('Listed App');
+    await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), oauth.validateAuthResponse(as, client, back, 'l'), REDIRECT, verifier, insecure));
+    const apps = await (await browser.get('/dashboard/apps')).text();
+    expect(apps).toContain('Listed App');
+    expect(apps).toContain('svc.usage.read');
+    expect(apps).toContain('127.0.0.1:9');
+  });
+
   it('the user can deny; the client gets access_denied and no code', async () => {
     const { browser } = await newUser();
     const client = await register();
