@@ -42,3 +42,65 @@ export function recomputeReceiptHash(r: Receipt): string {
 }
 
 export const html = (title: string) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`;
+
+// ── hand-made payments (to test what the real clients never send) ─────────────────────────────────
+import { randomBytes } from 'node:crypto';
+import { BASE_CHAIN_ID, TRANSFER_WITH_AUTHORIZATION_TYPES, USDC_ADDRESS } from '../../shared/agent-api/network.js';
+import type { Authorization } from '../../shared/agent-api/payment-requirements.js';
+
+export interface SignOptions {
+  to: string;
+  value: bigint;
+  validAfter?: bigint;
+  validBefore?: bigint;
+  nonce?: `0x${string}`;
+  chainId?: number;
+  name?: string;
+  verifyingContract?: `0x${string}`;
+}
+
+export async function signAuthorization(account: PrivateKeyAccount, o: SignOptions): Promise<{ authorization: Authorization; signature: `0x${string}` }> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const message = {
+    from: account.address,
+    to: o.to as `0x${string}`,
+    value: o.value,
+    validAfter: o.validAfter ?? now - 600n,
+    validBefore: o.validBefore ?? now + 120n,
+    nonce: o.nonce ?? (`0x${randomBytes(32).toString('hex')}` as `0x${string}`),
+  };
+  const signature = await account.signTypedData({
+    domain: { name: o.name ?? 'USD Coin', version: '2', chainId: o.chainId ?? BASE_CHAIN_ID, verifyingContract: o.verifyingContract ?? USDC_ADDRESS },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: 'TransferWithAuthorization',
+    message,
+  });
+  return {
+    authorization: {
+      from: message.from,
+      to: message.to,
+      value: message.value.toString(),
+      validAfter: message.validAfter.toString(),
+      validBefore: message.validBefore.toString(),
+      nonce: message.nonce,
+    },
+    signature,
+  };
+}
+
+export function xPaymentHeader(p: { authorization: Authorization; signature: string }, network = 'base'): Record<string, string> {
+  const payload = { x402Version: 1, scheme: 'exact', network, payload: p };
+  return { 'X-PAYMENT': Buffer.from(JSON.stringify(payload)).toString('base64') };
+}
+
+export function paymentSignatureHeader(
+  p: { authorization: Authorization; signature: string },
+  accepted: { amount: string; payTo: string; network?: string; asset?: string },
+): Record<string, string> {
+  const payload = {
+    x402Version: 2,
+    accepted: { scheme: 'exact', network: accepted.network ?? 'eip155:8453', amount: accepted.amount, asset: accepted.asset ?? USDC_ADDRESS, payTo: accepted.payTo, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } },
+    payload: p,
+  };
+  return { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') };
+}
