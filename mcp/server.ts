@@ -6,6 +6,7 @@ import { registerResources } from './resources.js';
 import { registerActionTools } from './tools/action-tools.js';
 import { registerDeploySite } from './tools/deploy-site.js';
 import { registerTableTools } from './tools/table-tools.js';
+import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
 
 export const MCP_SERVER_NAME = 'svc';
@@ -30,6 +31,7 @@ export function buildMcpServer(ctx: McpContext): McpServer {
   registerTableTools(server, ctx);
   registerWalletTools(server, ctx);
   registerDeploySite(server, ctx);
+  registerUploadDataset(server, ctx);
   registerResources(server, ctx);
   return server;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentHandlers } from '../../service/agent/handlers.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -35,7 +36,8 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-paid-'));
-    h = await startHarness(kind);
+    // Small multipart threshold (the service's minimum, 5 MiB) so upload_dataset's multipart path runs.
+    h = await startHarness(kind, { SVC_DATASET_MULTIPART_THRESHOLD_BYTES: String(5 * 1024 * 1024), SVC_DATASET_PART_BYTES: String(5 * 1024 * 1024) });
     chain = h.deps.facilitator as DevFacilitator;
     expect(chain.kind).toBe('dev');
     await chain.mint(payer, 1_000_000n); // 1 USDC; starts the dev chain
@@ -251,4 +253,35 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       await s.close();
     }
   });
+
+  // The datasets engineer registers their Agent API handlers in service/agent/handlers.ts; until then the
+  // service answers 503 for these actions and this test is reported as skipped, not passed.
+  const datasetsWired = Boolean((agentHandlers as Record<string, unknown>)['x402.convert_data_file_to_api']);
+  it.skipIf(!datasetsWired)('upload_dataset: inline CSV (single PUT) and a 5.5 MiB file (multipart) become Table APIs', async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('datasets'), SVC_MAX_USDC_PER_SESSION: '1' });
+    try {
+      const name = uniqueName('data');
+      const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>data</p>' })).structuredContent as { app: { appId: string } };
+      const before = await balances();
+      const small = await call(s.client, 'upload_dataset', { appId: app.app.appId, content: 'city,population\nParis,2100000\nLyon,520000\n', fileName: 'cities.csv', slug: 'cities' });
+      expect(small.isError, text(small)).toBeFalsy();
+      expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
+      expect(before.payer - (await balances()).payer).toBe(11_000n);
+      const q = await call(s.client, 'table_query', { site: name, table: 'cities', sortField: 'population', sortDir: 'asc' });
+      expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
+
+      const file = path.join(dir, 'big.csv');
+      const pad = 'x'.repeat(200);
+      const rows = ['id,label,pad'];
+      for (let i = 0; rows.join('\n').length < 5.5 * 1024 * 1024 && i < 1e6; i++) rows.push(`${i},row ${i},${pad}`);
+      fs.writeFileSync(file, rows.join('\n'));
+      const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
+      expect(big.isError, text(big)).toBeFalsy();
+      expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
+      const count = await call(s.client, 'table_query', { site: name, table: 'big', aggregate: 'count' });
+      expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
 });

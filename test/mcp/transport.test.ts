@@ -42,7 +42,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
         expect(Object.keys(t!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['dryRun', 'maxPrice']));
       }
     }
-    for (const name of ['table_query', 'table_schema', 'table_get_record', 'table_create_record', 'table_update_record', 'table_delete_record', 'wallet_status', 'quote', 'list_receipts', 'deploy_site']) {
+    for (const name of ['table_query', 'table_schema', 'table_get_record', 'table_create_record', 'table_update_record', 'table_delete_record', 'wallet_status', 'quote', 'list_receipts', 'deploy_site', 'upload_dataset']) {
       expect(byName.has(name), name).toBe(true);
     }
     // table_query takes every Table API GET parameter of the spec.
