@@ -240,6 +240,19 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
       await runAfterCommit(deps, work);
       return { status, body, headers: paymentResponseHeader(attempt, txHash, wallet) };
     } catch (e) {
+      if (!settledNow && alreadySettled === undefined && txHash) {
+        // The settlement was sent but failed or threw afterwards: ask the chain whether money moved.
+        const used = await deps.facilitator.authorizationUsed(wallet, nonce).catch(() => undefined);
+        if (used === true) settledNow = true;
+        else if (used === undefined) {
+          // Unknown (e.g. still pending): leave the row in "settling" for reconcileOrphanedPayments.
+          await deps.db
+            .update(x402Payments)
+            .set({ txHash, updatedAt: deps.clock.now() })
+            .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
+          throw e;
+        }
+      }
       if (settledNow || alreadySettled !== undefined) {
         // Money moved but the work did not commit: keep the record; the same payment replayed for the
         // same request does the work without a new charge.

@@ -1,0 +1,127 @@
+import { createWalletClient, http, parseAbi } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
+import { x402Payments } from '../../service/db/schema/index.js';
+import type { Facilitator } from '../../service/payments/facilitator.js';
+import { requestHashOf } from '../../service/payments/paid-call.js';
+import { reconcileOrphanedPayments } from '../../service/payments/reconcile.js';
+import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
+import { createAppFromHtml } from '../../shared/agent-api/actions/apps.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { devChain, fundedWallet, html, jsonInit, signAuthorization, xPaymentHeader } from './helpers.js';
+
+const PRICE = 7000n;
+
+/**
+ * Failure injection around the real dev-chain facilitator: what happens to the work and the money when
+ * settlement fails for real (the payer empties its wallet between verify and settle), or when the
+ * process dies right after a real settlement, before the commit.
+ */
+describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) => {
+  let h: Harness;
+  let real: Facilitator;
+  beforeAll(async () => {
+    h = await startHarness(kind);
+    real = h.deps.facilitator;
+  });
+  afterAll(async () => {
+    h.deps.facilitator = real;
+    await h?.close();
+  });
+
+  it('settlement fails on chain (funds gone between verify and settle): 502, the work is rolled back, no receipt, no charge', async () => {
+    const payer = await fundedWallet(h, PRICE);
+    const chain = devChain(h);
+    const drain = async () => {
+      // The payer really moves its USDC away on the dev chain (gas from anvil_setBalance).
+      await fetch(chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setBalance', params: [payer.address, '0xde0b6b3a7640000'] }) });
+      const w = createWalletClient({ account: payer, transport: http(chain.rpcUrl) });
+      await w.writeContract({ chain: null, address: USDC_ADDRESS, abi: parseAbi(['function transfer(address,uint256) returns (bool)']), functionName: 'transfer', args: [privateKeyToAccount(generatePrivateKey()).address, PRICE] });
+    };
+    h.deps.facilitator = { ...real, kind: real.kind, verify: real.verify.bind(real), supported: real.supported.bind(real), authorizationUsed: real.authorizationUsed.bind(real), close: async () => {}, settle: async (p, cb) => (await drain(), real.settle(p, cb)) };
+    try {
+      const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
+      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `rollback-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))));
+      expect(res.status).toBe(502);
+      const body = await res.json();
+      expect(body.error.code).toBe('payment_settlement_failed');
+      expect(body.receipt).toBeUndefined();
+      expect((await fetch(`${h.url}/s/rollback-${kind}/`)).status).toBe(404);
+      expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore);
+    } finally {
+      h.deps.facilitator = real;
+    }
+  });
+
+  it('crash after a real settlement, before commit: the payment is kept as orphaned and the same payment retried does the work without a second charge', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const chain = devChain(h);
+    h.deps.facilitator = {
+      ...real,
+      kind: real.kind,
+      verify: real.verify.bind(real),
+      supported: real.supported.bind(real),
+      authorizationUsed: real.authorizationUsed.bind(real),
+      close: async () => {},
+      settle: async (p, cb) => {
+        await real.settle(p, cb);
+        throw new Error('simulated crash after settlement');
+      },
+    };
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const body = { name: `crash-${kind}`, html: html('Crash') };
+    try {
+      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+      expect(res.status).toBe(500);
+    } finally {
+      h.deps.facilitator = real;
+    }
+    expect((await fetch(`${h.url}/s/crash-${kind}/`)).status).toBe(404);
+    const charged = await chain.balanceOf(payer.address);
+    expect(charged).toBe(100_000n - PRICE);
+
+    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+    expect(retry.status).toBe(201);
+    const out = await retry.json();
+    expect(out.receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await fetch(`${h.url}/s/crash-${kind}/`)).status).toBe(200);
+    expect(await chain.balanceOf(payer.address)).toBe(charged);
+  });
+
+  it('reconcile at start: a payment left in "settling" that the chain shows as used becomes orphaned; an expired unused one is released', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const input = { name: `recon-${kind}`, html: html('Recon') };
+    const used = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
+    // Settle it for real, as a crashed node would have, and leave the row in "settling".
+    const settled = await real.settle({ ...used, amount: PRICE, payTo: DEV_RECIPIENT, asset: USDC_ADDRESS, maxTimeoutSeconds: 300, resource: '', description: '' });
+    expect(settled.success).toBe(true);
+    const old = new Date(Date.now() - 10 * 60_000);
+    const row = (nonce: string, validBefore: number) => ({
+      payer: payer.address.toLowerCase(),
+      nonce,
+      action: createAppFromHtml.name,
+      requestHash: requestHashOf(createAppFromHtml.name, {}, input),
+      status: 'settling' as const,
+      amount: PRICE.toString(),
+      validBefore,
+      payload: {},
+      createdAt: old,
+      updatedAt: old,
+    });
+    await h.deps.db.insert(x402Payments).values(row(used.authorization.nonce, Number(used.authorization.validBefore)));
+    const expired = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE, validBefore: BigInt(Math.floor(Date.now() / 1000) - 5) });
+    await h.deps.db.insert(x402Payments).values(row(expired.authorization.nonce, Number(expired.authorization.validBefore)));
+
+    const report = await reconcileOrphanedPayments(h.deps);
+    expect(report.orphaned).toEqual([{ payer: payer.address.toLowerCase(), nonce: used.authorization.nonce, action: createAppFromHtml.name, txHash: settled.transaction }]);
+    expect(report.released).toBe(1);
+
+    const balance = await devChain(h).balanceOf(payer.address);
+    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, xPaymentHeader(used)));
+    expect(retry.status).toBe(201);
+    expect((await retry.json()).receipt.txHash).toBe(settled.transaction);
+    expect(await devChain(h).balanceOf(payer.address)).toBe(balance);
+  });
+});
