@@ -12,6 +12,7 @@ const USAGE = `svc: self-hostable site hosting for AI agents
 Usage:
   svc serve                                    start the service (same as npm start)
   svc account create --email <email>           create an account
+  svc account password --email <email>         set the dashboard password (read from stdin); ends its sessions
   svc key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
                                                create a personal API key (shown once)
   svc key list --email <email>                 list an account's keys
@@ -150,6 +151,8 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand(config);
     case 'account create':
       return print(await runOperation(config, 'account.create', { email: need('email') }));
+    case 'account password':
+      return print(await runOperation(config, 'account.password', { email: need('email'), password: (await readStdin()).replace(/\r?\n$/, '') }));
     case 'key create': {
       if (!values['all-scopes'] && !values.scopes) throw new CliError('give --scopes a,b,c or --all-scopes');
       let scopes: string[];

@@ -13,6 +13,7 @@ import {
   setFunctionSecret,
 } from '../functions/functions.js';
 import { AppError } from '../http/app-error.js';
+import { setAccountPassword } from '../dashboard/passwords.js';
 import { runFaucet } from '../payments/faucet.js';
 import { reconcileOrphanedPayments } from '../payments/reconcile.js';
 import { viewSite, writeSiteFile } from '../sites/sites.js';
@@ -31,6 +32,10 @@ const op = <I extends z.ZodType>(input: I, run: (deps: Deps, input: z.infer<I>) 
 
 export const adminOperations = {
   'account.create': op(z.object({ email: z.string() }), async (deps, i) => ({ account: await createAccount(deps.db, i) })),
+  'account.password': op(z.object({ email: z.string(), password: z.string() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    return { account: { id: account.id, email: account.email }, ...(await setAccountPassword(deps, account.id, i.password)) };
+  }),
   'key.create': op(
     z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(ScopeSchema).min(1) }),
     async (deps, i) => {

@@ -16,11 +16,10 @@ import { getOwnedSite, listOwnedSites } from '../sites/sites.js';
 import { accountUsage } from '../usage/usage.js';
 import { dashboardResources, type DashboardResources } from './integrations.js';
 import { STYLE_CSS, type Html } from './layout.js';
+import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import * as pages from './pages.js';
 import { anonymousCsrfToken, checkCsrf, currentSession, endSession, sessionCsrfToken, startSession, type DashboardSession } from './session.js';
 
-export const MIN_PASSWORD_LENGTH = 10;
-export const MAX_PASSWORD_LENGTH = 200;
 /** Sign-in attempts: per client address per minute, and per email address per 15 minutes. */
 export const SIGNIN_LIMIT_PER_IP = 20;
 export const SIGNIN_LIMIT_PER_EMAIL = 10;
@@ -112,8 +111,8 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
     const again = (error: string, status = 400) => renderPage(c, pages.signUpPage({ csrf: anonymousCsrfToken(deps, c), next, email, error }), status);
     if (!checkCsrf(deps, c, null, form.csrf)) return again('The form expired. Please try again.', 403);
     const password = text(form.password as string);
-    if (password.length < MIN_PASSWORD_LENGTH) return again(`Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`);
-    if (password.length > MAX_PASSWORD_LENGTH) return again(`Passwords are at most ${MAX_PASSWORD_LENGTH} characters.`);
+    const problem = passwordProblem(password);
+    if (problem) return again(problem);
     try {
       await consumeRateLimit(deps.db, `signup:ip:${clientIp(c, deps.config.trustProxy)}`, SIGNIN_LIMIT_PER_IP, 60_000, deps.clock.now());
       const account = await createAccount(deps.db, { email, passwordHash: await hashPassword(password) });
