@@ -1,0 +1,107 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChainFacilitator } from '../../service/payments/chain-facilitator.js';
+import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
+import { compileDevUsdc, loadDevUsdcArtifact } from '../../service/payments/dev-chain/compile.js';
+import { DEV_RECIPIENT, DEV_SETTLER_KEY, parseX402Config } from '../../service/payments/x402-config.js';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { html, jsonInit, payV1, payV2 } from './helpers.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+
+it('the committed DevUSDC artifact is what DevUSDC.sol compiles to with the pinned solc', () => {
+  const fresh = compileDevUsdc();
+  const committed = loadDevUsdcArtifact();
+  expect(committed.sourceSha256).toBe(fresh.sourceSha256);
+  expect(committed.deployedBytecode).toBe(fresh.deployedBytecode);
+});
+
+it('configuration: modes need their settings, prices are checked with integer math', () => {
+  expect(parseX402Config({}).mode).toBe('dev');
+  expect(parseX402Config({}).recipient).toBe(DEV_RECIPIENT);
+  expect(() => parseX402Config({ SVC_X402_MODE: 'chain', SVC_X402_RECIPIENT: DEV_RECIPIENT })).toThrow(/SVC_X402_RPC_URL/);
+  expect(() => parseX402Config({ SVC_X402_MODE: 'remote' })).toThrow(/SVC_X402_RECIPIENT/);
+  expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.0000001"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/at most 6 decimals/);
+  expect(() => parseX402Config({ SVC_X402_PRICES: '{"list_apps":"0.01"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/free action/);
+  expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.01"}' })).toThrow(/SVC_X402_PRICES_UPDATED_AT/);
+  const c = parseX402Config({ SVC_X402_PRICES: '{"x402.create_app_from_html":"0.0079"}', SVC_X402_PRICES_UPDATED_AT: '2026-11-22T00:00:00Z' });
+  expect(c.prices['x402.create_app_from_html']).toBe('0.0079');
+  expect(c.pricesUpdatedAt).toBe(Date.UTC(2026, 10, 22));
+});
+
+/** A standard x402 facilitator (/verify, /settle, /supported) on loopback, settling on a dev chain. */
+function facilitatorServer(chain: ChainFacilitator): Promise<{ url: string; server: ServerType; calls: string[] }> {
+  const calls: string[] = [];
+  const app = new Hono();
+  const toPayment = (b: { paymentPayload: { payload: { authorization: never; signature: `0x${string}` } }; paymentRequirements: { maxAmountRequired: string; payTo: string; asset: string } }) => ({
+    authorization: b.paymentPayload.payload.authorization,
+    signature: b.paymentPayload.payload.signature,
+    amount: BigInt(b.paymentRequirements.maxAmountRequired),
+    payTo: b.paymentRequirements.payTo,
+    asset: b.paymentRequirements.asset,
+    maxTimeoutSeconds: 300,
+    resource: '',
+    description: '',
+  });
+  app.get('/supported', async (c) => (calls.push('supported'), c.json(await chain.supported())));
+  app.post('/verify', async (c) => (calls.push('verify'), c.json(await chain.verify(toPayment(await c.req.json())))));
+  app.post('/settle', async (c) => {
+    calls.push('settle');
+    const r = await chain.settle(toPayment(await c.req.json()));
+    return c.json({ success: r.success, transaction: r.transaction, network: 'base', errorReason: r.errorReason });
+  });
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => {
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, calls });
+    });
+  });
+}
+
+describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (kind) => {
+  let dev: DevChainFacilitator;
+  let remote: { url: string; server: ServerType; calls: string[] };
+  const harnesses: Harness[] = [];
+  beforeAll(async () => {
+    dev = new DevChainFacilitator();
+    await dev.start();
+    remote = await facilitatorServer(new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY }));
+  });
+  afterAll(async () => {
+    for (const h of harnesses) await h.close();
+    remote?.server.close();
+    await dev?.close();
+  });
+
+  it('SVC_X402_MODE=chain (RPC URL + settler key) and SVC_X402_MODE=remote (facilitator URL) both move exactly the price', async () => {
+    const chainH = await startHarness(kind, { SVC_X402_MODE: 'chain', SVC_X402_RPC_URL: dev.rpcUrl, SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY, SVC_X402_RECIPIENT: DEV_RECIPIENT });
+    harnesses.push(chainH);
+    const remoteH = await startHarness(kind, { SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: remote.url, SVC_X402_RECIPIENT: DEV_RECIPIENT });
+    harnesses.push(remoteH);
+    for (const [label, h, pay] of [
+      ['chain', chainH, payV1],
+      ['remote', remoteH, payV2],
+    ] as const) {
+      const payer = privateKeyToAccount(generatePrivateKey());
+      await dev.mint(payer.address, 50_000n);
+      const before = await dev.balanceOf(DEV_RECIPIENT);
+      const res = await pay(payer)(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `${label}-mode-${kind}`, html: html(label) }));
+      expect(res.status, label).toBe(201);
+      const body = await res.json();
+      expect(body.receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(await dev.balanceOf(payer.address)).toBe(50_000n - 7000n);
+      expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 7000n);
+    }
+    expect(remote.calls).toEqual(['verify', 'settle']);
+  });
+
+  it('an action without a handler answers 503 before any payment', async () => {
+    const { agentRoutes } = await import('../../service/agent/routes.js');
+    const h = harnesses[0];
+    const app = agentRoutes(h.deps, {});
+    const res = await app.request('/api/x402/apps', jsonInit('POST', { name: 'nohandler', html: '<p>x</p>' }));
+    expect(res.status).toBe(503);
+    expect((await res.json()).error.code).toBe('service_unavailable');
+  });
+});
