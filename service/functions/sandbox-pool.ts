@@ -106,8 +106,12 @@ export class SandboxPool implements SandboxRunner {
       this.pump();
       return;
     }
-    const call =
-      msg.op === 'get' ? job.host.memoryGet(msg.key) : msg.op === 'set' ? job.host.memorySet(msg.key, msg.valueJson ?? 'null') : job.host.memoryDelete(msg.key);
+    const call: Promise<string | boolean | null | undefined> =
+      msg.op === 'get'
+        ? job.host.memoryGet(msg.key)
+        : msg.op === 'set'
+          ? job.host.memorySet(msg.key, msg.valueJson ?? 'null').then(() => undefined)
+          : job.host.memoryDelete(msg.key);
     call.then(
       (value) => {
         if (slot.job === job) slot.worker.postMessage({ type: 'host-result', id: job.id, callId: msg.callId, ok: true, value } satisfies ToWorker);
