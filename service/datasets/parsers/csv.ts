@@ -94,8 +94,10 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
         if (failure) break;
         if (done) break;
         if (paused && parserRef) {
+          // resume() may parse the rest of the chunk synchronously (and pause again): look again first.
           paused = false;
           (parserRef as Papa.Parser).resume();
+          continue;
         }
         await new Promise<void>((r) => (wake = r));
         continue;
