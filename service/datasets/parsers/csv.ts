@@ -26,83 +26,25 @@ function countNewlines(cells: string[]): number {
 }
 
 /**
- * CSV (and TSV, `;` and `|` separated) by papaparse in streaming mode: the delimiter is detected from
- * the first chunk, quotes and `""` escapes and quoted newlines are handled, a BOM is dropped. The
+ * CSV (and TSV, `;` and `|` separated) by papaparse's parser, driven chunk by chunk: the delimiter
+ * and line break are detected from the first 64 KiB (papaparse's guesser), every chunk is parsed up
+ * to its last complete row, the incomplete rest is carried into the next chunk. Quotes, `""`
+ * escapes and quoted newlines are handled; a BOM is dropped. Memory is one chunk plus one row. The
  * first non-empty row is the header unless every cell in it is a number (then columns are
  * `column_1…`). A row with more non-empty cells than the header, fewer cells, or an unterminated
  * quote fails the file, naming the row and its line.
  */
 export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGenerator<SourceRecord> {
   const text = decodeText(input);
-  const queue: string[][] = [];
-  let failure: Error | null = null;
-  let done = false;
-  let wake: (() => void) | null = null;
-  let paused = false;
-  let parserRef: Papa.Parser | null = null;
-  const HIGH = 2000;
-
-  const notify = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-
-  Papa.parse<string[]>(text as unknown as File, {
-    header: false,
-    skipEmptyLines: false,
-    dynamicTyping: false,
-    step(results, parser) {
-      parserRef = parser;
-      if (failure) return;
-      const err = results.errors.find((e) => e.type === 'Quotes' || e.code === 'MissingQuotes' || e.code === 'InvalidQuotes');
-      if (err) {
-        failure = new DataFileError(`CSV quoting error: ${err.message}`, { row: queue.length });
-        parser.abort();
-        notify();
-        return;
-      }
-      queue.push(results.data);
-      if (queue.length >= HIGH && !paused) {
-        paused = true;
-        parser.pause();
-      }
-      notify();
-    },
-    complete() {
-      done = true;
-      notify();
-    },
-    error(e: Error) {
-      failure = new DataFileError(`CSV could not be read: ${e.message}`);
-      done = true;
-      notify();
-    },
-  });
-  text.on('error', (e) => {
-    failure = e;
-    done = true;
-    notify();
-  });
-
+  let parser: Papa.Parser | null = null;
+  let carry = '';
+  let sample = '';
   let header: string[] | null = null;
   let line = 1;
   let row = 0;
-  try {
-    for (;;) {
-      if (queue.length === 0) {
-        if (failure) break;
-        if (done) break;
-        if (paused && parserRef) {
-          // resume() may parse the rest of the chunk synchronously (and pause again): look again first.
-          paused = false;
-          (parserRef as Papa.Parser).resume();
-          continue;
-        }
-        await new Promise<void>((r) => (wake = r));
-        continue;
-      }
-      const cells = queue.shift()!;
+
+  function* emit(rows: string[][]): Generator<SourceRecord> {
+    for (const cells of rows) {
       const startLine = line;
       line += 1 + countNewlines(cells);
       if (cells.length === 1 && cells[0].trim() === '') continue; // blank line
@@ -124,25 +66,56 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
         throw new DataFileError(`has ${cells.length} fields; the header has ${header.length}`, { row, line: startLine });
       }
       const fields: Record<string, unknown> = {};
-      for (let i = 0; i < header.length; i++) {
-        const c = cells[i];
-        if (c.length > limits.maxRecordBytes) throw new DataFileError(`a field is longer than ${limits.maxRecordBytes} bytes`, { row, line: startLine, column: header[i] });
-        fields[header[i]] = c;
-      }
+      for (let i = 0; i < header.length; i++) fields[header[i]] = cells[i];
       yield { row, line: startLine, fields };
     }
-    if (failure) {
-      const f = failure as Error;
-      if (f instanceof DataFileError) {
-        throw new DataFileError(f.message, { row: row + 1, line });
-      }
-      throw f;
+  }
+
+  const parse = (input: string, last: boolean): string[][] => {
+    const result = parser!.parse(input, 0, !last) as Papa.ParseResult<string[]>;
+    const quote = result.errors.find((e) => e.type === 'Quotes');
+    if (quote) {
+      const before = result.data.slice(0, quote.row ?? 0);
+      // Count the complete rows before the bad one, so the error names its row and line.
+      const n = [...emit(before)].length;
+      void n;
+      throw new DataFileError(`CSV quoting error: ${quote.message}`, { row: row + 1, line });
     }
+    if (last) {
+      carry = '';
+    } else {
+      const cursor = (result.meta as { cursor: number }).cursor;
+      carry = input.slice(cursor);
+      if (carry.length > limits.maxRecordBytes) {
+        throw new DataFileError(`a row is longer than ${limits.maxRecordBytes} bytes (or a quote is never closed)`, { row: row + 1 + result.data.length, line });
+      }
+    }
+    return result.data;
+  };
+
+  const start = (s: string) => {
+    const guess = Papa.parse<string[]>(s, { preview: 20, delimitersToGuess: [',', ';', '\t', '|'] });
+    parser = new Papa.Parser({ delimiter: guess.meta.delimiter || ',', newline: (guess.meta.linebreak || '\n') as '\n', quoteChar: '"', escapeChar: '"' });
+  };
+
+  try {
+    for await (const chunk of text as AsyncIterable<string>) {
+      if (!parser) {
+        sample += chunk;
+        if (sample.length < 64 * 1024) continue;
+        start(sample);
+        const input = sample;
+        sample = '';
+        yield* emit(parse(input, false));
+        continue;
+      }
+      yield* emit(parse(carry + chunk, false));
+    }
+    if (!parser) start(sample);
+    const rest = sample || carry;
+    if (rest) yield* emit(parse(rest, true));
     if (!header) throw new DataFileError('the file is empty: no header row');
   } finally {
-    if (!done) {
-      (parserRef as Papa.Parser | null)?.abort();
-      text.destroy();
-    }
+    text.destroy();
   }
 }
