@@ -30,6 +30,10 @@ interface Slot {
   worker: Worker;
   job: Job | null;
   timer?: NodeJS.Timeout;
+  /** The worker loaded its sandbox; a worker that dies before that is respawned with a backoff. */
+  ready: boolean;
+  /** Waiting for a delayed respawn: takes no jobs. */
+  dead: boolean;
 }
 
 /**
@@ -44,6 +48,7 @@ export class SandboxPool implements SandboxRunner {
   private readonly queue: Job[] = [];
   private nextId = 0;
   private closed = false;
+  private startFailures = 0;
 
   constructor(
     readonly size: number,
@@ -55,7 +60,7 @@ export class SandboxPool implements SandboxRunner {
   private spawn(): Slot {
     const worker = new Worker(new URL('./sandbox-worker.mjs', import.meta.url));
     worker.unref(); // idle workers never keep the process alive
-    const slot: Slot = { worker, job: null };
+    const slot: Slot = { worker, job: null, ready: false, dead: false };
     worker.on('message', (msg: FromWorker) => this.onMessage(slot, msg));
     worker.on('error', () => this.replace(slot, 'sandbox_error', 'the sandbox worker failed while running this function'));
     worker.on('exit', () => this.replace(slot, 'sandbox_error', 'the sandbox worker stopped while running this function'));
@@ -74,7 +79,7 @@ export class SandboxPool implements SandboxRunner {
   private pump(): void {
     for (const slot of this.slots) {
       if (!this.queue.length) return;
-      if (slot.job) continue;
+      if (slot.job || slot.dead) continue;
       const job = this.queue.shift()!;
       // Time spent queued counts against the wall deadline; past it, the invocation is not started.
       const waited = Date.now() - job.queuedAt;
@@ -100,7 +105,12 @@ export class SandboxPool implements SandboxRunner {
 
   private onMessage(slot: Slot, msg: FromWorker): void {
     const job = slot.job;
-    if (msg.type === 'ready' || !job || msg.id !== job.id) return;
+    if (msg.type === 'ready') {
+      slot.ready = true;
+      this.startFailures = 0;
+      return;
+    }
+    if (!job || msg.id !== job.id) return;
     if (msg.type === 'done') {
       this.finish(slot, job, msg.outcome);
       this.pump();
@@ -155,8 +165,19 @@ export class SandboxPool implements SandboxRunner {
       this.slots.splice(i, 1);
       return;
     }
-    this.slots[i] = this.spawn();
-    this.pump();
+    if (slot.ready) {
+      this.slots[i] = this.spawn();
+      this.pump();
+      return;
+    }
+    // Died while starting (e.g. the loader is broken): never respawn in a tight loop.
+    slot.dead = true;
+    const delay = Math.min(30_000, 250 * 2 ** this.startFailures++);
+    setTimeout(() => {
+      if (this.closed || this.slots[i] !== slot) return;
+      this.slots[i] = this.spawn();
+      this.pump();
+    }, delay).unref();
   }
 
   async close(): Promise<void> {
