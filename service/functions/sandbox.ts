@@ -73,9 +73,16 @@ export type SandboxOutcome =
   | ({ ok: false; reason: SandboxFailure; message: string } & SandboxStats);
 
 let modulePromise: Promise<QuickJSWASMModule> | null = null;
+let moduleLoads = 0;
 
-/** One wasm module per process (25–50 ms to load); replaced if it ever aborts. */
+/** How many times this thread loaded the wasm module: more than once means one was retired after a fault. */
+export function sandboxModuleLoads(): number {
+  return moduleLoads;
+}
+
+/** One wasm module per thread (25–50 ms to load); replaced if it ever aborts. */
 function quickjs(): Promise<QuickJSWASMModule> {
+  if (!modulePromise) moduleLoads++;
   modulePromise ??= newQuickJSWASMModule(RELEASE_SYNC).catch((e: unknown) => {
     modulePromise = null;
     throw e;
