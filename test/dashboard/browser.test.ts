@@ -48,6 +48,10 @@ describe.skipIf(!hasChromium).each(dbKinds())('Dashboard and consent screen in h
     await h?.close();
   });
 
+  async function listedSite(key: string): Promise<{ id: string }> {
+    return (await (await fetch(`${h.url}/api/v1/sites`, { headers: { authorization: `Bearer ${key}` } })).json()).sites[0];
+  }
+
   it('signs up, creates a key that works with fetch, and approves an OAuth client on the consent screen', async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     const page = await context.newPage();
@@ -68,6 +72,8 @@ describe.skipIf(!hasChromium).each(dbKinds())('Dashboard and consent screen in h
     await page.click('nav >> text=API keys');
     await page.fill('#key-name', 'from the browser');
     await page.check('input[value="svc.publish"]');
+    await page.check('input[value="svc.data.write"]');
+    await page.check('input[value="svc.functions.write"]');
     await page.click('form[action="/dashboard/keys"] button[type=submit]');
     const secret = (await page.textContent('#new-key-secret'))!.trim();
     expect(secret).toMatch(/^svc_pat_/);
@@ -121,9 +127,36 @@ describe.skipIf(!hasChromium).each(dbKinds())('Dashboard and consent screen in h
     await page.goto(`${h.url}/dashboard/apps`);
     expect(await page.textContent('main')).toContain('Acme Site Builder');
     await shot('5-connected-apps');
+    // A table and a function made with the key, then managed in the dashboard.
+    const siteId = (await listedSite(secret)).id;
+    const table = await fetch(`${h.url}/api/v1/sites/${siteId}/tables`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Guestbook', schema: { fields: [{ name: 'msg', label: 'Message', type: 'string' }] } }),
+    });
+    expect(table.status).toBe(201);
     await page.goto(`${h.url}/dashboard/sites`);
     expect(await page.textContent('main')).toContain(`browser-${kind}`);
-    await shot('6-sites');
+    await page.click('text=Regenerate write key');
+    expect((await page.textContent('#new-write-key code'))!.trim()).toMatch(/^svc_tk_/);
+    await shot('6-sites-write-key');
+
+    const fn = await fetch(`${h.url}/api/v1/functions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Hello', slug: `hello-${kind}`, code: 'export default () => "hi"' }),
+    });
+    expect(fn.status).toBe(201);
+    await page.goto(`${h.url}/dashboard/functions`);
+    await page.fill('input[name="name"]', 'API_TOKEN');
+    await page.fill('input[name="value"]', 'do-not-show-me');
+    await page.click('text=Set secret');
+    await page.click('text=Turn on');
+    const functionsText = (await page.textContent('main'))!;
+    expect(functionsText).toContain('API_TOKEN');
+    expect(functionsText).toContain('svc-user access: on');
+    expect(await page.content()).not.toContain('do-not-show-me');
+    await shot('7-functions');
     await context.close();
   });
 });
