@@ -12,6 +12,7 @@ export type WalletErrorCode =
   | 'payment_rejected'
   | 'outcome_unknown'
   | 'ledger_busy'
+  | 'ledger_invalid'
   | 'service_unreachable';
 
 export class WalletError extends Error {

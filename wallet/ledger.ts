@@ -89,7 +89,7 @@ export class SpendLedger {
     }
     const parsed = LedgerFileSchema.safeParse(JSON.parse(text));
     // A ledger we cannot read must stop payments, never reset the caps to zero.
-    if (!parsed.success) throw new WalletError('ledger_busy', `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`);
+    if (!parsed.success) throw new WalletError('ledger_invalid', `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`);
     return parsed.data;
   }
 

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -211,5 +212,46 @@ describe('wallet pays x402 within its caps', () => {
     fs.writeFileSync(file, `${payerKey}\n`, { mode: 0o600 });
     const w = createWallet(loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_KEY_FILE: file, SVC_SPEND_LEDGER: path.join(dir, 'l.json') }));
     expect(w.address).toBe(payer);
+  });
+
+  it('two processes sharing one ledger file never pass the daily cap together', async () => {
+    const ledgerPath = path.join(dir, 'shared.json');
+    const env = { ...process.env, SVC_URL: server.url, SVC_WALLET_PRIVATE_KEY: payerKey, SVC_SPEND_LEDGER: ledgerPath, SVC_MAX_USDC_PER_DAY: '0.021' };
+    const script = path.resolve(import.meta.dirname, 'pay-from-child.ts');
+    const child = () =>
+      new Promise<{ paid: number; capped: number }>((resolve, reject) =>
+        execFile(process.execPath, ['--import', 'tsx', script, server.url, '3'], { env }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)))),
+      );
+    const [a, b] = await Promise.all([child(), child()]);
+    expect(a.paid + b.paid).toBe(3);
+    expect(a.capped + b.capped).toBe(3);
+    expect(server.state.settled).toHaveLength(3);
+    const entries = JSON.parse(fs.readFileSync(ledgerPath, 'utf8')).entries as { status: string; pid: number }[];
+    expect(entries.filter((e) => e.status === 'committed')).toHaveLength(3);
+    expect(fs.existsSync(`${ledgerPath}.lock`)).toBe(false);
+  }, 60_000);
+
+  it('a lock left by a crashed process is broken; a reservation left by a crash stays counted', async () => {
+    const ledgerPath = path.join(dir, 'ledger.json');
+    const w = wallet({ SVC_MAX_USDC_PER_SESSION: '1', SVC_MAX_USDC_PER_DAY: '0.014' });
+    await create(w);
+    // A crashed payer: its lock file names a pid that no longer exists, and its payment was still "reserved".
+    const data = JSON.parse(fs.readFileSync(ledgerPath, 'utf8'));
+    data.entries.push({ ...data.entries[0], id: 'crashed', sessionId: 'other', pid: 999999, status: 'reserved', reservedAt: Date.now() });
+    fs.writeFileSync(ledgerPath, JSON.stringify(data));
+    fs.writeFileSync(`${ledgerPath}.lock`, JSON.stringify({ pid: 999999, token: 'dead', at: Date.now() }));
+    const again = wallet({ SVC_MAX_USDC_PER_DAY: '0.014' });
+    expect((await again.status()).spent.day).toBe('0.014');
+    const e = await refusal(create(again));
+    expect(e.code).toBe('cap_exceeded');
+    expect(server.state.settled).toHaveLength(1);
+  });
+
+  it('an unreadable ledger blocks payments instead of resetting the caps', async () => {
+    fs.writeFileSync(path.join(dir, 'ledger.json'), '{"version":1,"entries":"garbage"}');
+    const e = await refusal(create(wallet()));
+    expect(e.code).toBe('ledger_invalid');
+    expect(e.message).toMatch(/not a valid ledger file; nothing was paid/);
+    expect(server.state.requests).toBe(0);
   });
 });
