@@ -13,7 +13,7 @@ import type { SiteRow } from '../sites/sites.js';
 import { bulkInsertRecords, createTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
 import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
 import type { FieldType, InferredField } from './infer.js';
-import { blobOpener, coercedBatches, inferSchema, prepareDataFile } from './pipeline.js';
+import { blobOpener, coercedBatches, inferSchema, prepareDataFile, readAhead } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
 import { getSiteUpload } from './uploads.js';
 
@@ -191,10 +191,10 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     let count: number;
     const prepared = file;
     const rows = (async function* () {
-      for await (const batch of coercedBatches(prepared, schema, 2000)) yield* batch;
+      for await (const batch of readAhead(coercedBatches(prepared, schema, 5000), 3)) yield* batch;
     })();
     try {
-      count = await bulkInsertRecords(db, table.id, rows, { batchSize: 2000 });
+      count = await bulkInsertRecords(db, table.id, rows, { batchSize: 5000 });
     } catch (e) {
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;

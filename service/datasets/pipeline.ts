@@ -134,3 +134,28 @@ export async function* coercedBatches(
   }
   if (batch.length) yield batch;
 }
+
+/**
+ * Reads up to `depth` items ahead of the consumer, so parsing the next batches (CPU, this process)
+ * overlaps with inserting the current one (I/O, the database's process). Memory: `depth` items.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  const queue: Promise<IteratorResult<T>>[] = [];
+  const more = () => {
+    const p = it.next();
+    p.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
+    queue.push(p);
+  };
+  try {
+    for (let i = 0; i < depth; i++) more();
+    for (;;) {
+      const r = await queue.shift()!;
+      if (r.done) return;
+      more();
+      yield r.value;
+    }
+  } finally {
+    await it.return?.(undefined);
+  }
+}

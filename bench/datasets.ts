@@ -1,0 +1,187 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+
+/**
+ * Data-file conversion on 1,000,000 rows (real PostgreSQL on 127.0.0.1:5432, a scratch database
+ * created and dropped here): the same rows as a CSV and as a Parquet file, each converted by the
+ * real pipeline (blob store → streaming parse → schema inference → batched load into a dataset
+ * Table, one transaction), beside `COPY … FROM STDIN` of the same CSV into a typed table through
+ * postgres.js — the physical limit on this machine. Each case runs in its own process so its
+ * peak RSS is its own. Goal: conversion ≤ 2× COPY time, RSS bounded (independent of file size).
+ */
+const SERVER = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROWS = Number(process.env.BENCH_DATASET_ROWS ?? 1_000_000);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+interface Figure {
+  label: string;
+  seconds: number;
+  rows: number;
+  maxRssMb: number;
+}
+
+function* rows(n: number): Generator<[number, string, string, number, number, boolean, string, number, number]> {
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  for (let i = 0; i < n; i++) {
+    yield [
+      i + 1,
+      `item ${i} ${['red', 'green', 'blue', 'amber'][i % 4]} widget`,
+      `cat-${i % 50}`,
+      Math.round(rnd() * 100000) / 100,
+      Math.floor(rnd() * 1000),
+      rnd() < 0.5,
+      new Date(Date.UTC(2020, 0, 1) + Math.floor(rnd() * 1500) * 86400000).toISOString().slice(0, 10),
+      Math.round((rnd() * 180 - 90) * 1e5) / 1e5,
+      Math.round((rnd() * 360 - 180) * 1e5) / 1e5,
+    ];
+  }
+}
+
+const HEADER = ['item_id', 'name', 'category', 'price', 'qty', 'active', 'day', 'lat', 'lon'];
+
+async function writeCsv(file: string): Promise<void> {
+  const out = fs.createWriteStream(file);
+  out.write(`${HEADER.join(',')}\n`);
+  let buf: string[] = [];
+  for (const r of rows(ROWS)) {
+    buf.push(r.join(','));
+    if (buf.length === 10_000) {
+      if (!out.write(`${buf.join('\n')}\n`)) await new Promise((res) => out.once('drain', res));
+      buf = [];
+    }
+  }
+  if (buf.length) out.write(`${buf.join('\n')}\n`);
+  await new Promise<void>((res, rej) => out.end((e?: Error | null) => (e ? rej(e) : res())));
+}
+
+async function writeParquet(file: string): Promise<void> {
+  const { ByteWriter, parquetWrite } = await import('hyparquet-writer');
+  const cols: unknown[][] = HEADER.map(() => []);
+  for (const r of rows(ROWS)) r.forEach((v, i) => cols[i].push(v));
+  const types = ['INT32', 'STRING', 'STRING', 'DOUBLE', 'INT32', 'BOOLEAN', 'STRING', 'DOUBLE', 'DOUBLE'] as const;
+  const writer = new ByteWriter();
+  parquetWrite({ writer, columnData: HEADER.map((name, i) => ({ name, data: cols[i] as never, type: types[i] })), codec: 'SNAPPY', rowGroupSize: 100_000 });
+  fs.writeFileSync(file, Buffer.from(writer.getBuffer()));
+}
+
+/** One measured case, in this process (spawned by `run`). Prints its figure as JSON. */
+async function worker(mode: 'copy' | 'convert', dbUrl: string, file: string): Promise<void> {
+  const started = performance.now();
+  let count = 0;
+  if (mode === 'copy') {
+    const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+    await sql.unsafe(
+      'create table copy_target (item_id integer, name text, category text, price double precision, qty integer, active boolean, day date, lat double precision, lon double precision)',
+    );
+    const t = performance.now();
+    const writable = await sql`copy copy_target from stdin with (format csv, header true)`.writable();
+    await pipeline(fs.createReadStream(file), writable);
+    const seconds = (performance.now() - t) / 1000;
+    count = Number((await sql`select count(*)::int as n from copy_target`)[0].n);
+    await sql.end();
+    console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+    return;
+  }
+  const { loadConfig } = await import('../service/config.js');
+  const { openDb } = await import('../service/db/client.js');
+  const { systemClock } = await import('../service/deps.js');
+  const { createLogger } = await import('../service/logger.js');
+  const { SiteCache } = await import('../service/sites/site-cache.js');
+  const { LocalBlobStore } = await import('../service/storage/local-store.js');
+  const { createAccount } = await import('../service/accounts/accounts.js');
+  const { accountOwner } = await import('../service/sites/owner.js');
+  const { createSite } = await import('../service/sites/sites.js');
+  const { createUpload } = await import('../service/datasets/uploads.js');
+  const { planConversion, convertDataFile } = await import('../service/datasets/datasets.js');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-datasets-'));
+  try {
+    const database = await openDb({ databaseUrl: dbUrl, migrate: false });
+    const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent', SVC_DATASET_MAX_FILE_BYTES: String(8 * 1024 ** 3) });
+    const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'), 'http://127.0.0.1:1', 'bench');
+    const deps = { config, db: database.db, blobs, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as never;
+    const account = await createAccount(database.db, { email: `bench-${randomBytes(4).toString('hex')}@example.com` });
+    const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: `bench-${randomBytes(3).toString('hex')}`, status: 'published' });
+    const fileName = path.basename(file);
+    const size = fs.statSync(file).size;
+    const slot = await createUpload(deps, site, { fileName, fileSize: size });
+    fs.copyFileSync(file, path.join(dataDir, 'copy'));
+    await blobs.putFile(slot.key, path.join(dataDir, 'copy'));
+    const t = performance.now();
+    const plan = await planConversion(deps, site, { key: slot.key, fileName });
+    const view = await database.db.transaction((tx) => convertDataFile(deps, site, plan, tx));
+    const seconds = (performance.now() - t) / 1000;
+    count = view.recordCount;
+    await database.close();
+    console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  void started;
+}
+
+function measure(label: string, mode: 'copy' | 'convert', dbUrl: string, file: string): Figure {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, 'datasets.ts'), '--datasets-worker', mode, dbUrl, file], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !line.startsWith('{')) throw new Error(`${label} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  return { label, ...(JSON.parse(line) as Omit<Figure, 'label'>) };
+}
+
+export async function run(): Promise<void> {
+  const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
+  try {
+    await admin`select 1`;
+  } catch {
+    console.log(`skipped: no PostgreSQL at ${SERVER} (set BENCH_PG_URL)`);
+    await admin.end();
+    return;
+  }
+  const dbName = `svc_bench_datasets_${randomBytes(4).toString('hex')}`;
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${dbName}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-files-'));
+  try {
+    const { openDb } = await import('../service/db/client.js');
+    await (await openDb({ databaseUrl: url.toString() })).close(); // migrate once
+    const csv = path.join(dir, 'items.csv');
+    const parquet = path.join(dir, 'items.parquet');
+    await writeCsv(csv);
+    await writeParquet(parquet);
+    const mb = (f: string) => (fs.statSync(f).size / 1024 / 1024).toFixed(1);
+    console.log(`${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`);
+    const figures = [
+      measure('COPY csv → typed table (postgres.js)', 'copy', url.toString(), csv),
+      measure('convert CSV → dataset', 'convert', url.toString(), csv),
+      measure('convert Parquet → dataset', 'convert', url.toString(), parquet),
+    ];
+    const ref = figures[0];
+    console.log(`${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}`);
+    for (const f of figures) {
+      console.log(
+        `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds).toLocaleString('en').padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}`,
+      );
+    }
+    console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file)');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  }
+}
+
+if (process.argv.includes('--datasets-worker')) {
+  const i = process.argv.indexOf('--datasets-worker');
+  await worker(process.argv[i + 1] as 'copy' | 'convert', process.argv[i + 2], process.argv[i + 3]);
+  process.exit(0);
+}
