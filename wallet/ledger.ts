@@ -87,7 +87,13 @@ export class SpendLedger {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, entries: [] };
       throw e;
     }
-    const parsed = LedgerFileSchema.safeParse(JSON.parse(text));
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      raw = undefined;
+    }
+    const parsed = LedgerFileSchema.safeParse(raw);
     // A ledger we cannot read must stop payments, never reset the caps to zero.
     if (!parsed.success) throw new WalletError('ledger_invalid', `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`);
     return parsed.data;

@@ -248,7 +248,7 @@ describe('wallet pays x402 within its caps', () => {
   });
 
   it('an unreadable ledger blocks payments instead of resetting the caps', async () => {
-    fs.writeFileSync(path.join(dir, 'ledger.json'), '{"version":1,"entries":"garbage"}');
+    fs.writeFileSync(path.join(dir, 'ledger.json'), '{"version":1,"entr');
     const e = await refusal(create(wallet()));
     expect(e.code).toBe('ledger_invalid');
     expect(e.message).toMatch(/not a valid ledger file; nothing was paid/);
