@@ -16,7 +16,9 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
   const ms = deps.config.tables.statementTimeoutMs;
   try {
     return await deps.db.transaction(async (tx) => {
-      if (ms > 0) await tx.execute(sql.raw(`set local statement_timeout = ${Math.floor(ms)}`));
+      // One round trip sets both for this transaction only. Custom plans: a prepared statement's
+      // generic plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
+      await tx.execute(sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`);
       return fn(tx);
     });
   } catch (e) {

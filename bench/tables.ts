@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import postgres from 'postgres';
+import { createAccount } from '../service/accounts/accounts.js';
+import { loadConfig } from '../service/config.js';
+import { openDb } from '../service/db/client.js';
+import { systemClock, type Deps } from '../service/deps.js';
+import { createLogger } from '../service/logger.js';
+import { SiteCache } from '../service/sites/site-cache.js';
+import { accountOwner } from '../service/sites/owner.js';
+import { createSite } from '../service/sites/sites.js';
+import { compileAggregateQuery, compileListQuery, parseTableQuery } from '../service/tables/query.js';
+import { bulkInsertRecords, createTable } from '../service/tables/tables.js';
+import { freePort, spawnService, waitForHttp } from './lib.js';
+
+/**
+ * Table API on 1,000,000 records (real PostgreSQL on 127.0.0.1:5432, a scratch database created and
+ * dropped here): p50/p95 of three GETs through the HTTP service, each beside the very SQL the query
+ * compiler emits, run directly through postgres.js on the same database. Sequential requests, so the
+ * figures are latencies, not throughput. Goal: list query ≤ 1.3× direct SQL.
+ */
+const SERVER = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000);
+
+const SCHEMA = {
+  fields: [
+    { name: 'name', label: 'Name', type: 'string' as const },
+    { name: 'category', label: 'Category', type: 'string' as const },
+    { name: 'price', label: 'Price', type: 'number' as const },
+    { name: 'qty', label: 'Quantity', type: 'integer' as const },
+    { name: 'active', label: 'Active', type: 'boolean' as const },
+    { name: 'day', label: 'Day', type: 'date' as const },
+    { name: 'lat', label: 'Latitude', type: 'number' as const },
+    { name: 'lon', label: 'Longitude', type: 'number' as const },
+  ],
+};
+
+function* rows(n: number): Generator<Record<string, unknown>> {
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  for (let i = 0; i < n; i++) {
+    yield {
+      name: `item ${i} ${['red', 'green', 'blue', 'amber'][i % 4]} widget`,
+      category: `cat-${i % 50}`,
+      price: Math.round(rnd() * 100000) / 100,
+      qty: Math.floor(rnd() * 1000),
+      active: rnd() < 0.5,
+      day: new Date(Date.UTC(2020, 0, 1) + Math.floor(rnd() * 1500) * 86400000).toISOString().slice(0, 10),
+      lat: Math.round((rnd() * 180 - 90) * 1e5) / 1e5,
+      lon: Math.round((rnd() * 360 - 180) * 1e5) / 1e5,
+    };
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function time(n: number, fn: () => Promise<void>): Promise<number[]> {
+  for (let i = 0; i < Math.min(3, n); i++) await fn(); // warm caches and plans
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+export async function run(): Promise<void> {
+  const dbName = `svc_bench_tables_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
+  try {
+    await admin`select 1`;
+  } catch {
+    console.log(`skipped: no PostgreSQL at ${SERVER} (set BENCH_PG_URL)`);
+    await admin.end();
+    return;
+  }
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${dbName}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-tables-'));
+  let svc: ReturnType<typeof spawnService> | undefined;
+  try {
+    const database = await openDb({ databaseUrl: url.toString() });
+    const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: url.toString(), SVC_LOG_LEVEL: 'silent' });
+    const deps = { config, db: database.db, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as unknown as Deps;
+    const account = await createAccount(database.db, { email: 'bench@example.com' });
+    const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: 'bench', status: 'published' }).catch(async () => {
+      // The blob store is not wired here (no files needed); create the row through SQL instead.
+      await database.db.execute(`insert into sites (id, slug, owner_account_id, published, status) values ('site_bench', 'bench', '${account.id}', true, 'published')` as never);
+      return { id: 'site_bench', slug: 'bench' };
+    });
+    const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: SCHEMA, kind: 'dataset' });
+
+    const t0 = performance.now();
+    await database.db.transaction((tx) => bulkInsertRecords(tx, table.id, rows(ROWS), { batchSize: 5000 }));
+    const seedS = (performance.now() - t0) / 1000;
+    await database.db.execute('analyze table_records' as never);
+    console.log(`seeded ${ROWS.toLocaleString('en')} records with bulkInsertRecords in ${seedS.toFixed(1)} s (${Math.round(ROWS / seedS).toLocaleString('en')} rows/s, one transaction, GIN + btree maintained)`);
+    await database.close();
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    svc = spawnService({ DATABASE_URL: url.toString(), PORT: String(port), SVC_BASE_URL: base, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000' });
+    await waitForHttp(`${base}/healthz`);
+
+    const direct = postgres(url.toString(), { max: 10, onnotice: () => {} });
+    // Pass JSON parameters through as text, exactly as drizzle's postgres.js driver (the service) does.
+    const serializers = (direct as unknown as { options: { serializers: Record<string, (v: unknown) => unknown> } }).options.serializers;
+    serializers['114'] = serializers['3802'] = (v) => v;
+    const dialect = new PgDialect();
+    const cases: { label: string; qs: string; n: number; aggregate?: boolean }[] = [
+      { label: 'list: filter + sort + limit 50', qs: 'field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', n: 60 },
+      { label: 'list: range filter + sort + limit 50', qs: 'filter[price][gte]=990&sortField=qty&limit=50', n: 30 },
+      { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 10, aggregate: true },
+      { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 15 },
+    ];
+    console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests (PostgreSQL ${(await direct`show server_version`)[0].server_version})`);
+    console.log(`${'query'.padEnd(40)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`);
+    for (const c of cases) {
+      const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
+      const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(table.id, plan) : compileListQuery(table.id, plan));
+      let n = 0;
+      const api = await time(c.n, async () => {
+        const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);
+        const body = (await res.json()) as { records?: unknown[]; groups?: unknown[] };
+        if (res.status !== 200) throw new Error(`${c.qs}: ${res.status} ${JSON.stringify(body)}`);
+        n = (body.records ?? body.groups ?? []).length;
+      });
+      const sqlTimes = await time(c.n, async () => {
+        await direct.unsafe(q.sql, q.params as never[]);
+      });
+      const ratio = pct(api, 50) / pct(sqlTimes, 50);
+      console.log(
+        `${`${c.label} [${n}]`.padEnd(40)} ${pct(api, 50).toFixed(1).padStart(9)} ${pct(api, 95).toFixed(1).padStart(9)} ${pct(sqlTimes, 50).toFixed(1).padStart(9)} ${pct(sqlTimes, 95).toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
+      );
+    }
+    console.log('ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the list query: ≤ 1.30x.');
+    await direct.end();
+  } finally {
+    if (svc) {
+      svc.kill('SIGTERM');
+      await new Promise((r) => svc!.once('exit', r));
+    }
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
