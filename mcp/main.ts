@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadMcpConfig } from './config.js';
 import { startMcpHttp } from './http.js';
 import { buildMcpServer, createMcpContext } from './server.js';
@@ -8,6 +11,8 @@ const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action,
   npx svc-mcp                      stdio (for Claude Desktop / Claude Code)
   npx svc-mcp --http [--port N] [--host H]
                                    streamable HTTP at http://H:N/mcp (default 127.0.0.1:8788)
+  npx svc-mcp --new-wallet FILE    write a new private key to FILE (mode 0600, never overwrites)
+                                   and print its address; then set SVC_WALLET_KEY_FILE=FILE
 
 Environment: SVC_URL, SVC_WALLET_PRIVATE_KEY | SVC_WALLET_KEY_FILE, SVC_MAX_USDC_PER_CALL,
 SVC_MAX_USDC_PER_SESSION, SVC_MAX_USDC_PER_DAY, SVC_MAX_USDC_TOTAL, SVC_SPEND_LEDGER,
@@ -21,6 +26,21 @@ function arg(args: string[], name: string): string | undefined {
 export async function main(args: string[] = process.argv.slice(2)): Promise<void> {
   if (args.includes('--help') || args.includes('-h')) {
     console.error(USAGE);
+    return;
+  }
+  const newWallet = arg(args, '--new-wallet');
+  if (newWallet) {
+    const file = path.resolve(newWallet);
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const key = generatePrivateKey();
+    try {
+      fs.writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (e) {
+      console.error(`svc-mcp: cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists (never overwritten)' : (e as Error).message}`);
+      process.exit(2);
+    }
+    console.log(privateKeyToAccount(key).address);
+    console.error(`svc-mcp: new wallet key written to ${file}; set SVC_WALLET_KEY_FILE=${file}`);
     return;
   }
   let config;
