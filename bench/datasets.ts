@@ -53,7 +53,7 @@ async function writeCsv(file: string): Promise<void> {
   for (const r of rows(ROWS)) {
     buf.push(r.join(','));
     if (buf.length === 10_000) {
-      if (!out.write(`${buf.join('\n')}\n`)) await new Promise((res) => out.once('drain', res));
+      if (!out.write(`${buf.join('\n')}\n`)) await new Promise<void>((res) => out.once('drain', () => res()));
       buf = [];
     }
   }

@@ -50,14 +50,14 @@ export async function walletApp(h: Harness, wallet: string, slug = `app-${random
 /** Sends the bytes the way a client would: one PUT, or every part PUT and completed with its ETag. */
 export async function putFile(h: Harness, wallet: string, siteId: string, answer: UploadAnswer, bytes: Buffer): Promise<void> {
   if (answer.strategy === 'single') {
-    const res = await fetch(answer.upload!.url, { method: 'PUT', headers: answer.upload!.headers, body: bytes });
+    const res = await fetch(answer.upload!.url, { method: 'PUT', headers: answer.upload!.headers, body: new Uint8Array(bytes) });
     if (!res.ok) throw new Error(`PUT failed: ${res.status} ${await res.text()}`);
     return;
   }
   const parts: { ETag: string; PartNumber: number }[] = [];
   let offset = 0;
   for (const p of answer.parts!) {
-    const res = await fetch(p.url, { method: 'PUT', body: bytes.subarray(offset, offset + p.size) });
+    const res = await fetch(p.url, { method: 'PUT', body: new Uint8Array(bytes.subarray(offset, offset + p.size)) });
     offset += p.size;
     if (!res.ok) throw new Error(`part ${p.partNumber} PUT failed: ${res.status} ${await res.text()}`);
     parts.push({ ETag: res.headers.get('etag')!, PartNumber: p.partNumber });
