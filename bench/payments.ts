@@ -1,0 +1,152 @@
+/**
+ * Payments bench: what x402 adds to an Agent API call. Three ways to run the same action
+ * (x402.update_app_file on an app of the paying wallet, same handler, same transaction):
+ *   unpaid          the handler alone, wallet given (no payment machinery) — the reference
+ *   paid, verify    a zero-price authorization: decode + EIP-712 recovery (viem) + nonce claim + receipt, no chain
+ *   paid, settle    the real price: verify + balance/nonce read + transferWithAuthorization mined on the dev chain (anvil)
+ * Sequential requests over loopback HTTP, PGlite; signatures are made before timing (client cost excluded).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { updateAppFile, createAppFromHtml } from '../shared/agent-api/actions/apps.js';
+import { buildApp } from '../service/app.js';
+import { agentHandlers } from '../service/agent/handlers.js';
+import { loadConfig } from '../service/config.js';
+import { decodePaymentHeader } from '../service/payments/decode-payment.js';
+import { isDevFacilitator } from '../service/payments/facilitator.js';
+import { verifyPaymentOffline } from '../service/payments/verify-payment.js';
+import { DEV_RECIPIENT } from '../service/payments/x402-config.js';
+import { createRuntime } from '../service/runtime.js';
+import { signAuthorization, xPaymentHeader } from '../test/payments/helpers.js';
+
+const N = Number(process.env.BENCH_PAYMENTS_N ?? 150);
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+async function startService(env: Record<string, string>) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pay-'));
+  let handler: (r: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: (r) => handler(r), port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const config = loadConfig({ SVC_DATA_DIR: dataDir, SVC_BASE_URL: url, SVC_LOG_LEVEL: 'silent', SVC_RATE_LIMIT_PER_MINUTE: '0', ...env });
+  const runtime = await createRuntime(config);
+  const app = buildApp(runtime.deps);
+  // The reference: the very same handler without the payment machinery.
+  const bench = new Hono();
+  bench.post('/_bench/unpaid/:siteId/files', async (c) => {
+    const wallet = c.req.header('x-bench-wallet')!;
+    const handler = agentHandlers[updateAppFile.name]!;
+    const input = updateAppFile.input.parse(await c.req.json());
+    const call = { deps: runtime.deps, wallet, params: { siteId: c.req.param('siteId') }, input };
+    const state = await handler.check?.(call);
+    const work = await runtime.deps.db.transaction((tx) => handler.run({ ...call, tx, state }));
+    return c.json({ ok: true, ...(work.result as object) });
+  });
+  bench.route('/', app);
+  handler = bench.fetch;
+  return {
+    url,
+    runtime,
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+      await runtime.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function timeSeries(n: number, one: (i: number) => Promise<Response>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const res = await one(i);
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`request ${i} answered ${res.status}`);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+export async function run(): Promise<void> {
+  // update_app_file free on one node (verify only), priced on the other (verify + settle).
+  const free = await startService({ SVC_X402_PRICES: JSON.stringify({ [updateAppFile.name]: '0' }), SVC_X402_PRICES_UPDATED_AT: '1' });
+  const paid = await startService({});
+  try {
+    const dev = paid.runtime.deps.facilitator;
+    if (!isDevFacilitator(dev)) throw new Error('bench needs the dev chain');
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await dev.mint(payer.address, 10_000_000n);
+    const freeDev = free.runtime.deps.facilitator;
+    if (isDevFacilitator(freeDev)) await freeDev.mint(payer.address, 1_000_000n);
+    const body = (i: number) => JSON.stringify({ path: `f/${i % 10}.txt`, content: `hello ${i}` });
+    const json = { 'content-type': 'application/json' };
+
+    // An app owned by the payer on each node (each node runs its own dev chain).
+    const create = async (svc: typeof free) => {
+      const h = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: 7000n }));
+      const r = await fetch(`${svc.url}${createAppFromHtml.path}`, { method: 'POST', headers: { ...json, ...h }, body: JSON.stringify({ name: `bench-${Math.random().toString(36).slice(2, 8)}`, html: '<p>b</p>' }) });
+      if (r.status !== 201) throw new Error(`create answered ${r.status}: ${await r.text()}`);
+      return (await r.json()).app.appId as string;
+    };
+    const freeApp = await create(free);
+    const paidApp = await create(paid);
+    const wallet = payer.address.toLowerCase();
+
+    const warm = 20;
+    await timeSeries(warm, (i) => fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }));
+    const unpaid = await timeSeries(N, (i) => fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }));
+
+    const zeroHeaders = await Promise.all(Array.from({ length: N + warm }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n }).then(xPaymentHeader)));
+    const filesPath = (id: string) => updateAppFile.path.replace(':siteId', id);
+    await timeSeries(warm, (i) => fetch(`${free.url}${filesPath(freeApp)}`, { method: 'POST', headers: { ...json, ...zeroHeaders[N + i] }, body: body(i) }));
+    const verifyOnly = await timeSeries(N, (i) => fetch(`${free.url}${filesPath(freeApp)}`, { method: 'POST', headers: { ...json, ...zeroHeaders[i] }, body: body(i) }));
+
+    const paidHeaders = await Promise.all(Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 3000n }).then(xPaymentHeader)));
+    const before = await dev.balanceOf(payer.address);
+    const settled = await timeSeries(N, (i) => fetch(`${paid.url}${filesPath(paidApp)}`, { method: 'POST', headers: { ...json, ...paidHeaders[i] }, body: body(i) }));
+    const spent = before - (await dev.balanceOf(payer.address));
+
+    // The offline verifier alone (decode + EIP-712 recovery with viem), in-process.
+    const verifierOnly: number[] = [];
+    for (const h of await Promise.all(Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n }).then(xPaymentHeader)))) {
+      const t = performance.now();
+      const attempt = decodePaymentHeader((n) => (h as Record<string, string>)[n]);
+      await verifyPaymentOffline(attempt!, { amount: 0n, recipient: DEV_RECIPIENT, nowSeconds: Math.floor(Date.now() / 1000), maxTimeoutSeconds: 300 });
+      verifierOnly.push(performance.now() - t);
+    }
+
+    const rows: [string, number[]][] = [
+      ['unpaid (same handler, reference)', unpaid],
+      ['paid, verify only (zero-value proof)', verifyOnly],
+      ['paid, verify + settle (dev chain)', settled],
+      ['(offline verifier alone, in-process)', verifierOnly],
+    ];
+    const p50ref = pct(unpaid, 50);
+    const p95ref = pct(unpaid, 95);
+    console.log(`x402.update_app_file, ${N} sequential requests each, loopback, PGlite, anvil dev chain; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+    console.log(`${'mode'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'+p50 ms'.padStart(9)} ${'+p95 ms'.padStart(9)}`);
+    for (const [label, xs] of rows) {
+      const p50 = pct(xs, 50);
+      const p95 = pct(xs, 95);
+      console.log(`${label.padEnd(40)} ${p50.toFixed(2).padStart(8)} ${p95.toFixed(2).padStart(8)} ${(p50 - p50ref).toFixed(2).padStart(9)} ${(p95 - p95ref).toFixed(2).padStart(9)}`);
+    }
+    console.log(`settled ${N} payments: payer spent ${spent} atomic USDC (expected ${BigInt(N) * 3000n})`);
+  } finally {
+    await free.close();
+    await paid.close();
+  }
+}
+
+if (process.argv[1]?.endsWith('payments.ts') && !process.argv[1].includes('run.ts')) {
+  void run();
+}
