@@ -70,8 +70,9 @@ const NAV: [string, string][] = [
   ['functions', '/dashboard/functions'],
   ['apps', '/dashboard/apps'],
   ['usage', '/dashboard/usage'],
+  ['account', '/dashboard/account'],
 ];
-const NAV_LABEL: Record<string, string> = { overview: 'Overview', keys: 'API keys', sites: 'Sites & tables', functions: 'Functions', apps: 'Connected apps', usage: 'Usage' };
+const NAV_LABEL: Record<string, string> = { overview: 'Overview', keys: 'API keys', sites: 'Sites & tables', functions: 'Functions', apps: 'Connected apps', usage: 'Usage', account: 'Account' };
 
 export function layout(opts: LayoutOptions, body: Html): Html {
   return html`<!doctype html>

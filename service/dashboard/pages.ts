@@ -204,6 +204,20 @@ ${Object.entries(input.params).map(([k, v]) => html`<input type="hidden" name="$
   );
 }
 
+export function accountPage(chrome: Chrome, input: { sessions: number; error?: string; ok?: string }): Html {
+  return layout(
+    { title: 'Account', active: 'account', ...chrome },
+    html`<h1>Account</h1><p class="lead">${chrome.email}</p>
+${notice('error', input.error)}${notice('ok', input.ok)}
+<div class="card"><h2>Change password</h2><form method="post" action="/dashboard/account/password">${csrfField(chrome.csrf)}
+<label for="current">Current password</label><input id="current" type="password" name="current" autocomplete="current-password" required>
+<label for="new-password">New password <span class="muted small">(at least 10 characters)</span></label><input id="new-password" type="password" name="password" autocomplete="new-password" minlength="10" required>
+<p class="small muted">Every other signed-in browser is signed out.</p><div class="row"><button type="submit">Change password</button></div></form></div>
+<div class="card"><h2>Sessions</h2><p>${input.sessions === 1 ? 'This browser is the only signed-in session.' : `${input.sessions} signed-in sessions, this one included.`}</p>
+<form method="post" action="/dashboard/account/sessions/end-others">${csrfField(chrome.csrf)}<button class="secondary" type="submit" ${input.sessions <= 1 ? 'disabled' : ''}>Sign out everywhere else</button></form></div>`,
+  );
+}
+
 export function errorPage(title: string, message: string, chrome?: Chrome): Html {
   return layout({ title, narrow: true, ...(chrome ?? {}) }, html`<div class="card"><h1>${title}</h1>${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p></div>`);
 }

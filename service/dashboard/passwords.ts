@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, gt, ne } from 'drizzle-orm';
 import { hashPassword } from '../auth/passwords.js';
 import { accounts, dashboardSessions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -28,4 +28,21 @@ export async function setAccountPassword(deps: Deps, accountId: string, password
     const ended = await tx.delete(dashboardSessions).where(eq(dashboardSessions.accountId, accountId)).returning({ hash: dashboardSessions.hash });
     return { sessionsEnded: ended.length };
   });
+}
+
+export async function countSessions(deps: Deps, accountId: string): Promise<number> {
+  const rows = await deps.db
+    .select({ hash: dashboardSessions.hash })
+    .from(dashboardSessions)
+    .where(and(eq(dashboardSessions.accountId, accountId), gt(dashboardSessions.expiresAt, deps.clock.now())));
+  return rows.length;
+}
+
+/** Ends every session of the account except `keepHash` (the browser asking). */
+export async function endOtherSessions(deps: Deps, accountId: string, keepHash: string): Promise<number> {
+  const rows = await deps.db
+    .delete(dashboardSessions)
+    .where(and(eq(dashboardSessions.accountId, accountId), ne(dashboardSessions.hash, keepHash)))
+    .returning({ hash: dashboardSessions.hash });
+  return rows.length;
 }

@@ -16,7 +16,7 @@ import { getOwnedSite, listOwnedSites } from '../sites/sites.js';
 import { accountUsage } from '../usage/usage.js';
 import { dashboardResources, type DashboardResources } from './integrations.js';
 import { STYLE_CSS, type Html } from './layout.js';
-import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
+import { countSessions, endOtherSessions, MAX_PASSWORD_LENGTH, passwordProblem, setAccountPassword } from './passwords.js';
 import * as pages from './pages.js';
 import { anonymousCsrfToken, checkCsrf, currentSession, endSession, sessionCsrfToken, startSession, type DashboardSession } from './session.js';
 
@@ -38,6 +38,8 @@ const DONE: Record<string, string> = {
   secret_set: 'The secret was saved. Its value is never shown again.',
   secret_deleted: 'The secret was deleted.',
   signed_out: 'You are signed out.',
+  password_changed: 'Your password was changed; other browsers are signed out.',
+  sessions_ended: 'Every other session was signed out.',
 };
 
 export function dashboardSecurityHeaders(c: Context, formAction = "'self'"): void {
@@ -290,6 +292,42 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
       if (!resources.deleteSecret) throw unavailable();
       await resources.deleteSecret(deps, s.accountId, id, text(form.name).trim());
       return 'secret_deleted';
+    }),
+  );
+
+  // ---- account: password and sessions ----
+
+  app.get(
+    '/dashboard/account',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.accountPage(chrome, { sessions: await countSessions(deps, s.accountId), ok: done(c) }))),
+  );
+
+  app.post(
+    '/dashboard/account/password',
+    signedIn(async (c, s, chrome, form) => {
+      const again = async (error: string, status: number) => renderPage(c, pages.accountPage(chrome, { sessions: await countSessions(deps, s.accountId), error }), status);
+      try {
+        await consumeRateLimit(deps.db, `signin:email:${s.email}`, SIGNIN_LIMIT_PER_EMAIL, 15 * 60_000, deps.clock.now());
+        const account = await findAccountByEmail(deps.db, s.email);
+        const current = text(form.current);
+        if (!account?.passwordHash || current.length > MAX_PASSWORD_LENGTH || !(await verifyPassword(current, account.passwordHash))) {
+          return again('The current password is wrong.', 401);
+        }
+        await setAccountPassword(deps, s.accountId, text(form.password));
+        await startSession(deps, c, s.accountId);
+      } catch (e) {
+        const err = toAppError(e, deps.log);
+        return again(err.message, err.status);
+      }
+      return c.redirect('/dashboard/account?done=password_changed', 303);
+    }),
+  );
+
+  app.post(
+    '/dashboard/account/sessions/end-others',
+    signedIn(async (c, s) => {
+      await endOtherSessions(deps, s.accountId, s.hash);
+      return c.redirect('/dashboard/account?done=sessions_ended', 303);
     }),
   );
 

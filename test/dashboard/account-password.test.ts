@@ -7,7 +7,7 @@ import { BrowserClient, signIn } from '../oauth/browser-client.js';
 describe.each(dbKinds())('svc account password (%s)', (kind) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness(kind);
+    h = await startHarness(kind, { SVC_TRUST_PROXY: '1' });
   });
   afterAll(async () => h?.close());
 

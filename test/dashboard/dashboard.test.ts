@@ -9,7 +9,8 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
   let h: Harness;
   let n = 0;
   beforeAll(async () => {
-    h = await startHarness(kind);
+    // A fixed clock keeps every rate-limit window still, so the throttling tests cannot straddle a boundary.
+    h = await startHarness(kind, { SVC_TRUST_PROXY: '1' }, { clock: { now: () => new Date('2026-03-01T12:00:30Z') } });
   });
   afterAll(async () => h?.close());
 
@@ -78,6 +79,17 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     expect(statuses[10]).toBe(429);
     // Even the right password waits out the window.
     expect((await signIn(new BrowserClient(h.url), email, PASSWORD)).status).toBe(429);
+  });
+
+  it('one address trying many accounts is throttled too', async () => {
+    const attacker = new BrowserClient(h.url);
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await signIn(attacker, `victim${i}-${kind}@example.com`, 'guess')).status);
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses[20]).toBe(429);
+    // Another address is unaffected.
+    const { email } = await user();
+    expect((await signIn(new BrowserClient(h.url), email, PASSWORD)).status).toBe(303);
   });
 
   it('every form needs the CSRF token of its own session, and a foreign Origin is refused', async () => {
@@ -187,6 +199,33 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     const html = await res.text();
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('changes the password (current one required) and signs other browsers out; ends other sessions on demand', async () => {
+    const { email, browser: a } = await user();
+    const b = new BrowserClient(h.url);
+    expect((await signIn(b, email, PASSWORD)).status).toBe(303);
+    const page = await (await a.get('/dashboard/account')).text();
+    expect(page).toContain('2 signed-in sessions');
+    const csrf = formFields(page, '/dashboard/account/password').csrf;
+    const wrong = await a.post('/dashboard/account/password', { csrf, current: 'not it at all', password: 'brand new password' });
+    expect(wrong.status).toBe(401);
+    expect((await b.get('/dashboard')).status).toBe(200);
+    const short = await a.post('/dashboard/account/password', { csrf, current: PASSWORD, password: 'short' });
+    expect(short.status).toBe(400);
+    const ok = await a.post('/dashboard/account/password', { csrf, current: PASSWORD, password: 'brand new password' });
+    expect(ok.status).toBe(303);
+    expect((await a.get('/dashboard')).status).toBe(200);
+    expect((await b.get('/dashboard')).status).toBe(303);
+    expect((await signIn(new BrowserClient(h.url), email, PASSWORD)).status).toBe(401);
+    const c = new BrowserClient(h.url);
+    expect((await signIn(c, email, 'brand new password')).status).toBe(303);
+
+    const account = await (await a.get('/dashboard/account')).text();
+    const end = await a.post('/dashboard/account/sessions/end-others', formFields(account, '/dashboard/account/sessions/end-others'));
+    expect(end.status).toBe(303);
+    expect((await c.get('/dashboard')).status).toBe(303);
+    expect(await (await a.get('/dashboard/account')).text()).toContain('only signed-in session');
   });
 
   it('sign-up can be closed by the operator', async () => {

@@ -11,7 +11,7 @@ describe.each(dbKinds())('Dashboard functions, and OAuth tokens at invoke (%s)',
   let h: Harness;
   let n = 0;
   beforeAll(async () => {
-    h = await startHarness(kind);
+    h = await startHarness(kind, { SVC_TRUST_PROXY: '1' });
   });
   afterAll(async () => h?.close());
 

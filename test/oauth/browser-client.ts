@@ -4,11 +4,17 @@
  */
 export class BrowserClient {
   readonly cookies = new Map<string, string>();
+  /**
+   * Each client poses as its own address (X-Forwarded-For, honoured when the service runs with
+   * SVC_TRUST_PROXY=1), so the per-address sign-in limits see separate people, as in real life.
+   */
+  readonly address = `10.${rand()}.${rand()}.${rand()}`;
   constructor(readonly base: string) {}
 
   async request(pathOrUrl: string, init: RequestInit = {}): Promise<Response> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${this.base}${pathOrUrl}`;
     const headers = new Headers(init.headers);
+    headers.set('x-forwarded-for', this.address);
     if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     const res = await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const line of res.headers.getSetCookie()) {
@@ -65,4 +71,8 @@ export async function signUp(client: BrowserClient, email: string, password: str
 export async function signIn(client: BrowserClient, email: string, password: string, next = '/dashboard'): Promise<Response> {
   const page = await (await client.get(`/dashboard/signin?next=${encodeURIComponent(next)}`)).text();
   return client.post('/dashboard/signin', { csrf: inputValue(page, 'csrf'), next, email, password });
+}
+
+function rand(): number {
+  return Math.floor(Math.random() * 254) + 1;
 }

@@ -21,7 +21,7 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
   let n = 0;
 
   beforeAll(async () => {
-    h = await startHarness(kind, {}, { clock });
+    h = await startHarness(kind, { SVC_TRUST_PROXY: '1' }, { clock });
     as = await oauth.processDiscoveryResponse(new URL(h.url), await oauth.discoveryRequest(new URL(h.url), { algorithm: 'oauth2', ...insecure }));
   });
   afterAll(async () => h?.close());
