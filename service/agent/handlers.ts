@@ -1,4 +1,5 @@
 import type { AgentActionName } from '../../shared/agent-api/catalogue.js';
+import { datasetAgentHandlers } from '../datasets/agent-handlers.js';
 import { appAgentHandlers } from '../sites/agent-handlers.js';
 import { tableAgentHandlers } from '../tables/agent-handlers.js';
 import { discoveryHandlers } from './discovery.js';
@@ -12,4 +13,5 @@ export const agentHandlers: Partial<Record<AgentActionName, AnyAgentHandler>> = 
   ...discoveryHandlers,
   ...appAgentHandlers,
   ...tableAgentHandlers,
+  ...datasetAgentHandlers,
 };

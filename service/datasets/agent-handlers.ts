@@ -1,6 +1,6 @@
-import type { z } from 'zod';
-import type { completeDataFileMultipartUpload, convertDataFileToApi, createDataFileUploadUrl } from '../../shared/agent-api/actions/datasets.js';
-import type { AgentHandler } from '../agent/handler.js';
+import { completeDataFileMultipartUpload, convertDataFileToApi, createDataFileUploadUrl } from '../../shared/agent-api/actions/datasets.js';
+import type { TouchedApp } from '../agent/handler.js';
+import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { walletOwner } from '../sites/owner.js';
@@ -8,15 +8,7 @@ import { getOwnedSite, type SiteRow } from '../sites/sites.js';
 import { convertDataFile, planConversion, type ConvertPlan } from './datasets.js';
 import { checkCompletion, completeUpload, createUpload, planUpload, verifyUploadToken, type UploadRow } from './uploads.js';
 
-type Params = { siteId: string };
-type UploadInput = z.output<typeof createDataFileUploadUrl.input>;
-type UploadOutput = z.output<typeof createDataFileUploadUrl.output>;
-type CompleteInput = z.output<typeof completeDataFileMultipartUpload.input>;
-type CompleteOutput = z.output<typeof completeDataFileMultipartUpload.output>;
-type ConvertInput = z.output<typeof convertDataFileToApi.input>;
-type ConvertOutput = z.output<typeof convertDataFileToApi.output>;
-
-const touched = (site: SiteRow) => ({ id: site.id, slug: site.slug, visibility: site.visibility });
+const touched = (site: SiteRow): TouchedApp => ({ id: site.id, slug: site.slug, visibility: site.visibility });
 
 /** The app if the paying wallet owns it; otherwise 404 (and nothing is charged). */
 function ownedApp(deps: Deps, wallet: string, siteId: string): Promise<SiteRow> {
@@ -33,39 +25,41 @@ function checkToken(deps: Deps, token: string | undefined, siteId: string, key: 
 }
 
 /** x402.create_data_file_upload_url — the kind and size are checked before payment (400/413 cost nothing). */
-export const createDataFileUploadUrlHandler: AgentHandler<Params, UploadInput, UploadOutput, SiteRow> = {
+export const createDataFileUploadUrlHandler = handlerFor<typeof createDataFileUploadUrl, SiteRow>(createDataFileUploadUrl, {
   async check({ deps, wallet, params, input }) {
     const site = await ownedApp(deps, wallet, params.siteId);
     planUpload(deps, input);
     return site;
   },
   async run({ deps, tx, state: site, input }) {
-    const answer = await createUpload(deps, site, input, tx);
-    return { result: { ok: true as const, ...answer }, app: touched(site) };
+    return { result: await createUpload(deps, site, input, tx), app: touched(site) };
   },
-};
+});
 
 /** x402.complete_data_file_multipart_upload — slot, upload id and part numbering checked before payment. */
-export const completeDataFileMultipartUploadHandler: AgentHandler<Params, CompleteInput, CompleteOutput, { site: SiteRow; upload: UploadRow }> = {
-  async check({ deps, wallet, params, input }) {
-    const site = await ownedApp(deps, wallet, params.siteId);
-    checkToken(deps, input.uploadToken, site.id, input.key);
-    const upload = await checkCompletion(deps, site.id, input);
-    return { site, upload };
+export const completeDataFileMultipartUploadHandler = handlerFor<typeof completeDataFileMultipartUpload, { site: SiteRow; upload: UploadRow }>(
+  completeDataFileMultipartUpload,
+  {
+    async check({ deps, wallet, params, input }) {
+      const site = await ownedApp(deps, wallet, params.siteId);
+      checkToken(deps, input.uploadToken, site.id, input.key);
+      const upload = await checkCompletion(deps, site.id, input);
+      return { site, upload };
+    },
+    async run({ deps, tx, state, input }) {
+      const { size } = await completeUpload(deps, state.upload, input.parts, tx);
+      return { result: { success: true, key: state.upload.key, size }, app: touched(state.site) };
+    },
   },
-  async run({ deps, tx, state, input }) {
-    const { size } = await completeUpload(deps, state.upload, input.parts, tx);
-    return { result: { ok: true as const, success: true, key: state.upload.key, size }, app: touched(state.site) };
-  },
-};
+);
 
 /**
  * x402.convert_data_file_to_api — ownership, the upload slot, the file's presence, size and kind
  * (first bytes) and the slug are checked before payment. The conversion runs in the paid call's
  * transaction: a file that fails to parse throws `data_file_invalid` (400), the transaction rolls
- * back, nothing is loaded and the payment is not settled.
+ * back before settlement, nothing is loaded and nothing is charged.
  */
-export const convertDataFileToApiHandler: AgentHandler<Params, ConvertInput, ConvertOutput, { site: SiteRow; plan: ConvertPlan }> = {
+export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToApi, { site: SiteRow; plan: ConvertPlan }>(convertDataFileToApi, {
   async check({ deps, wallet, params, input }) {
     const site = await ownedApp(deps, wallet, params.siteId);
     checkToken(deps, input.uploadToken, site.id, input.key);
@@ -76,15 +70,15 @@ export const convertDataFileToApiHandler: AgentHandler<Params, ConvertInput, Con
     const view = await convertDataFile(deps, state.site, state.plan, tx);
     const { id, slug, name, format, tableId, url, pathUrl, recordCount, fields } = view;
     return {
-      result: { ok: true as const, asset: { id, slug, name, format, tableId, url, pathUrl, recordCount, fields }, replaced: state.plan.replacing !== null },
+      result: { asset: { id, slug, name, format, tableId, url, pathUrl, recordCount, fields }, replaced: state.plan.replacing !== null },
       app: touched(state.site),
     };
   },
-};
+});
 
 /** Registered in service/agent/handlers.ts by action name. */
-export const datasetAgentHandlers = {
-  'x402.create_data_file_upload_url': createDataFileUploadUrlHandler,
-  'x402.complete_data_file_multipart_upload': completeDataFileMultipartUploadHandler,
-  'x402.convert_data_file_to_api': convertDataFileToApiHandler,
-} as const;
+export const datasetAgentHandlers: Record<string, AnyAgentHandler> = {
+  [createDataFileUploadUrl.name]: createDataFileUploadUrlHandler,
+  [completeDataFileMultipartUpload.name]: completeDataFileMultipartUploadHandler,
+  [convertDataFileToApi.name]: convertDataFileToApiHandler,
+};
