@@ -11,7 +11,10 @@ import { AppError } from '../http/app-error.js';
 import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
+import { dropTableFieldIndexes } from './field-indexes.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
+
+export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
 
 /**
  * The transport-free Table domain: the Account API, the Agent API handlers, the Table API and the
@@ -203,7 +206,8 @@ export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<
   return out;
 }
 
-export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id'>, db: DbOrTx = deps.db): Promise<void> {
+export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, db: DbOrTx = deps.db): Promise<void> {
+  await dropTableFieldIndexes(db, table);
   await db.delete(tables).where(eq(tables.id, table.id));
 }
 
@@ -214,7 +218,8 @@ export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id'>, db: D
 export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'siteId'>, slug: string, db: DbOrTx = deps.db): Promise<TableRow> {
   const s = parseSlug(slug);
   const swap = async (tx: DbOrTx) => {
-    await tx.delete(tables).where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id)));
+    const replaced = await tx.delete(tables).where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id))).returning();
+    for (const old of replaced) await dropTableFieldIndexes(tx, old);
     const [row] = await tx.update(tables).set({ slug: s, updatedAt: deps.clock.now() }).where(eq(tables.id, table.id)).returning();
     if (!row) throw new AppError('not_found', `table ${table.id} not found`);
     return row;

@@ -8,9 +8,14 @@ import {
   getTableBySlugs,
   insertRecords,
   listSiteTables,
+  dropOrphanFieldIndexes,
+  indexTableFields,
   promoteTable,
   writeKeyMatches,
 } from '../../service/tables/tables.js';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../service/db/client.js';
+import { deleteSite } from '../../service/sites/sites.js';
 import { AppError } from '../../service/http/app-error.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -122,5 +127,32 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     expect(found.table.id).toBe(fresh.table.id);
     expect(await countRecords(h.deps.db, old.table.id)).toBe(0);
     expect((await listSiteTables(h.deps, s)).map((t) => t.slug)).toEqual(['data']);
+  });
+
+  it('field indexes: created concurrently for a big table, used by queries with the same answers, dropped with the table', async () => {
+    const s = await site();
+    const { table } = await createTable(h.deps, s, { name: 'indexed', schema });
+    await bulkInsertRecords(h.deps.db, table.id, Array.from({ length: 300 }, (_, i) => ({ title: `t${i % 7}`, price: (i * 37) % 101, qty: i })), { schema: table.schema as never });
+    const path = `/api/data/${s.slug}/${table.slug}?filter[price][gte]=50&sort=-price,title&limit=20`;
+    const before = await (await h.fetch(path)).json();
+    const fields = await indexTableFields(h.deps.db, table);
+    expect(fields).toEqual(['price', 'qty', 'at', 'day', 'title', 'active']);
+    const indexNames = async () => rowsOf<{ indexname: string }>(await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${table.id}%`}`)).map((r) => r.indexname);
+    expect(await indexNames()).toHaveLength(6);
+    expect(await indexTableFields(h.deps.db, table)).toHaveLength(6); // idempotent
+    const after = await (await h.fetch(path)).json();
+    expect(after.records).toEqual(before.records);
+    expect(after.records).toHaveLength(20);
+
+    const fresh = await createTable(h.deps, s, { name: 'indexed2', schema });
+    await promoteTable(h.deps, fresh.table, table.slug);
+    expect(await indexNames()).toEqual([]);
+
+    const fresh2 = await getTableBySlugs(h.deps, s.slug, table.slug);
+    await indexTableFields(h.deps.db, fresh2.table, { fields: ['price'] });
+    await deleteSite(h.deps, s);
+    expect(await dropOrphanFieldIndexes(h.deps.db)).toBeGreaterThanOrEqual(1);
+    const left = rowsOf<{ indexname: string }>(await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${fresh2.table.id}%`}`));
+    expect(left).toEqual([]);
   });
 });
