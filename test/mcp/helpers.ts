@@ -11,16 +11,18 @@ import { createMcpContext } from '../../mcp/server.js';
 export const BIN = path.resolve(import.meta.dirname, '../../bin/svc-mcp.mjs');
 
 /** The real SDK client over stdio, spawning `bin/svc-mcp.mjs` with exactly `env` (+ PATH/HOME). */
-export async function connectStdio(env: Record<string, string>): Promise<Client> {
+export async function connectStdio(env: Record<string, string>): Promise<Client & { stderrText: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stderr: 'pipe',
   });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
   await client.connect(transport);
-  return client;
+  return Object.assign(client, { stderrText: () => stderr });
 }
 
 /** An in-process MCP context + streamable HTTP server, and the real SDK client connected to it. */

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentHandlers } from '../../service/agent/handlers.js';
@@ -29,7 +28,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   const key = generatePrivateKey();
   const payer = privateKeyToAccount(key).address;
   let recipient: string;
-  let stdio: Client;
+  let stdio: Awaited<ReturnType<typeof connectStdio>>;
   const baseEnv = () => ({ SVC_URL: h.url, SVC_WALLET_PRIVATE_KEY: key, SVC_RPC_URL: chain.rpcUrl });
   const ledger = (name: string) => path.join(dir, `${name}.json`);
   const balances = async () => ({ payer: await chain.balanceOf(payer), recipient: await chain.balanceOf(recipient) });
@@ -75,6 +74,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const apps = (await call(stdio, 'list_apps')).structuredContent as { apps: { appName: string }[] };
     expect(apps.apps.map((a) => a.appName)).toContain(name);
     expect((await balances()).payer).toBe(after.payer);
+    // The server's own output (stderr; stdout is the protocol) names the address, never the key.
+    expect(stdio.stderrText()).toContain(payer);
+    expect(stdio.stderrText().toLowerCase()).not.toContain(key.slice(2).toLowerCase());
+    for (const r of [out, status, receipts, apps]) expect(JSON.stringify(r).toLowerCase()).not.toContain(key.slice(2).toLowerCase());
   });
 
   it('deploy_site over streamable HTTP uploads several files, publishes, and the URL serves each, with progress', async () => {
