@@ -185,24 +185,6 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
   });
 
-  it('a runaway Function does not hold up other requests', async () => {
-    const a = await h.account();
-    const loop = await live(a, 'export default () => { for (;;) {} }');
-    const healthy = await live(a, HEALTHY);
-    const order: string[] = [];
-    const runaway = invoke(a, loop.slug).then((r) => {
-      order.push('runaway');
-      return r;
-    });
-    const others = Promise.all([
-      fetch(`${h.url}/healthz`).then((r) => order.push(`healthz ${r.status}`)),
-      stillServing(a, healthy.slug).then(() => order.push('healthy invoke')),
-    ]);
-    await Promise.all([runaway, others]);
-    expect(order.indexOf('runaway')).toBe(2); // both others answered while the loop was still running
-    expect((await (await runaway).json()).error.details.reason).toBe('timeout');
-  });
-
   it('sees no host: no process/require/fetch, host prototypes unpolluted, a fresh context every call', async () => {
     const a = await h.account();
     const probe = await live(

@@ -24,7 +24,13 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
   let h: Harness;
   const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 58, 0));
   beforeAll(async () => {
-    h = await startHarness(kind, { SVC_FUNCTION_INVOKES_PER_MINUTE: '3', SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: '5' }, { clock });
+    // A long CPU budget so a runaway Function is still running while the other requests are answered,
+    // however loaded the machine is.
+    h = await startHarness(
+      kind,
+      { SVC_FUNCTION_INVOKES_PER_MINUTE: '3', SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: '5', SVC_FUNCTION_CPU_MS: '4000', SVC_FUNCTION_TIMEOUT_MS: '8000' },
+      { clock },
+    );
   });
   afterAll(async () => h?.close());
 
@@ -60,6 +66,31 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
     const oauthPrincipal: Principal = { accountId: owner.accountId, scopes: [...SCOPES], credential: { kind: 'oauth_token', id: 'tok_x' } };
     expect(() => assertInvokeCredential(oauthPrincipal)).toThrow(/personal API keys/);
     await expect(invokeFunction(h.deps, oauthPrincipal, fn.slug, { method: 'GET', path: '/' })).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+  });
+
+  it('a runaway Function does not hold up other requests (it runs in a worker thread)', async () => {
+    const a = await h.account();
+    const create = async (slug: string, code: string) => {
+      const { function: fn } = await (await h.fetch('/api/v1/functions', { method: 'POST', key: a.key, json: { name: slug, slug, code } })).json();
+      await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key: a.key });
+      return fn as { slug: string };
+    };
+    const loop = await create(`runaway-${kind}`, 'export default () => { for (;;) {} }');
+    const healthy = await create(`healthy-${kind}`, 'export default () => "still serving"');
+    const order: string[] = [];
+    const runaway = invoke(a.key, loop.slug).then(async (r) => {
+      order.push('runaway');
+      return r.json();
+    });
+    const others = Promise.all([
+      fetch(`${h.url}/healthz`).then((r) => order.push(`healthz ${r.status}`)),
+      invoke(a.key, healthy.slug).then(async (r) => order.push(`invoke ${r.status} ${(await r.json()).response.body}`)),
+    ]);
+    const [out] = await Promise.all([runaway, others]);
+    // Both others answered while the loop was still burning its 4 s CPU budget.
+    expect(order.slice(0, 2).sort()).toEqual(['healthz 200', 'invoke 200 still serving']);
+    expect(order[2]).toBe('runaway');
+    expect(out.error.details.reason).toBe('timeout');
   });
 
   it('rate-limits invokes per key (429 + Retry-After), then counts against the monthly quota', async () => {
