@@ -17,6 +17,11 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'x402.update_app_meta': { visibility: 'public' },
   'x402.create_site_upload_urls': { files: [{ path: 'a.png', size: 10, type: 'image/png' }] },
   'x402.finalize_site_upload': { uploadToken: 't', entryPoint: 'index.html', files: [{ path: 'a.png', size: 10 }] },
+  'x402.create_table_api': { name: 'Things', schema: { fields: [{ name: 'title', label: 'Title', type: 'string' }] } },
+  'x402.insert_table_records': { records: [{ title: 'x' }] },
+  'x402.create_data_file_upload_url': { fileName: 'a.csv', fileSize: 10 },
+  'x402.complete_data_file_multipart_upload': { uploadId: 'u', key: 'k', parts: [{ ETag: 'e', PartNumber: 1 }] },
+  'x402.convert_data_file_to_api': { key: 'k', fileName: 'a.csv' },
 };
 
 describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
@@ -34,11 +39,11 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     return (await fetch(`${h.url}/s/${name}/`)).status === 200;
   }
 
-  it('every paid app action answers 402 with the v1 body and the v2 PAYMENT-REQUIRED header', async () => {
-    const paid = AGENT_ACTIONS.filter((a) => a.name in SAMPLE_BODIES || (a.identity && a.path.includes(':siteId') && !a.path.includes('data-files') && !a.path.includes('tables')) || a.name === 'x402.list_apps');
-    expect(paid.length).toBe(9);
+  it('every action that needs the wallet (list_apps + 13 paid: apps, tables, datasets) answers 402 with the v1 body and the v2 PAYMENT-REQUIRED header', async () => {
+    const paid = AGENT_ACTIONS.filter((a) => a.identity);
+    expect(paid.length).toBe(14);
     for (const action of paid) {
-      const path = action.path.replace(':siteId', 'site_doesnotexist');
+      const path = action.path.replace(':siteId', 'site_doesnotexist').replace(':tableId', 'tbl_doesnotexist');
       const res = await fetch(`${h.url}${path}`, action.method === 'GET' || action.method === 'DELETE' ? { method: action.method } : jsonInit(action.method, SAMPLE_BODIES[action.name] ?? {}));
       expect(res.status, action.name).toBe(402);
       const body = await res.json();
