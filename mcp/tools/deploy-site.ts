@@ -24,6 +24,9 @@ const TYPES: Record<string, string> = {
 };
 const typeOf = (p: string) => TYPES[p.slice(p.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
 const MAX_FILES = 1000;
+/** Upper bound of one deploy's bytes held in memory (files are read before the first payment). */
+const MAX_TOTAL_BYTES = 256 * 1024 * 1024;
+const UPLOAD_CONCURRENCY = 4;
 
 interface DeployFile {
   path: string;
@@ -146,6 +149,8 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
               return { path: p, bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'), type: f.contentType ?? typeOf(p) };
             });
         if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
+        const totalBytes = files.reduce((n, f) => n + f.bytes.length, 0);
+        if (totalBytes > MAX_TOTAL_BYTES) throw new ToolFailure(`deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls directly.`);
         if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
         const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
         const entry = files.find((f) => f.path === entryPoint);
@@ -204,13 +209,25 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
           await progress(`got ${batch.length} upload URLs`);
           const token = urls.uploadToken as string;
           const targets = urls.files as { path: string; uploadUrl: string; headers?: Record<string, string>; method?: string }[];
-          for (const f of batch) {
-            const t = targets.find((x) => x.path === f.path);
-            if (!t) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
-            const res = await ctx.fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) });
-            if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
-            await progress(`uploaded ${f.path}`);
-          }
+          // PUT the files a few at a time; the first failure stops the deploy before finalize.
+          let next = 0;
+          let failed = false;
+          const worker = async () => {
+            while (next < batch.length && !failed) {
+              const f = batch[next++];
+              const t = targets.find((x) => x.path === f.path);
+              if (!t) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+              const res = await ctx.fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) }).catch((e: Error) => {
+                failed = true;
+                throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+              });
+              if (!res.ok) failed = true;
+              if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+              await res.arrayBuffer().catch(() => undefined);
+              await progress(`uploaded ${f.path}`);
+            }
+          };
+          await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, batch.length) }, worker));
           const fin = await step(action('x402.finalize_site_upload'), { siteId: appId }, { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) });
           const app = fin.app as { appName?: string; url?: string } | undefined;
           appName = app?.appName ?? appName;
