@@ -6,7 +6,7 @@ import { BrowserClient, formFields, signUp } from '../test/oauth/browser-client.
 import { freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
 
 /**
- * OAuth on the Account API. Reference: the same GET /api/v1/usage with a personal key (the credential
+ * OAuth on the Account API. Reference: the same GET /api/v1/sites with a personal key (the credential
  * path the foundation already had). Also: sequential refresh-token rotations (each spends the previous
  * token, so they cannot run in parallel for one grant) and dashboard sign-in (one scrypt verification).
  */
@@ -25,14 +25,14 @@ export async function run(): Promise<void> {
     if (signed.status !== 303) throw new Error(`sign-up failed: ${signed.status}`);
 
     const keysPage = await (await browser.get('/dashboard/keys')).text();
-    const made = await (await browser.post('/dashboard/keys', { csrf: formFields(keysPage, '/dashboard/keys').csrf, name: 'bench', scopes: 'svc.usage.read' })).text();
+    const made = await (await browser.post('/dashboard/keys', { csrf: formFields(keysPage, '/dashboard/keys').csrf, name: 'bench', scopes: 'svc.sites.read' })).text();
     const key = /id="new-key-secret">(svc_pat_[\w-]+)</.exec(made)![1];
 
     const redirect = 'http://127.0.0.1:9/cb';
     const { client_id } = await (await fetch(`${base}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'bench', redirect_uris: [redirect] }) })).json();
     const verifier = randomBytes(32).toString('base64url');
     const q = new URLSearchParams({
-      response_type: 'code', client_id, redirect_uri: redirect, scope: 'svc.usage.read', resource: `${base}/api/v1`,
+      response_type: 'code', client_id, redirect_uri: redirect, scope: 'svc.sites.read', resource: `${base}/api/v1`,
       code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 's',
     });
     const consent = await (await browser.get(`/oauth/authorize?${q}`)).text();
@@ -43,11 +43,11 @@ export async function run(): Promise<void> {
     let tokens = await token({ grant_type: 'authorization_code', client_id, code, redirect_uri: redirect, code_verifier: verifier });
 
     const rows: LoadResult[] = [];
-    await load('warmup', `${base}/api/v1/usage`, { seconds: 2, headers: { authorization: `Bearer ${key}` } });
-    rows.push(await load('personal key  GET /api/v1/usage', `${base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } }));
+    await load('warmup', `${base}/api/v1/sites`, { seconds: 2, headers: { authorization: `Bearer ${key}` } });
+    rows.push(await load('personal key  GET /api/v1/sites', `${base}/api/v1/sites`, { headers: { authorization: `Bearer ${key}` } }));
     // Access tokens live 15 minutes: far longer than the 8 s run.
-    rows.push(await load('OAuth token   GET /api/v1/usage', `${base}/api/v1/usage`, { headers: { authorization: `Bearer ${tokens.access_token}` } }));
-    printTable('Account API auth (32 connections, 8 s each, loopback, rate limit off)', rows, 'personal key  GET /api/v1/usage');
+    rows.push(await load('OAuth token   GET /api/v1/sites', `${base}/api/v1/sites`, { headers: { authorization: `Bearer ${tokens.access_token}` } }));
+    printTable('Account API auth (32 connections, 8 s each, loopback, rate limit off)', rows, 'personal key  GET /api/v1/sites');
 
     const N = 200;
     const times: number[] = [];
