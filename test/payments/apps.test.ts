@@ -83,6 +83,19 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     expect(gone.status).toBe(404);
   });
 
+  it('CORS lets browsers send both payment headers and read the answers', async () => {
+    const pre = await fetch(`${h.url}/api/x402/apps`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-payment,payment-signature,access-control-expose-headers,idempotency-key' },
+    });
+    const allowed = (pre.headers.get('access-control-allow-headers') ?? '').toLowerCase();
+    for (const h of ['x-payment', 'payment-signature', 'access-control-expose-headers', 'idempotency-key']) expect(allowed).toContain(h);
+    const res = await fetch(`${h.url}/api/x402/apps`, { headers: { origin: 'http://app.example' } });
+    expect(res.status).toBe(402);
+    const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase();
+    for (const h of ['x-payment-response', 'payment-response', 'payment-required']) expect(exposed).toContain(h);
+  });
+
   it('a taken name is a free 409 with a suggestion', async () => {
     await call('POST', '/api/x402/apps', { name: `dup-${kind}`, html: html('a') });
     const other = await fundedWallet(h, 0n); // unfunded: a charge could not even happen

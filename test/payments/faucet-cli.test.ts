@@ -1,0 +1,82 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createPublicClient, http, parseAbi } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
+
+const ADDRESS = '0x000000000000000000000000000000000000dEaD';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function cli(args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('svc faucet <address> <usdc> (the real CLI against a running `svc serve`)', () => {
+  let dataDir: string;
+  let port: number;
+  let service: ChildProcess;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-faucet-'));
+    port = await freePort();
+    env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_LOG_LEVEL: 'warn' };
+    // Not running yet: a clear refusal, non-zero exit.
+    const early = cli(['faucet', ADDRESS, '1'], env);
+    expect(early.code).not.toBe(0);
+    expect(early.stderr).toContain('start it first');
+    service = spawn(process.execPath, ['bin/svc.mjs', 'serve'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok).catch(() => false);
+      if (up) break;
+      if (Date.now() > deadline) throw new Error('svc serve did not start');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  });
+  afterAll(async () => {
+    if (service && service.exitCode === null) {
+      const exited = new Promise((r) => service.once('exit', r));
+      service.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('mints test USDC on the running dev chain; the balance is on chain', async () => {
+    const r = cli(['faucet', ADDRESS, '2.5'], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ address: ADDRESS, minted: '2.5', balance: '2.5' });
+    const client = createPublicClient({ transport: http(out.rpcUrl) });
+    const balance = await client.readContract({ address: USDC_ADDRESS, abi: parseAbi(['function balanceOf(address) view returns (uint256)']), functionName: 'balanceOf', args: [ADDRESS] });
+    expect(balance).toBe(2_500_000n);
+    const tx = await client.getTransactionReceipt({ hash: out.txHash });
+    expect(tx.status).toBe('success');
+  });
+
+  it('refuses outside dev-chain mode with a clear message and a non-zero exit', () => {
+    const r = cli(['faucet', ADDRESS, '1'], { ...env, SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: 'http://127.0.0.1:9', SVC_X402_RECIPIENT: ADDRESS });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('only works with the local dev chain');
+  });
+
+  it('refuses a bad address or amount', () => {
+    expect(cli(['faucet', '0x1234', '1'], env).stderr).toContain('not a 0x address');
+    const tiny = cli(['faucet', ADDRESS, '0.0000001'], env);
+    expect(tiny.code).toBe(1);
+    expect(tiny.stderr).toContain('at most 6 decimals');
+  });
+});
