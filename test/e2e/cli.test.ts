@@ -10,13 +10,14 @@ import { startService, type RunningService } from '../../service/server.js';
 const run = promisify(execFile);
 const BIN = path.resolve('bin/svc.mjs');
 
-describe('svc CLI and persistence across restarts (PGlite on disk)', () => {
+// Each CLI run starts Node + tsx and, with the service stopped, PGlite: slow on a loaded machine.
+describe('svc CLI and persistence across restarts (PGlite on disk)', { timeout: 240_000 }, () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   const env = { ...process.env, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent', PORT: '0', DATABASE_URL: '' };
   const config = loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent', PORT: '0' });
   let service: RunningService | undefined;
   const cli = async (...args: string[]) => {
-    const r = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    const r = await run(process.execPath, [BIN, ...args], { env, timeout: 180_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
     return { code: 'code' in r && typeof r.code === 'number' ? r.code : 0, stdout: r.stdout, stderr: r.stderr };
   };
   afterAll(async () => {
