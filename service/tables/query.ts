@@ -475,8 +475,13 @@ export function compileAggregateQuery(tableId: string, plan: TableQueryPlan): SQ
   else value = sql`${sql.raw(a.fn)}(${target!})`;
   const where = whereSql(tableId, plan, false);
   if (!a.groupBy) return sql`select ${value} as value, count(*)::int as count from table_records r where ${where}`;
+  // The planner has no statistics on a JSONB expression and assumes one group per row, which picks a
+  // sort of every row (spilling to disk on big tables). The OFFSET 0 fence makes it estimate few
+  // groups and hash them instead: memory follows the real number of groups.
   const key = fieldExpr(a.groupBy);
-  return sql`select ${key} as key, ${value} as value, count(*)::int as count from table_records r where ${where} group by 1 order by 1 asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
+  const v = target ?? sql`null`;
+  const outer = a.fn === 'count' ? (target ? sql`count(s.v)::float8` : sql`count(*)::float8`) : sql`${sql.raw(a.fn)}(s.v)`;
+  return sql`select s.key, ${outer} as value, count(*)::int as count from (select ${key} as key, ${v} as v from table_records r where ${where} offset 0) s group by s.key order by s.key asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
 }
 
 /** The cursor of the row after which the next page starts. */
