@@ -96,6 +96,23 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     for (const h of ['x-payment-response', 'payment-response', 'payment-required']) expect(exposed).toContain(h);
   });
 
+  it('delete_app removes the app with its data assets (a Table made through the Agent API stops answering)', async () => {
+    const created = await call('POST', '/api/x402/apps', { name: `withdata-${kind}`, html: html('Data') });
+    const id = created.body.app.appId;
+    const table = await call('POST', `/api/x402/apps/${id}/tables`, { name: 'Notes', schema: { fields: [{ name: 'title', label: 'Title', type: 'string' }] } });
+    expect(table.status).toBe(201);
+    expect(table.body.receipt).toMatchObject({ action: 'x402.create_table_api', price: '0.008', appId: id });
+    const inserted = await call('POST', `/api/x402/tables/${table.body.table.id}/records`, { records: [{ title: 'kept?' }] });
+    expect(inserted.body.inserted).toBe(1);
+    const before = await fetch(table.body.table.pathUrl);
+    expect(before.status).toBe(200);
+    expect((await before.json()).records).toHaveLength(1);
+
+    expect((await call('DELETE', `/api/x402/apps/${id}`)).body.app.status).toBe('deleted');
+    expect((await fetch(table.body.table.pathUrl)).status).toBe(404);
+    expect((await call('POST', `/api/x402/tables/${table.body.table.id}/records`, { records: [{ title: 'x' }] })).status).toBe(404);
+  });
+
   it('a taken name is a free 409 with a suggestion', async () => {
     await call('POST', '/api/x402/apps', { name: `dup-${kind}`, html: html('a') });
     const other = await fundedWallet(h, 0n); // unfunded: a charge could not even happen
