@@ -16,10 +16,13 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
   const ms = deps.config.tables.statementTimeoutMs;
   try {
     return await deps.db.transaction(async (tx) => {
-      // One round trip sets both for this transaction only. Custom plans: a prepared statement's
-      // generic plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
-      await tx.execute(sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`);
-      return fn(tx);
+      // Both settings last for this transaction only. Custom plans: a prepared statement's generic
+      // plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
+      // Not awaited on its own: postgres.js pipelines it with the first query (one round trip less);
+      // statements on one connection still run in order.
+      const settings = tx.execute(sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`);
+      const [, out] = await Promise.all([settings, fn(tx)]);
+      return out;
     });
   } catch (e) {
     if (isQueryCanceled(e)) {
@@ -111,8 +114,24 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   const base = '/api/data/:siteSlug/:tableSlug';
 
+  // Table lookups are cached per node for the site cache TTL (SVC_SITE_CACHE_TTL_MS, default 1 s):
+  // the hot read path then costs one query. A change made on another node shows within the TTL.
+  const cache = new Map<string, { value: Awaited<ReturnType<typeof getTableBySlugs>>; expires: number }>();
+  async function lookup(siteSlug: string, tableSlug: string) {
+    const ttl = deps.config.siteCacheTtlMs;
+    if (ttl <= 0) return getTableBySlugs(deps, siteSlug, tableSlug);
+    const k = `${siteSlug}/${tableSlug}`;
+    const now = Date.now();
+    const hit = cache.get(k);
+    if (hit && hit.expires > now) return hit.value;
+    const value = await getTableBySlugs(deps, siteSlug, tableSlug);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(k, { value, expires: now + ttl });
+    return value;
+  }
+
   async function open(c: Context, method: TableMethod, op: TableOperation) {
-    const { site, table } = await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
+    const { site, table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!);
     await authorizeTableRequest(deps, c, site, table, method, op);
     return { site, table };
   }
