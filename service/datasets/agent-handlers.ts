@@ -67,11 +67,12 @@ export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToAp
     return { site, plan };
   },
   async run({ deps, tx, state }) {
-    const view = await convertDataFile(deps, state.site, state.plan, tx);
+    const { view, cleanup } = await convertDataFile(deps, state.site, state.plan, tx);
     const { id, slug, name, format, tableId, url, pathUrl, recordCount, fields } = view;
     return {
       result: { asset: { id, slug, name, format, tableId, url, pathUrl, recordCount, fields }, replaced: state.plan.replacing !== null },
       app: touched(state.site),
+      afterCommit: cleanup,
     };
   },
 });

@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import type { DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
@@ -153,7 +153,7 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
  * and gives it the slug (the old table and its records are deleted): readers see the old data
  * until commit and the new data after, never a mix.
  */
-export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPlan, db: DbOrTx): Promise<DatasetView> {
+export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPlan, db: DbOrTx): Promise<ConvertResult> {
   const limits = parseLimits(deps);
   await fsp.mkdir(deps.config.datasets.tmpDir, { recursive: true });
   let file;
@@ -173,6 +173,8 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;
     }
+    await sweepOrphanTables(site.id, db);
+    let cleanup = async (): Promise<void> => {};
     const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
     let table;
     try {
@@ -216,9 +218,17 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     let row: DatasetRow;
     try {
       if (plan.replacing) {
+        const oldTableId = plan.replacing.tableId;
         [row] = await db.update(datasets).set(values).where(eq(datasets.id, plan.replacing.id)).returning();
         if (!row) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
+        // The old table steps aside under a tombstone slug instead of being deleted here: a reader
+        // that resolved the slug to it just before commit still finds its records. It is deleted
+        // right after commit (cleanup), and any tombstone a crash left behind by the next conversion.
+        await db.update(tables).set({ slug: `old-${randomBytes(8).toString('hex')}` }).where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
         table = await promoteTable(deps, table, plan.slug, db);
+        cleanup = async () => {
+          await deps.db.delete(tables).where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
+        };
       } else {
         [row] = await db.insert(datasets).values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values }).returning();
       }
@@ -226,10 +236,22 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
       if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });
       throw e;
     }
-    return toDatasetView(deps, site, row, fields);
+    return { view: toDatasetView(deps, site, row, fields), cleanup };
   } finally {
     await file.close();
   }
+}
+
+export interface ConvertResult {
+  view: DatasetView;
+  /** Run after the transaction committed: deletes the replaced table (see convertDataFile). */
+  cleanup: () => Promise<void>;
+}
+
+/** Dataset tables no dataset points at (tombstones a crash left between commit and cleanup). */
+async function sweepOrphanTables(siteId: string, db: DbOrTx): Promise<void> {
+  await db.execute(sql`delete from tables t where t.site_id = ${siteId} and t.kind = 'dataset' and t.slug like 'old-%'
+    and not exists (select 1 from datasets d where d.table_id = t.id)`);
 }
 
 export function toDatasetView(deps: Deps, site: Pick<SiteRow, 'slug'>, row: DatasetRow, fields: { name: string; label: string; type: FieldType }[]): DatasetView {

@@ -152,7 +152,7 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     });
   }
 
-  it('replaceExisting swaps atomically and keeps the dataset id; without it the slug is a 409', async () => {
+  it('replaceExisting swaps atomically and keeps the dataset id; without it the slug is a 409', { timeout: 180_000 }, async () => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);
     const v1 = Buffer.from(`version,n\n${Array.from({ length: 3000 }, (_, i) => `1,${i}`).join('\n')}\n`);
@@ -165,9 +165,9 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     const seen = new Set<string>();
     const reader = (async () => {
       while (!stop) {
-        const r = await tableGet(app.slug, 'data', '?includeTotal=true&limit=1&sortField=version&sortDir=desc');
-        const r2 = await tableGet(app.slug, 'data', '?includeTotal=true&limit=1&sortField=version&sortDir=asc');
-        if (r.status === 200 && r2.status === 200) seen.add(`${r.body.total}:${r.body.records[0].fields.version}:${r2.body.records[0].fields.version}`);
+        // One request, one statement: the versions present and how many rows each has.
+        const r = await tableGet(app.slug, 'data', '?aggregate=count&groupBy=version');
+        if (r.status === 200) seen.add(r.body.groups.map((g: { key: unknown; count: number }) => `${g.key}:${g.count}`).join(','));
       }
     })();
     let second;
@@ -178,7 +178,7 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
       await reader;
     }
     expect(seen.size).toBeGreaterThan(0);
-    for (const s of seen) expect(['3000:1:1', '5000:2:2']).toContain(s);
+    for (const s of seen) expect(['1:3000', '2:5000']).toContain(s);
     expect(second.replaced).toBe(true);
     expect(second.asset.id).toBe(first.asset.id);
     expect(second.asset.tableId).not.toBe(first.asset.tableId);
@@ -190,10 +190,11 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     expect((await tableGet(app.slug, 'data', '?includeTotal=true&limit=1')).body.total).toBe(5000);
   });
 
-  it('a multipart upload on the local store above the threshold, then convert', async () => {
+  it('a multipart upload on the local store above the threshold, then convert', { timeout: 180_000 }, async () => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);
-    const rows = Array.from({ length: 200_000 }, (_, i) => `${i},name-${i},${(i * 0.25).toFixed(2)},${i % 2 === 0}`);
+    const pad = 'x'.repeat(120);
+    const rows = Array.from({ length: 40_000 }, (_, i) => `${i},name-${i}-${pad},${(i * 0.25).toFixed(2)},${i % 2 === 0}`);
     const bytes = Buffer.from(`id,name,score,even\n${rows.join('\n')}\n`);
     expect(bytes.length).toBeGreaterThan(5 * 1024 * 1024);
     const answer = await agentCall(h, handlers.upload, wallet, app.id, { fileName: 'big.csv', fileSize: bytes.length });
@@ -206,10 +207,10 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     );
     await putFile(h, wallet, app.id, answer, bytes);
     const { asset } = await agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'big.csv' });
-    expect(asset.recordCount).toBe(200_000);
+    expect(asset.recordCount).toBe(40_000);
     expect(asset.fields.map((f) => [f.name, f.type])).toEqual([['source_id', 'integer'], ['name', 'string'], ['score', 'number'], ['even', 'boolean']]);
-    const r = await tableGet(app.slug, 'big', '?field=source_id&value=123456');
-    expect(r.body.records[0].fields).toEqual({ source_id: 123456, name: 'name-123456', score: 30864, even: true });
+    const r = await tableGet(app.slug, 'big', '?field=source_id&value=12346');
+    expect(r.body.records[0].fields).toEqual({ source_id: 12346, name: `name-12346-${pad}`, score: 3086.5, even: true });
   });
 
   it('deleting the app deletes its datasets, their tables and their files', async () => {

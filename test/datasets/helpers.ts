@@ -15,6 +15,7 @@ export async function agentCall<O>(h: Harness, handler: AgentHandler<{ siteId: s
   const call = { deps: h.deps, wallet, params: { siteId }, input: input as never };
   const state = handler.check ? await handler.check(call) : (undefined as never);
   const work = await h.deps.db.transaction((tx) => handler.run({ ...call, tx, state }));
+  await work.afterCommit?.();
   return work.result;
 }
 
