@@ -66,6 +66,8 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
     return c.body(STYLE_CSS);
   });
 
+  app.get('/dashboard/', (c) => c.redirect('/dashboard', 301));
+
   app.use('/dashboard', async (c, next) => {
     await next();
     dashboardSecurityHeaders(c);

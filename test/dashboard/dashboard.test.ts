@@ -190,6 +190,9 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     const gate = await new BrowserClient(h.url).get('/dashboard/keys');
     expect(gate.status).toBe(303);
     expect(gate.headers.get('location')).toBe('/dashboard/signin?next=%2Fdashboard%2Fkeys');
+    const slash = await new BrowserClient(h.url).get('/dashboard/');
+    expect(slash.status).toBe(301);
+    expect(slash.headers.get('location')).toBe('/dashboard');
   });
 
   it('HTML from users is escaped, never executed', async () => {
