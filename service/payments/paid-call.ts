@@ -174,7 +174,16 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
       }
     }
 
-    // 5. Claim the nonce (and the Idempotency-Key) before any work.
+    // 5. Claim the nonce (and the Idempotency-Key) before any work. Redeeming an orphaned payment is
+    // claimed atomically too, so two concurrent retries cannot both do the work.
+    if (prior && alreadySettled !== undefined) {
+      const [claimed] = await deps.db
+        .update(x402Payments)
+        .set({ status: 'settling', updatedAt: deps.clock.now() })
+        .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce), eq(x402Payments.status, 'orphaned')))
+        .returning({ txHash: x402Payments.txHash });
+      if (!claimed) continue;
+    }
     if (!prior) {
       try {
         await deps.db.insert(x402Payments).values({

@@ -63,6 +63,10 @@ export async function startAnvil(options: { binary?: string; timeoutMs?: number 
   });
   child.stdout?.on('data', () => {});
   child.stderr?.on('data', () => {});
+  // Never leave an anvil behind when this process exits without closing the runtime.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   return {
     rpcUrl,
     pid: child.pid!,
