@@ -61,7 +61,8 @@ export async function authorizeTableRequest(
     if (site.ownerAccountId !== principal.accountId) throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
     const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];
     if (!principal.scopes.some((s) => needed.includes(s))) {
-      throw new AppError('insufficient_scope', `this ${API_KEY_HEADER} lacks the scope ${op === 'read' ? 'svc.data.read' : 'svc.data.write'}`, { required: needed[0] === 'svc.data.read' && op === 'read' ? 'svc.data.read' : 'svc.data.write', granted: principal.scopes });
+      const required = op === 'read' ? 'svc.data.read' : 'svc.data.write';
+      throw new AppError('insufficient_scope', `this ${API_KEY_HEADER} lacks the scope ${required}`, { required, granted: principal.scopes });
     }
     access = { kind: 'api_key', accountId: principal.accountId };
   }

@@ -96,9 +96,13 @@ export const TableAggregateResponseSchema = z
     ok: z.literal(true),
     aggregate: z.enum(AGGREGATES),
     field: z.string().nullable(),
-    value: z.number().nullable().optional().describe('Without groupBy'),
+    value: z.union([z.number(), z.string()]).nullable().optional().describe('Without groupBy. min/max of text, date and datetime fields are text; null over no values'),
+    count: z.number().int().optional().describe('Without groupBy: matching records'),
     groupBy: z.string().optional(),
-    groups: z.array(z.object({ key: z.unknown(), value: z.number().nullable(), count: z.number().int() })).optional(),
+    groups: z
+      .array(z.object({ key: z.unknown().describe('Group key (null groups last)'), value: z.union([z.number(), z.string()]).nullable(), count: z.number().int() }))
+      .optional()
+      .describe('With groupBy: ordered by key'),
     truncated: z.boolean().optional().describe(`With groupBy: true when more than ${TABLE_LIMITS.maxGroups} groups exist`),
   })
   .meta({ id: 'TableAggregate' });

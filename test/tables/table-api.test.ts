@@ -3,6 +3,7 @@ import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getWithHost } from '../helpers/host-request.js';
 import { PLACES, PLACES_SCHEMA } from './fixtures.js';
+import { TableAggregateResponseSchema, TableCompactResponseSchema, TableRecordsResponseSchema } from '../../shared/tables/query.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';
 
 const names = (body: { records: { fields: { name?: string } }[] }) => body.records.map((r) => r.fields.name);
@@ -224,6 +225,15 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     expect(status, JSON.stringify(body)).toBe(400);
     expect(body.ok).toBe(false);
     expect(body.error.details.issues.length).toBeGreaterThan(0);
+  });
+
+  it('answers match the shared response schemas the MCP tools use', async () => {
+    expect(TableRecordsResponseSchema.safeParse((await get('?limit=3&includeTotal=true')).body).success).toBe(true);
+    expect(TableCompactResponseSchema.safeParse((await get('?compact=true&limit=3')).body).success).toBe(true);
+    for (const q of ['?aggregate=count', '?aggregate=max&aggregateField=day', '?aggregate=sum&aggregateField=qty&groupBy=category', '?aggregate=min&aggregateField=name&groupBy=active']) {
+      const r = TableAggregateResponseSchema.safeParse((await get(q)).body);
+      expect(r.success, `${q}: ${r.error?.message}`).toBe(true);
+    }
   });
 
   it('parameters starting with _ (cache busters) are ignored', async () => {
