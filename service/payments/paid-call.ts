@@ -13,7 +13,7 @@ import { PaymentRequiredError, paymentDescription } from './payment-required.js'
 import { deleteIdempotency, deletePayment, findIdempotency, findPayment, waitForPayment, type PaymentRow } from './payment-store.js';
 import { priceOf } from './prices.js';
 import { buildReceipt, storeReceipt } from './receipts.js';
-import { verifyPaymentOffline } from './verify-payment.js';
+import { assertPaymentWindow, verifyPaymentOffline } from './verify-payment.js';
 
 export interface AgentCallRequest {
   action: AgentAction;
@@ -114,12 +114,10 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     );
   }
   const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
-  const wallet = await verifyPaymentOffline(attempt, {
-    amount,
-    recipient: config.x402.recipient,
-    nowSeconds,
-    maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-  });
+  const expectation = { amount, recipient: config.x402.recipient, nowSeconds, maxTimeoutSeconds: config.x402.maxTimeoutSeconds };
+  // Signature and terms now; the validity window only for payments not seen before, so a replay of an
+  // accepted payment still gets its first answer after the authorization expired.
+  const wallet = await verifyPaymentOffline(attempt, { ...expectation, checkWindow: false });
   const nonce = attempt.authorization.nonce.toLowerCase();
   const requestHash = requestHashOf(req.action.name, req.params, req.input);
   const idemKey = idempotencyKeyOf(req, attempt);
@@ -139,8 +137,10 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
       alreadySettled = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
     }
 
+    if (!prior) assertPaymentWindow(attempt, expectation);
+
     // 2. Idempotency-Key: the same key and request return the stored answer; the new payment is not used.
-    if (idemKey && !alreadySettled) {
+    if (idemKey && alreadySettled === undefined) {
       const idem = await findIdempotency(deps.db, wallet, idemKey);
       if (idem) {
         if (idem.requestHash !== requestHash) throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
@@ -201,7 +201,7 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
         throw e;
       }
     }
-    if (idemKey && !alreadySettled) {
+    if (idemKey && alreadySettled === undefined) {
       try {
         await deps.db.insert(x402Idempotency).values({ wallet, key: idemKey, requestHash, payer: wallet, nonce });
       } catch (e) {

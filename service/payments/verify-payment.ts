@@ -16,6 +16,8 @@ export interface PaymentExpectation {
   recipient: string;
   nowSeconds: number;
   maxTimeoutSeconds: number;
+  /** false: skip the validity window (used to look up a replay of an already-accepted payment). */
+  checkWindow?: boolean;
 }
 
 /** Seconds a settlement needs before the authorization expires (x402's own facilitator uses 6). */
@@ -48,11 +50,7 @@ export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectat
   if (value !== e.amount) {
     refuse('invalid_exact_evm_payload_authorization_value', `the authorization is for ${value} atomic USDC; this action costs exactly ${e.amount}`);
   }
-  if (BigInt(a.validAfter) > BigInt(e.nowSeconds)) refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');
-  if (BigInt(a.validBefore) <= BigInt(e.nowSeconds + SETTLE_MARGIN_SECONDS)) refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires too soon to settle); sign a new one');
-  if (BigInt(a.validBefore) > BigInt(e.nowSeconds + e.maxTimeoutSeconds + SKEW_SECONDS)) {
-    refuse('invalid_exact_evm_payload_authorization_valid_before', `the authorization is valid for longer than the ${e.maxTimeoutSeconds} s asked for`);
-  }
+  if (e.checkWindow !== false) assertPaymentWindow(p, e);
   let ok = false;
   try {
     ok = await verifyTypedData({
@@ -75,4 +73,17 @@ export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectat
   }
   if (!ok) refuse('invalid_exact_evm_payload_signature', 'the signature does not match the authorization (tampered, wrong domain or wrong signer)');
   return a.from.toLowerCase();
+}
+
+/** validAfter ≤ now < validBefore − settle margin, and validBefore no further out than we asked for. */
+export function assertPaymentWindow(p: PaymentAttempt, e: PaymentExpectation): void {
+  const refuse = (reason: string, message: string): never => {
+    throw new PaymentRequiredError(reason, message);
+  };
+  const a = p.authorization;
+  if (BigInt(a.validAfter) > BigInt(e.nowSeconds)) refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');
+  if (BigInt(a.validBefore) <= BigInt(e.nowSeconds + SETTLE_MARGIN_SECONDS)) refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires too soon to settle); sign a new one');
+  if (BigInt(a.validBefore) > BigInt(e.nowSeconds + e.maxTimeoutSeconds + SKEW_SECONDS)) {
+    refuse('invalid_exact_evm_payload_authorization_valid_before', `the authorization is valid for longer than the ${e.maxTimeoutSeconds} s asked for`);
+  }
 }

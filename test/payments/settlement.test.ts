@@ -22,8 +22,10 @@ const PRICE = 7000n;
 describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) => {
   let h: Harness;
   let real: Facilitator;
+  /** The service's clock: real time plus an offset the tests move forward. */
+  const clock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
   beforeAll(async () => {
-    h = await startHarness(kind);
+    h = await startHarness(kind, {}, { clock });
     real = h.deps.facilitator;
   });
   afterAll(async () => {
@@ -123,5 +125,28 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     expect(retry.status).toBe(201);
     expect((await retry.json()).receipt.txHash).toBe(settled.transaction);
     expect(await devChain(h).balanceOf(payer.address)).toBe(balance);
+  });
+
+  it('a replay of an accepted payment after its authorization expired still returns the first answer (and a new expired one is refused)', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE, validBefore: now + 30n }));
+    const body = { name: `late-${kind}`, html: html('Late') };
+    const first = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+    expect(first.status).toBe(201);
+    const firstBody = await first.json();
+    clock.offsetMs = 120_000;
+    try {
+      const again = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+      expect(again.status).toBe(201);
+      expect(await again.json()).toEqual(firstBody);
+      const fresh = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE, validBefore: now + 30n }));
+      const late = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { ...body, name: `late2-${kind}` }, fresh));
+      expect(late.status).toBe(402);
+      expect((await late.json()).error).toMatch(/valid_before/);
+    } finally {
+      clock.offsetMs = 0;
+    }
+    expect(await devChain(h).balanceOf(payer.address)).toBe(100_000n - PRICE);
   });
 });
