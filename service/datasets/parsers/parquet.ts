@@ -3,8 +3,12 @@ import { compressors } from 'hyparquet-compressors';
 import { DataFileError, type ParseLimits, type SourceRecord } from '../records.js';
 import { featureFields, isGeometry, type GeoJsonGeometry } from './geometry.js';
 
-/** Rows decoded at a time inside a row group: bounds the objects alive at once. */
-const SLICE_ROWS = 65_536;
+/**
+ * Rows decoded at a time. hyparquet decodes a whole column chunk for any slice of its row group, so
+ * slicing a group costs a decode per slice: groups up to this size are read whole (one decode), larger
+ * ones in slices of it (bounding the objects alive at once).
+ */
+const SLICE_ROWS = 262_144;
 
 export interface ParquetInfo {
   /** The GeoParquet primary geometry column, when the file has `geo` metadata. */
@@ -37,7 +41,7 @@ export async function inspectParquet(path: string): Promise<ParquetInfo> {
 /**
  * Parquet by hyparquet (pure JS, reads DuckDB/Arrow/Spark files) with hyparquet-compressors (snappy,
  * gzip, zstd, brotli, lz4). Parquet needs random access to its footer and column chunks, so the
- * file is read from a local spool file, one row group (in slices of 64k rows) at a time: memory is
+ * file is read from a local spool file, one row group (in slices of 256k rows) at a time: memory is
  * bounded by a row group's column data, not the file. INT64 arrives as BigInt and is kept exact.
  * GeoParquet: hyparquet decodes the WKB geometry column to GeoJSON, which is stored as for GeoJSON.
  */
