@@ -82,13 +82,14 @@ function baseName(fileName: string): string {
  * (taken by a dataset → 409 unless replaceExisting; taken by a hand-made Table → always 409).
  */
 export async function planConversion(deps: Deps, site: SiteRow, input: ConvertInput): Promise<ConvertPlan> {
-  const kind = detectKind(input.fileName);
+  const upload = await getSiteUpload(deps.db, site.id, input.key);
+  // The name given now decides; a name without a known extension keeps the kind declared at upload.
+  const kind = detectKind(input.fileName) ?? (upload.format as DataFileKind);
   if (!kind) {
     throw new AppError('validation_failed', `"${input.fileName}" is not a data file kind we convert; accepted: ${ACCEPTED_KINDS}`, {
       issues: [{ field: 'fileName', message: 'unsupported kind' }],
     });
   }
-  const upload = await getSiteUpload(deps.db, site.id, input.key);
   const info = await deps.blobs.head(input.key);
   if (!info) {
     throw new AppError('validation_failed', `nothing has been uploaded to "${input.key}" yet${upload.strategy === 'multipart' ? '; upload every part, then call complete_data_file_multipart_upload' : '; PUT the file to the upload URL first'}`, {

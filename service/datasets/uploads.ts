@@ -50,9 +50,15 @@ export function planUpload(deps: Deps, input: { fileName: string; fileSize: numb
   if (input.fileSize > c.maxFileBytes) {
     throw new AppError('payload_too_large', `the file is ${input.fileSize} bytes; data files may be at most ${c.maxFileBytes} bytes`, { max: c.maxFileBytes, size: input.fileSize });
   }
-  if (input.fileSize <= c.multipartThresholdBytes) return { kind, strategy: 'single', partSize: input.fileSize, partCount: 1 };
-  const partSize = Math.max(c.partBytes, Math.ceil(input.fileSize / MAX_PARTS));
-  return { kind, strategy: 'multipart', partSize, partCount: Math.ceil(input.fileSize / partSize) };
+  return { kind, ...partsFor(deps, input.fileSize) };
+}
+
+/** `single` up to the threshold; above it parts of `partBytes` (raised to stay within 10,000 parts). */
+export function partsFor(deps: Deps, fileSize: number): Omit<UploadPlan, 'kind'> {
+  const c = deps.config.datasets;
+  if (fileSize <= c.multipartThresholdBytes) return { strategy: 'single', partSize: fileSize, partCount: 1 };
+  const partSize = Math.max(c.partBytes, Math.ceil(fileSize / MAX_PARTS));
+  return { strategy: 'multipart', partSize, partCount: Math.ceil(fileSize / partSize) };
 }
 
 export interface UploadTokenClaims {
@@ -162,7 +168,7 @@ export async function checkCompletion(deps: Deps, siteId: string, input: { uploa
   if (new Set(numbers).size !== numbers.length) {
     throw new AppError('validation_failed', 'each PartNumber may appear once', { issues: [{ field: 'parts', message: 'duplicate PartNumber' }] });
   }
-  const expected = planUpload(deps, { fileName: row.fileName, fileSize: row.declaredBytes, fileType: undefined }).partCount;
+  const expected = partsFor(deps, row.declaredBytes).partCount;
   if (numbers.length !== expected || numbers.some((n) => n < 1 || n > expected)) {
     throw new AppError('validation_failed', `give all ${expected} parts, numbered 1–${expected}, with the ETag each PUT answered`, {
       issues: [{ field: 'parts', message: `expected parts 1–${expected}` }],

@@ -101,6 +101,17 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     await rejects(agentCall(h, handlers.upload, wallet, app.id, { fileName: 'big.csv', fileSize: 10 * 1024 ** 4 }), 'payload_too_large');
   });
 
+  it('a file named without an extension is converted by the kind declared in fileType', async () => {
+    const wallet = newWallet();
+    const app = await walletApp(h, wallet);
+    const bytes = citiesGeoJson();
+    const answer = await agentCall(h, handlers.upload, wallet, app.id, { fileName: 'export', fileSize: bytes.length, fileType: 'application/geo+json' });
+    expect(answer.kind).toBe('geojson');
+    await putFile(h, wallet, app.id, answer, bytes);
+    const { asset } = await agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'export' });
+    expect(asset).toMatchObject({ slug: 'export', format: 'geojson', recordCount: 6 });
+  });
+
   it("another wallet's app is a 404 at every step", async () => {
     const owner = newWallet();
     const app = await walletApp(h, owner);
