@@ -257,8 +257,8 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
-  // The datasets engineer registers their Agent API handlers in service/agent/handlers.ts; until then the
-  // service answers 503 for these actions and this test is reported as skipped, not passed.
+  // Runs when the dataset Agent API handlers are registered in service/agent/handlers.ts (they are);
+  // a deployment without them answers 503 and this test would be reported as skipped, never passed.
   const datasetsWired = Boolean((agentHandlers as Record<string, unknown>)['x402.convert_data_file_to_api']);
   it.skipIf(!datasetsWired)('upload_dataset: inline CSV (single PUT) and a 5.5 MiB file (multipart) become Table APIs', async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('datasets'), SVC_MAX_USDC_PER_SESSION: '1' });
@@ -274,7 +274,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
 
       const file = path.join(dir, 'big.csv');
-      const pad = 'x'.repeat(200);
+      const pad = 'x'.repeat(4000); // wide rows: few records, so conversion stays quick
       const rows = ['id,label,pad'];
       for (let i = 0; rows.join('\n').length < 5.5 * 1024 * 1024 && i < 1e6; i++) rows.push(`${i},row ${i},${pad}`);
       fs.writeFileSync(file, rows.join('\n'));
