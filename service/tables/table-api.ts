@@ -12,7 +12,7 @@ import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorF
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord, type TableRow } from './tables.js';
 
 /** Runs read queries in one transaction bounded by the configured statement timeout. */
-export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promise<T>, isolationLevel?: 'repeatable read'): Promise<T> {
   const ms = deps.config.tables.statementTimeoutMs;
   try {
     return await deps.db.transaction(async (tx) => {
@@ -22,7 +22,7 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
       const settings = tx.execute(sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`);
       await settings;
       return fn(tx);
-    });
+    }, isolationLevel ? { isolationLevel } : undefined);
   } catch (e) {
     if (isQueryCanceled(e)) {
       throw new AppError('query_timeout', `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`, { timeoutMs: ms });
@@ -42,37 +42,38 @@ function isQueryCanceled(err: unknown): boolean {
 
 type Row = { id: number | string; fields: Record<string, unknown> };
 
-/** Executes a checked plan: the record page (default or compact shape) or an aggregate. */
-export async function runTableQuery(deps: Deps, table: TableRow, plan: TableQueryPlan): Promise<Record<string, unknown>> {
-  return withStatementTimeout(deps, async (tx) => {
-    if (plan.aggregate) {
-      const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await tx.execute(compileAggregateQuery(table.id, plan)));
-      const a = plan.aggregate;
-      const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
-      if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
-      const truncated = rows.length > TABLE_LIMITS.maxGroups;
-      return {
-        ...base,
-        groupBy: a.groupBy.name,
-        groups: rows.slice(0, TABLE_LIMITS.maxGroups).map((r) => ({ key: r.key ?? null, value: numeric(r.value), count: Number(r.count) })),
-        truncated,
-      };
-    }
-    const raw = rowsOf<Row>(await tx.execute(compileListQuery(table.id, plan)));
-    const more = raw.length > plan.limit;
-    const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: r.fields }));
-    const total = plan.includeTotal ? Number(rowsOf<{ n: number }>(await tx.execute(compileCountQuery(table.id, plan)))[0]?.n ?? 0) : undefined;
-    const nextCursor = more && page.length ? nextCursorFor(plan, page[page.length - 1]) : null;
-    const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
-    const names = plan.projection ?? table.schema.fields.map((f) => f.name);
-    if (plan.compact) {
-      return { ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging };
-    }
-    const pick = plan.projection
-      ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
-      : (f: Record<string, unknown>) => f;
-    return { ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging };
-  });
+/**
+ * Executes a checked plan (the record page, default or compact shape, or an aggregate) inside the
+ * caller's transaction, so the table row and its records come from one snapshot.
+ */
+export async function runTableQuery(tx: Tx, table: TableRow, plan: TableQueryPlan): Promise<Record<string, unknown>> {
+  if (plan.aggregate) {
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await tx.execute(compileAggregateQuery(table.id, plan)));
+    const a = plan.aggregate;
+    const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
+    if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
+    const truncated = rows.length > TABLE_LIMITS.maxGroups;
+    return {
+      ...base,
+      groupBy: a.groupBy.name,
+      groups: rows.slice(0, TABLE_LIMITS.maxGroups).map((r) => ({ key: r.key ?? null, value: numeric(r.value), count: Number(r.count) })),
+      truncated,
+    };
+  }
+  const raw = rowsOf<Row>(await tx.execute(compileListQuery(table.id, plan)));
+  const more = raw.length > plan.limit;
+  const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: r.fields }));
+  const total = plan.includeTotal ? Number(rowsOf<{ n: number }>(await tx.execute(compileCountQuery(table.id, plan)))[0]?.n ?? 0) : undefined;
+  const nextCursor = more && page.length ? nextCursorFor(plan, page[page.length - 1]) : null;
+  const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
+  const names = plan.projection ?? table.schema.fields.map((f) => f.name);
+  if (plan.compact) {
+    return { ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging };
+  }
+  const pick = plan.projection
+    ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
+    : (f: Record<string, unknown>) => f;
+  return { ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging };
 }
 
 /** min/max of text fields stay text; numbers arrive as numbers (float8) under both drivers. */
@@ -113,21 +114,9 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   const base = '/api/data/:siteSlug/:tableSlug';
 
-  // Table lookups are cached per node for the site cache TTL (SVC_SITE_CACHE_TTL_MS, default 1 s):
-  // the hot read path then costs one query. A change made on another node shows within the TTL.
-  const cache = new Map<string, { value: Awaited<ReturnType<typeof getTableBySlugs>>; expires: number }>();
-  async function lookup(siteSlug: string, tableSlug: string) {
-    const ttl = deps.config.siteCacheTtlMs;
-    if (ttl <= 0) return getTableBySlugs(deps, siteSlug, tableSlug);
-    const k = `${siteSlug}/${tableSlug}`;
-    const now = Date.now();
-    const hit = cache.get(k);
-    if (hit && hit.expires > now) return hit.value;
-    const value = await getTableBySlugs(deps, siteSlug, tableSlug);
-    if (cache.size > 10_000) cache.clear();
-    cache.set(k, { value, expires: now + ttl });
-    return value;
-  }
+  // No per-node cache of table rows: a dataset replaced on any node swaps table ids, and a cached
+  // id would read an emptied table. A lookup is one indexed query.
+  const lookup = (siteSlug: string, tableSlug: string, db?: Tx) => getTableBySlugs(deps, siteSlug, tableSlug, db);
 
   async function open(c: Context, method: TableMethod, op: TableOperation) {
     const { site, table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!);
@@ -136,9 +125,18 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   }
 
   r.get(base, async (c) => {
-    const { table } = await open(c, 'GET', 'read');
-    const plan = parseTableQuery(table.schema, new URL(c.req.url).searchParams);
-    return c.json(await runTableQuery(deps, table, plan), 200);
+    // Lookup, key check and records in one REPEATABLE READ snapshot: a dataset replaced meanwhile
+    // (a new table row takes the slug, the old one is deleted) is read whole, old or new.
+    const body = await withStatementTimeout(
+      deps,
+      async (tx) => {
+        const { site, table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
+        await authorizeTableRequest(deps, c, site, table, 'GET', 'read');
+        return runTableQuery(tx, table, parseTableQuery(table.schema, new URL(c.req.url).searchParams));
+      },
+      'repeatable read',
+    );
+    return c.json(body, 200);
   });
 
   r.get(`${base}/schema`, async (c) => {
