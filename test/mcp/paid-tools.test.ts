@@ -276,7 +276,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const file = path.join(dir, 'big.csv');
       const pad = 'x'.repeat(4000); // wide rows: few records, so conversion stays quick
       const rows = ['id,label,pad'];
-      for (let i = 0; rows.join('\n').length < 5.5 * 1024 * 1024 && i < 1e6; i++) rows.push(`${i},row ${i},${pad}`);
+      for (let i = 0, bytes = 12; bytes < 5.5 * 1024 * 1024; i++) {
+        const row = `${i},row ${i},${pad}`;
+        rows.push(row);
+        bytes += row.length + 1;
+      }
       fs.writeFileSync(file, rows.join('\n'));
       const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
       expect(big.isError, text(big)).toBeFalsy();
