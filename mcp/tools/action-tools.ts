@@ -19,6 +19,36 @@ function priceSentence(action: AgentAction, price: string): string {
   return 'Free.';
 }
 
+interface ToolSchemas {
+  paramKeys: string[];
+  inputShape: z.ZodRawShape;
+  outputSchema: z.ZodObject;
+}
+// zod schemas are immutable: built once per action and reused by every server (the HTTP transport
+// builds one server per request).
+const schemaCache = new Map<string, ToolSchemas>();
+
+function toolSchemas(action: AgentAction, usesWallet: boolean): ToolSchemas {
+  const key = `${action.name}:${usesWallet}`;
+  let hit = schemaCache.get(key);
+  if (!hit) {
+    const bodyShape = action.input instanceof z.ZodObject ? (action.input.shape as z.ZodRawShape) : {};
+    hit = {
+      paramKeys: Object.keys(action.params.shape),
+      inputShape: { ...action.params.shape, ...bodyShape, ...(usesWallet ? { dryRun: dryRunArg, maxPrice: maxPriceArg } : {}) },
+      outputSchema: responseSchemaOf(action)
+        .partial()
+        .extend({
+          dryRun: z.boolean().optional().describe('true when nothing was sent (quote only)'),
+          quote: QuoteSchema.optional(),
+          payment: PaymentInfoSchema.optional(),
+        }),
+    };
+    schemaCache.set(key, hit);
+  }
+  return hit;
+}
+
 /**
  * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params
  * + body fields (+ dryRun / maxPrice for actions that use the wallet), output = the action's
@@ -31,20 +61,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): string[
     if (ctx.config.readOnly && !isReadOnlyAction(action, price)) continue;
     const name = toolNameOf(action);
     const usesWallet = action.identity || usdcToAtomic(price) > 0n;
-    const paramKeys = Object.keys(action.params.shape);
-    const bodyShape = action.input instanceof z.ZodObject ? (action.input.shape as z.ZodRawShape) : {};
-    const inputShape: z.ZodRawShape = {
-      ...action.params.shape,
-      ...bodyShape,
-      ...(usesWallet ? { dryRun: dryRunArg, maxPrice: maxPriceArg } : {}),
-    };
-    const outputSchema = responseSchemaOf(action)
-      .partial()
-      .extend({
-        dryRun: z.boolean().optional().describe('true when nothing was sent (quote only)'),
-        quote: QuoteSchema.optional(),
-        payment: PaymentInfoSchema.optional(),
-      });
+    const { paramKeys, inputShape, outputSchema } = toolSchemas(action, usesWallet);
     server.registerTool(
       name,
       {
