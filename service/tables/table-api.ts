@@ -125,13 +125,15 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   }
 
   r.get(base, async (c) => {
-    // Lookup, key check and records in one REPEATABLE READ snapshot: a dataset replaced meanwhile
-    // (a new table row takes the slug, the old one is deleted) is read whole, old or new.
+    await open(c, 'GET', 'read');
+    // The key check runs outside the transaction (it queries through deps.db, and PGlite has one
+    // connection). The table row is then read again with its records in one REPEATABLE READ
+    // snapshot: a dataset replaced meanwhile (a new row takes the slug, the old one is deleted) is
+    // read whole, old or new, never empty.
     const body = await withStatementTimeout(
       deps,
       async (tx) => {
-        const { site, table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
-        await authorizeTableRequest(deps, c, site, table, 'GET', 'read');
+        const { table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
         return runTableQuery(tx, table, parseTableQuery(table.schema, new URL(c.req.url).searchParams));
       },
       'repeatable read',
