@@ -97,6 +97,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
       accountApi: `${deps.config.baseUrl}/api/v1`,
       openapi: `${deps.config.baseUrl}/api/v1/openapi.json`,
       agentApi: `${deps.config.baseUrl}/api/x402`,
+      dashboard: `${deps.config.baseUrl}/dashboard`,
     }),
   );
   app.get('/healthz', (c) => c.json({ ok: true }));
