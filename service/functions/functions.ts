@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import {
   SECRET_NAME_PATTERN,
   type CreateFunctionBody,
@@ -169,9 +170,27 @@ export async function replaceDraft(
   const current = await getOwnedFunction(deps.db, accountId, functionId);
   if (current.state !== 'active') throw notFound(`function ${functionId}`);
   await assertValidCode(deps, code);
+  return changeActiveFunction(deps, accountId, functionId, channel, {
+    draftCode: code,
+    draftVersion: sql`${functions.draftVersion} + 1`,
+    updatedAt: deps.clock.now(),
+  });
+}
+
+/**
+ * Applies `set` to an active function the account owns. Through the Account API the secrets rule
+ * is part of the UPDATE itself, so it cannot be raced; a refused change says why (404 or 409).
+ */
+async function changeActiveFunction(
+  deps: Deps,
+  accountId: string,
+  functionId: string,
+  channel: ChangeChannel,
+  set: PgUpdateSetSource<typeof functions>,
+): Promise<FunctionView> {
   const [row] = await deps.db
     .update(functions)
-    .set({ draftCode: code, draftVersion: sql`${functions.draftVersion} + 1`, updatedAt: deps.clock.now() })
+    .set(set)
     .where(
       and(
         eq(functions.id, functionId),
@@ -194,24 +213,12 @@ export async function publishFunction(deps: Deps, accountId: string, functionId:
   const current = await getOwnedFunction(deps.db, accountId, functionId);
   if (current.state !== 'active') throw notFound(`function ${functionId}`);
   const now = deps.clock.now();
-  const [row] = await deps.db
-    .update(functions)
-    .set({ liveCode: sql`${functions.draftCode}`, liveVersion: sql`${functions.draftVersion}`, publishedAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(functions.id, functionId),
-        eq(functions.accountId, accountId),
-        eq(functions.state, 'active'),
-        channel === 'account_api' ? noSecrets : undefined,
-      ),
-    )
-    .returning();
-  if (!row) {
-    const again = await getOwnedFunction(deps.db, accountId, functionId);
-    if (again.state !== 'active') throw notFound(`function ${functionId}`);
-    throw secretsRefusal(again);
-  }
-  return viewFunction(deps, row);
+  return changeActiveFunction(deps, accountId, functionId, channel, {
+    liveCode: sql`${functions.draftCode}`,
+    liveVersion: sql`${functions.draftVersion}`,
+    publishedAt: now,
+    updatedAt: now,
+  });
 }
 
 /**
