@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-// Regenerates the SQL migrations from service/db/schema/*.ts (drizzle-kit, offline).
-// Until the first release, the schema is one `init` migration, regenerated from scratch; after a
-// release, pass --incremental to append a migration instead (never rewrite a shipped one).
+// Writes a new SQL migration for what changed in service/db/schema/*.ts (drizzle-kit, offline):
+//   npm run db:generate -- <name>
+// Migrations that have shipped are never rewritten: databases that applied them would break.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 
-const incremental = process.argv.includes('--incremental');
-if (!incremental) fs.rmSync('drizzle', { recursive: true, force: true });
-const r = spawnSync('npx', ['drizzle-kit', 'generate', '--name', incremental ? 'change' : 'init'], { stdio: 'inherit' });
+const name = process.argv[2] ?? 'change';
+const r = spawnSync('npx', ['drizzle-kit', 'generate', '--name', name], { stdio: 'inherit' });
 process.exit(r.status ?? 1);
