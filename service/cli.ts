@@ -73,10 +73,23 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
+async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ line: string; close(): Promise<void> }> {
+  if (config.mcpPort === null) return { line: 'off (SVC_MCP_PORT=off); stdio clients run npx svc-mcp', close: async () => {} };
+  try {
+    const { startEmbeddedMcp } = await import('../mcp/embedded.js');
+    const mcp = await startEmbeddedMcp(process.env, serviceUrl, config.mcpPort);
+    return { line: `${mcp.url} (streamable HTTP, loopback; ${mcp.wallet}); stdio clients run npx svc-mcp`, close: mcp.close };
+  } catch (e) {
+    return { line: `not started: ${(e as Error).message.split('\n')[0]}`, close: async () => {} };
+  }
+}
+
 async function serveCommand(config: Config): Promise<void> {
   const started = Date.now();
   const service = await startService(config);
   const { deps } = service.runtime;
+  const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
   const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
   const blobs = deps.blobs.kind === 'local' ? `local folder ${config.dataDir}/blobs` : `S3 bucket ${config.s3?.bucket}`;
   process.stderr.write(
@@ -86,6 +99,7 @@ async function serveCommand(config: Config): Promise<void> {
       `  database: ${db}`,
       `  blobs:    ${blobs}`,
       `  payments: ${service.payments}`,
+      `  MCP:      ${mcp.line}`,
       ``,
       `Next steps:`,
       `  npx svc account create --email you@example.com`,
@@ -97,6 +111,7 @@ async function serveCommand(config: Config): Promise<void> {
   );
   const shutdown = async (signal: string) => {
     process.stderr.write(`\n${signal}: stopping svc…\n`);
+    await mcp.close();
     await service.stop();
     process.exit(0);
   };

@@ -69,6 +69,7 @@ const EnvSchema = z.object({
   SVC_X402_PRICES_UPDATED_AT: optionalText,
   SVC_X402_MAX_TIMEOUT_SECONDS: optionalText,
   SVC_X402_ANVIL_PATH: optionalText,
+  SVC_MCP_PORT: optionalText,
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -124,6 +125,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   trustProxy: boolean;
   siteCacheTtlMs: number;
+  /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
+  mcpPort: number | null;
   limits: Limits;
   functions: FunctionsConfig;
   oauth: OAuthConfig;
@@ -203,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.SVC_LOG_LEVEL,
     trustProxy: e.SVC_TRUST_PROXY,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
+    mcpPort: parseMcpPort(e.SVC_MCP_PORT, e.PORT),
     limits: {
       rateLimitPerMinute: e.SVC_RATE_LIMIT_PER_MINUTE,
       maxSitesPerAccount: e.SVC_MAX_SITES_PER_ACCOUNT,
@@ -238,4 +242,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     x402: parseX402Config(e),
   };
+}
+
+/** `SVC_MCP_PORT`: a port, `off`, or unset = the service's port + 1 (a free port when PORT is 0). */
+function parseMcpPort(value: string | undefined, servicePort: number): number | null {
+  if (value === undefined) return servicePort === 0 || servicePort === 65535 ? 0 : servicePort + 1;
+  if (value.toLowerCase() === 'off') return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid configuration:\n  SVC_MCP_PORT: a port number or "off", not "${value}"`);
+  return n;
 }

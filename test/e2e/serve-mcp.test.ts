@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('npm start serves the MCP server beside the service', { timeout: 180_000 }, () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-serve-mcp-'));
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGTERM');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('announces the MCP URL, which lists every catalogue tool and answers a free call', async () => {
+    const [port, mcpPort] = [await freePort(), await freePort()];
+    child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
+      env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_MCP_PORT: String(mcpPort), SVC_LOG_LEVEL: 'warn', SVC_WALLET_PRIVATE_KEY: '', SVC_WALLET_KEY_FILE: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let banner = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${banner}`)), 150_000);
+      child!.stderr!.on('data', (d: Buffer) => {
+        banner += d.toString();
+        if (banner.includes('Next steps')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    expect(banner).toContain(`MCP:      http://127.0.0.1:${mcpPort}/mcp (streamable HTTP, loopback; no wallet: free tools only)`);
+
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${mcpPort}/mcp`)));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    for (const action of AGENT_ACTIONS) expect(names).toContain(toolNameOf(action));
+    const suggestion = await client.callTool({ name: 'suggest_site_name', arguments: {} });
+    expect(suggestion.isError).toBeFalsy();
+    expect((suggestion.structuredContent as { name: string }).name).toMatch(/^[a-z0-9-]+$/);
+    const paid = await client.callTool({ name: 'create_app_from_html', arguments: { name: 'nope', html: '<p/>' } });
+    expect(paid.isError).toBe(true);
+    expect(JSON.stringify(paid.content)).toContain('no wallet is configured; nothing was paid');
+    await client.close();
+  });
+});
