@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { TableSchemaSchema, TABLE_LIMITS, TABLE_METHODS, type TableMethod, type TableRecord, type TableSchema, type TableView } from '../../shared/tables/schema.js';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
@@ -322,24 +323,11 @@ export async function updateRecord(deps: Deps, table: Pick<TableRow, 'id' | 'sch
   const issues: FieldIssue[] = [];
   const patch = normaliseRecord(table.schema, fields, 'partial', 'fields.', issues);
   if (issues.length) throw recordValidationError(issues, 'fields');
-  const id = parseRecordId(recordId);
-  const [row] =
-    id === null
-      ? []
-      : await db
-          .update(tableRecords)
-          .set({ fields: sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, updatedAt: deps.clock.now() })
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
-          .returning();
-  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  return toRecord(row);
+  return setRecordFields(deps, table, recordId, sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, db);
 }
 
-/** PUT: the record becomes exactly `record` (fields left out are removed; required ones checked). */
-export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, record: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
-  const issues: FieldIssue[] = [];
-  const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
-  if (issues.length) throw recordValidationError(issues, 'record');
+/** Sets one record's fields (a value or an SQL expression); 404 when the id is not this table's. */
+async function setRecordFields(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, fields: PgUpdateSetSource<typeof tableRecords>['fields'], db: DbOrTx): Promise<TableRecord> {
   const id = parseRecordId(recordId);
   const [row] =
     id === null
@@ -351,6 +339,14 @@ export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'sc
           .returning();
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
   return toRecord(row);
+}
+
+/** PUT: the record becomes exactly `record` (fields left out are removed; required ones checked). */
+export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, record: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
+  const issues: FieldIssue[] = [];
+  const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
+  if (issues.length) throw recordValidationError(issues, 'record');
+  return setRecordFields(deps, table, recordId, fields, db);
 }
 
 export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<void> {
