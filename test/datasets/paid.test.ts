@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { devChain, fundedWallet, html, jsonInit, payV2 } from '../payments/helpers.js';
+import { devChain, fundedWallet, html, paidCaller, payV2 } from '../payments/helpers.js';
 import { citiesCsv } from './fixtures.js';
 
 /** The whole flow through the real paid Agent API: x402 payments signed, verified and settled on the dev chain. */
@@ -17,10 +17,7 @@ describe.each(dbKinds())('Datasets through the paid Agent API (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await pay(`${h.url}${path}`, body === undefined ? { method } : jsonInit(method, body));
-    return { status: res.status, body: await res.json() };
-  };
+  const call = paidCaller(() => h, () => pay);
   const balance = () => devChain(h).balanceOf(wallet.address);
 
   it('upload URL (0.001) → PUT → convert (0.01) → Table API; bad files and kinds cost nothing', async () => {

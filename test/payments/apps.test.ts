@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { fundedWallet, html, jsonInit, payV1, payV2 } from './helpers.js';
+import { fundedWallet, html, jsonInit, paidCaller, payV1, payV2 } from './helpers.js';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('rest-of-a-png-file')]);
 
@@ -17,10 +17,7 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await pay(`${h.url}${path}`, body === undefined ? { method } : jsonInit(method, body));
-    return { status: res.status, body: await res.json() };
-  };
+  const call = paidCaller(() => h, () => pay);
 
   it('free discovery: describe_api lists the 17 actions with the spec fields; pricing matches; suggest_site_name is free and available', async () => {
     const doc = await (await fetch(`${h.url}/api/x402`)).json();

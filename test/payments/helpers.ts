@@ -41,6 +41,15 @@ export function recomputeReceiptHash(r: Receipt): string {
   return createHash('sha256').update(canonicalReceiptText(rest), 'utf8').digest('hex');
 }
 
+/** A paying JSON client for the service under test: `call(method, path, body?)` → `{status, body}`. */
+export function paidCaller(harness: () => Harness, pay: () => typeof fetch) {
+  // Lazy: the harness and the paying fetch are made in beforeAll, after the suite declares this.
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await pay()(`${harness().url}${path}`, body === undefined ? { method } : jsonInit(method, body));
+    return { status: res.status, body: await res.json() };
+  };
+}
+
 export const html = (title: string) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`;
 
 // ── hand-made payments (to test what the real clients never send) ─────────────────────────────────
