@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
+import { withScratchDatabase } from './lib.js';
 
 /**
  * Data-file conversion on 1,000,000 rows (real PostgreSQL on 127.0.0.1:5432, a scratch database
@@ -15,7 +16,6 @@ import postgres from 'postgres';
  * postgres.js — the physical limit on this machine. Each case runs in its own process so its
  * peak RSS is its own. Goal: conversion ≤ 2× COPY time, RSS bounded (independent of file size).
  */
-const SERVER = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROWS = Number(process.env.BENCH_DATASET_ROWS ?? 1_000_000);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -173,48 +173,36 @@ function measure(label: string, mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: 
 }
 
 export async function run(): Promise<void> {
-  const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
-  try {
-    await admin`select 1`;
-  } catch {
-    console.log(`skipped: no PostgreSQL at ${SERVER} (set BENCH_PG_URL)`);
-    await admin.end();
-    return;
-  }
-  const dbName = `svc_bench_datasets_${randomBytes(4).toString('hex')}`;
-  await admin.unsafe(`create database ${dbName}`);
-  const url = new URL(SERVER);
-  url.pathname = `/${dbName}`;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-files-'));
-  try {
-    const { openDb } = await import('../service/db/client.js');
-    await (await openDb({ databaseUrl: url.toString() })).close(); // migrate once
-    const csv = path.join(dir, 'items.csv');
-    const parquet = path.join(dir, 'items.parquet');
-    await writeCsv(csv);
-    await writeParquet(parquet);
-    const mb = (f: string) => (fs.statSync(f).size / 1024 / 1024).toFixed(1);
-    console.log(`${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`);
-    const figures = [
-      measure('COPY csv → typed table (postgres.js)', 'copy', url.toString(), csv),
-      measure('COPY same rows as JSONB → table_records', 'copy-jsonb', url.toString(), csv),
-      measure('convert CSV → dataset', 'convert', url.toString(), csv),
-      measure('convert Parquet → dataset', 'convert', url.toString(), parquet),
-    ];
-    const ref = figures[0];
-    console.log(`${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}`);
-    for (const f of figures) {
-      console.log(
-        `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds).toLocaleString('en').padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}`,
-      );
+  await withScratchDatabase('svc_bench_datasets', async (dbUrl, admin) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-files-'));
+    try {
+      const { openDb } = await import('../service/db/client.js');
+      await (await openDb({ databaseUrl: dbUrl })).close(); // migrate once
+      const csv = path.join(dir, 'items.csv');
+      const parquet = path.join(dir, 'items.parquet');
+      await writeCsv(csv);
+      await writeParquet(parquet);
+      const mb = (f: string) => (fs.statSync(f).size / 1024 / 1024).toFixed(1);
+      console.log(`${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`);
+      const figures = [
+        measure('COPY csv → typed table (postgres.js)', 'copy', dbUrl, csv),
+        measure('COPY same rows as JSONB → table_records', 'copy-jsonb', dbUrl, csv),
+        measure('convert CSV → dataset', 'convert', dbUrl, csv),
+        measure('convert Parquet → dataset', 'convert', dbUrl, parquet),
+      ];
+      const ref = figures[0];
+      console.log(`${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}`);
+      for (const f of figures) {
+        console.log(
+          `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds).toLocaleString('en').padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}`,
+        );
+      }
+      console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2 is the floor of the');
+      console.log('Tables storage (JSONB records + GIN jsonb_path_ops + btree) that every dataset row lands in.');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
-    console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2 is the floor of the');
-    console.log('Tables storage (JSONB records + GIN jsonb_path_ops + btree) that every dataset row lands in.');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 if (process.argv.includes('--datasets-worker')) {

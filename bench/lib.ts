@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import postgres from 'postgres';
 
 /** Shared helpers of `npm run bench`: load on loopback only, bounded in count and time. */
 export interface LoadResult {
@@ -67,4 +69,32 @@ export function ensureDebianBinary(binary: string, pkg: string): string | null {
     found = which();
   }
   return found;
+}
+
+/** The PostgreSQL server benches use (BENCH_PG_URL; default the machine's local server). */
+export const BENCH_PG_SERVER = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Runs `work` against a fresh scratch database on BENCH_PG_SERVER and drops it afterwards, or prints
+ * why it is skipped when no server answers. `admin` stays connected to the server's own database.
+ */
+export async function withScratchDatabase(prefix: string, work: (url: string, admin: postgres.Sql) => Promise<void>): Promise<void> {
+  const admin = postgres(BENCH_PG_SERVER, { max: 1, onnotice: () => {} });
+  try {
+    await admin`select 1`;
+  } catch {
+    console.log(`skipped: no PostgreSQL at ${BENCH_PG_SERVER} (set BENCH_PG_URL)`);
+    await admin.end();
+    return;
+  }
+  const dbName = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(BENCH_PG_SERVER);
+  url.pathname = `/${dbName}`;
+  try {
+    await work(url.toString(), admin);
+  } finally {
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  }
 }

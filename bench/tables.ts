@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +13,7 @@ import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery } from '../service/tables/query.js';
 import { bulkInsertRecords, createTable, indexTableFields } from '../service/tables/tables.js';
-import { freePort, spawnService, waitForHttp } from './lib.js';
+import { freePort, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
  * Table API on 1,000,000 records (real PostgreSQL on 127.0.0.1:5432, a scratch database created and
@@ -22,7 +21,6 @@ import { freePort, spawnService, waitForHttp } from './lib.js';
  * compiler emits, run directly through postgres.js on the same database. Sequential requests, so the
  * figures are latencies, not throughput. Goal: list query ≤ 1.3× direct SQL.
  */
-const SERVER = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000);
 
 const SCHEMA = {
@@ -72,96 +70,84 @@ async function time(n: number, fn: () => Promise<void>): Promise<number[]> {
 }
 
 export async function run(): Promise<void> {
-  const dbName = `svc_bench_tables_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
-  try {
-    await admin`select 1`;
-  } catch {
-    console.log(`skipped: no PostgreSQL at ${SERVER} (set BENCH_PG_URL)`);
-    await admin.end();
-    return;
-  }
-  await admin.unsafe(`create database ${dbName}`);
-  const url = new URL(SERVER);
-  url.pathname = `/${dbName}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-tables-'));
-  let svc: ReturnType<typeof spawnService> | undefined;
-  try {
-    const database = await openDb({ databaseUrl: url.toString() });
-    const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: url.toString(), SVC_LOG_LEVEL: 'silent' });
-    const deps = { config, db: database.db, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as unknown as Deps;
-    const account = await createAccount(database.db, { email: 'bench@example.com' });
-    const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: 'bench', status: 'published' }).catch(async () => {
-      // The blob store is not wired here (no files needed); create the row through SQL instead.
-      await database.db.execute(`insert into sites (id, slug, owner_account_id, published, status) values ('site_bench', 'bench', '${account.id}', true, 'published')` as never);
-      return { id: 'site_bench', slug: 'bench' };
-    });
-    const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: SCHEMA, kind: 'dataset' });
-
-    const t0 = performance.now();
-    await database.db.transaction((tx) => bulkInsertRecords(tx, table.id, rows(ROWS), { batchSize: 5000 }));
-    const seedS = (performance.now() - t0) / 1000;
-    await database.db.execute('analyze table_records' as never);
-    console.log(`seeded ${ROWS.toLocaleString('en')} records with bulkInsertRecords in ${seedS.toFixed(1)} s (${Math.round(ROWS / seedS).toLocaleString('en')} rows/s, one transaction, GIN + btree maintained)`);
-
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    svc = spawnService({ DATABASE_URL: url.toString(), PORT: String(port), SVC_BASE_URL: base, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000' });
-    await waitForHttp(`${base}/healthz`);
-
-    const direct = postgres(url.toString(), { max: 10, onnotice: () => {} });
-    // Pass JSON parameters through as text, exactly as drizzle's postgres.js driver (the service) does.
-    const serializers = (direct as unknown as { options: { serializers: Record<string, (v: unknown) => unknown> } }).options.serializers;
-    serializers['114'] = serializers['3802'] = (v) => v;
-    const dialect = new PgDialect();
-    const cases: { label: string; qs: string; n: number; aggregate?: boolean }[] = [
-      { label: 'list: filter + sort + limit 50', qs: 'field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', n: 60 },
-      { label: 'list: range filter + sort + limit 50', qs: 'filter[price][gte]=990&sortField=qty&limit=50', n: 30 },
-      { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 10, aggregate: true },
-      { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 15 },
-    ];
-    const version = (await direct`show server_version`)[0].server_version;
-    const header = () => console.log(`${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`);
-    const measure = async (c: (typeof cases)[number]) => {
-      const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
-      const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(table.id, plan) : compileListQuery(table.id, plan));
-      let n = 0;
-      const api = await time(c.n, async () => {
-        const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);
-        const body = (await res.json()) as { records?: unknown[]; groups?: unknown[] };
-        if (res.status !== 200) throw new Error(`${c.qs}: ${res.status} ${JSON.stringify(body)}`);
-        n = (body.records ?? body.groups ?? []).length;
+  await withScratchDatabase('svc_bench_tables', async (dbUrl) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-tables-'));
+    let svc: ReturnType<typeof spawnService> | undefined;
+    try {
+      const database = await openDb({ databaseUrl: dbUrl });
+      const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent' });
+      const deps = { config, db: database.db, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as unknown as Deps;
+      const account = await createAccount(database.db, { email: 'bench@example.com' });
+      const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: 'bench', status: 'published' }).catch(async () => {
+        // The blob store is not wired here (no files needed); create the row through SQL instead.
+        await database.db.execute(`insert into sites (id, slug, owner_account_id, published, status) values ('site_bench', 'bench', '${account.id}', true, 'published')` as never);
+        return { id: 'site_bench', slug: 'bench' };
       });
-      const sqlTimes = await time(c.n, async () => {
-        await direct.unsafe(q.sql, q.params as never[]);
-      });
-      const ratio = pct(api, 50) / pct(sqlTimes, 50);
-      console.log(
-        `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50).toFixed(1).padStart(9)} ${pct(api, 95).toFixed(1).padStart(9)} ${pct(sqlTimes, 50).toFixed(1).padStart(9)} ${pct(sqlTimes, 95).toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
-      );
-    };
-    console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
-    console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
-    header();
-    for (const c of cases.slice(0, 2)) await measure(c);
-    const ti = performance.now();
-    const indexed = await indexTableFields(database.db, table);
-    await database.db.execute('analyze table_records' as never);
-    console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
-    header();
-    for (const c of cases) await measure(c);
-    await database.close();
-    console.log('ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the list query: ≤ 1.30x.');
-    await direct.end();
-  } finally {
-    if (svc) {
-      svc.kill('SIGTERM');
-      await new Promise((r) => svc!.once('exit', r));
+      const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: SCHEMA, kind: 'dataset' });
+
+      const t0 = performance.now();
+      await database.db.transaction((tx) => bulkInsertRecords(tx, table.id, rows(ROWS), { batchSize: 5000 }));
+      const seedS = (performance.now() - t0) / 1000;
+      await database.db.execute('analyze table_records' as never);
+      console.log(`seeded ${ROWS.toLocaleString('en')} records with bulkInsertRecords in ${seedS.toFixed(1)} s (${Math.round(ROWS / seedS).toLocaleString('en')} rows/s, one transaction, GIN + btree maintained)`);
+
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      svc = spawnService({ DATABASE_URL: dbUrl, PORT: String(port), SVC_BASE_URL: base, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000' });
+      await waitForHttp(`${base}/healthz`);
+
+      const direct = postgres(dbUrl, { max: 10, onnotice: () => {} });
+      // Pass JSON parameters through as text, exactly as drizzle's postgres.js driver (the service) does.
+      const serializers = (direct as unknown as { options: { serializers: Record<string, (v: unknown) => unknown> } }).options.serializers;
+      serializers['114'] = serializers['3802'] = (v) => v;
+      const dialect = new PgDialect();
+      const cases: { label: string; qs: string; n: number; aggregate?: boolean }[] = [
+        { label: 'list: filter + sort + limit 50', qs: 'field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', n: 60 },
+        { label: 'list: range filter + sort + limit 50', qs: 'filter[price][gte]=990&sortField=qty&limit=50', n: 30 },
+        { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 10, aggregate: true },
+        { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 15 },
+      ];
+      const version = (await direct`show server_version`)[0].server_version;
+      const header = () => console.log(`${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`);
+      const measure = async (c: (typeof cases)[number]) => {
+        const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
+        const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(table.id, plan) : compileListQuery(table.id, plan));
+        let n = 0;
+        const api = await time(c.n, async () => {
+          const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);
+          const body = (await res.json()) as { records?: unknown[]; groups?: unknown[] };
+          if (res.status !== 200) throw new Error(`${c.qs}: ${res.status} ${JSON.stringify(body)}`);
+          n = (body.records ?? body.groups ?? []).length;
+        });
+        const sqlTimes = await time(c.n, async () => {
+          await direct.unsafe(q.sql, q.params as never[]);
+        });
+        const ratio = pct(api, 50) / pct(sqlTimes, 50);
+        console.log(
+          `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50).toFixed(1).padStart(9)} ${pct(api, 95).toFixed(1).padStart(9)} ${pct(sqlTimes, 50).toFixed(1).padStart(9)} ${pct(sqlTimes, 95).toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
+        );
+      };
+      console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
+      console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
+      header();
+      for (const c of cases.slice(0, 2)) await measure(c);
+      const ti = performance.now();
+      const indexed = await indexTableFields(database.db, table);
+      await database.db.execute('analyze table_records' as never);
+      console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
+      header();
+      for (const c of cases) await measure(c);
+      await database.close();
+      console.log('ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the list query: ≤ 1.30x.');
+      await direct.end();
+    } finally {
+      if (svc) {
+        svc.kill('SIGTERM');
+        await new Promise((r) => svc!.once('exit', r));
+      }
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
