@@ -16,15 +16,19 @@ export interface ParquetInfo {
   rows: number;
 }
 
-/** Reads the footer: row count and whether this is GeoParquet (and its geometry column). */
-export async function inspectParquet(path: string): Promise<ParquetInfo> {
-  const file = await asyncBufferFromFile(path);
-  let metadata;
+type ParquetFile = Awaited<ReturnType<typeof asyncBufferFromFile>>;
+type ParquetMetadata = Awaited<ReturnType<typeof parquetMetadataAsync>>;
+
+async function readFooter(file: ParquetFile): Promise<ParquetMetadata> {
   try {
-    metadata = await parquetMetadataAsync(file);
+    return await parquetMetadataAsync(file);
   } catch (e) {
     throw new DataFileError(`not a readable Parquet file: ${(e as Error).message}`);
   }
+}
+
+/** Row count and whether this is GeoParquet (and its geometry column), from the footer. */
+function infoOf(metadata: ParquetMetadata): ParquetInfo {
   const geo = metadata.key_value_metadata?.find((kv) => kv.key === 'geo')?.value;
   let geometryColumn: string | null = null;
   if (geo) {
@@ -38,6 +42,11 @@ export async function inspectParquet(path: string): Promise<ParquetInfo> {
   return { geometryColumn, rows: Number(metadata.num_rows) };
 }
 
+/** Reads the footer: row count and whether this is GeoParquet (and its geometry column). */
+export async function inspectParquet(path: string): Promise<ParquetInfo> {
+  return infoOf(await readFooter(await asyncBufferFromFile(path)));
+}
+
 /**
  * Parquet by hyparquet (pure JS, reads DuckDB/Arrow/Spark files) with hyparquet-compressors (snappy,
  * gzip, zstd, brotli, lz4). Parquet needs random access to its footer and column chunks, so the
@@ -47,13 +56,8 @@ export async function inspectParquet(path: string): Promise<ParquetInfo> {
  */
 export async function* parseParquet(path: string, limits: ParseLimits): AsyncGenerator<SourceRecord> {
   const file = await asyncBufferFromFile(path);
-  let metadata;
-  try {
-    metadata = await parquetMetadataAsync(file);
-  } catch (e) {
-    throw new DataFileError(`not a readable Parquet file: ${(e as Error).message}`);
-  }
-  const info = await inspectParquet(path);
+  const metadata = await readFooter(file);
+  const info = infoOf(metadata);
   const columns = parquetSchema(metadata).children.map((c) => c.element.name);
   if (columns.length > limits.maxColumns) throw new DataFileError(`the file has ${columns.length} columns; at most ${limits.maxColumns} are allowed`);
   const total = Number(metadata.num_rows);
