@@ -11,7 +11,7 @@ import { createLogger } from '../service/logger.js';
 import { SiteCache } from '../service/sites/site-cache.js';
 import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
-import { compileAggregateQuery, compileListQuery, parseTableQuery } from '../service/tables/query.js';
+import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
 import { bulkInsertRecords, createTable, indexTableFields } from '../service/tables/tables.js';
 import { freePort, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
@@ -111,7 +111,8 @@ export async function run(): Promise<void> {
       const header = () => console.log(`${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`);
       const measure = async (c: (typeof cases)[number]) => {
         const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
-        const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(table.id, plan) : compileListQuery(table.id, plan));
+        const src = recordSource(table);
+        const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(src, plan) : compileListQuery(src, plan));
         let n = 0;
         const api = await time(c.n, async () => {
           const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);

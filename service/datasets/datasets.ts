@@ -1,19 +1,21 @@
 import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, like, sql } from 'drizzle-orm';
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
-import type { DbOrTx } from '../db/client.js';
-import { isUniqueViolation } from '../db/client.js';
+import type { DbOrTx, Tx } from '../db/client.js';
+import { isUniqueViolation, sqlStateOf } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { datasets, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
-import { bulkInsertRecords, createTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
+import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../tables/column-storage.js';
+import { createTable, deleteTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
 import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
-import type { FieldType, InferredField } from './infer.js';
-import { blobOpener, coercedBatches, inferSchema, prepareDataFile, readAhead } from './pipeline.js';
+import type { FieldType, InferredSchema } from './infer.js';
+import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
+import { blobOpener, copyTextChunks, inferSchema, prepareDataFile, type OpenStream, type PreparedFile } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
 import { getSiteUpload } from './uploads.js';
 
@@ -157,24 +159,26 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
 export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPlan, db: DbOrTx): Promise<ConvertResult> {
   const limits = parseLimits(deps);
   await fsp.mkdir(deps.config.datasets.tmpDir, { recursive: true });
+  const open = blobOpener(deps.blobs, plan.key);
   let file;
   try {
-    file = await prepareDataFile(blobOpener(deps.blobs, plan.key), plan.kind, { limits, sheet: plan.sheet, tmpRoot: deps.config.datasets.tmpDir });
+    file = await prepareDataFile(open, plan.kind, { limits, sheet: plan.sheet, tmpRoot: deps.config.datasets.tmpDir });
   } catch (e) {
     if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, plan.kind, e);
     throw e;
   }
   try {
-    let fields: InferredField[];
-    let schema;
+    let schema: InferredSchema;
+    let csv: CsvCopyPlan | null = null;
     try {
-      schema = await inferSchema(file, limits);
-      fields = schema.fields;
+      if (file.kind === 'csv') csv = await scanCsvForCopy(await open(), limits);
+      schema = csv?.schema ?? (await inferSchema(file, limits));
     } catch (e) {
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;
     }
-    await sweepOrphanTables(site.id, db);
+    const fields = schema.fields;
+    await sweepOrphanTables(deps, site.id, db);
     let cleanup = async (): Promise<void> => {};
     const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
     let table;
@@ -182,7 +186,7 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
       ({ table } = await createTable(
         deps,
         site,
-        { name: plan.name, slug: loadSlug, kind: 'dataset', schema: { fields: fields.map((f) => ({ name: f.name, label: f.label.slice(0, 200), type: f.type })) } },
+        { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: { fields: fields.map((f) => ({ name: f.name, label: f.label.slice(0, 200), type: f.type })) } },
         db,
       ));
     } catch (e) {
@@ -192,12 +196,8 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
       throw e;
     }
     let count: number;
-    const prepared = file;
-    const rows = (async function* () {
-      for await (const batch of readAhead(coercedBatches(prepared, schema, 5000), 3)) yield* batch;
-    })();
     try {
-      count = await bulkInsertRecords(db, table.id, rows, { batchSize: 5000 });
+      count = await loadColumns(db, table.id, file, schema, csv, open);
     } catch (e) {
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;
@@ -228,7 +228,10 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
         await db.update(tables).set({ slug: `old-${randomBytes(8).toString('hex')}` }).where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
         table = await promoteTable(deps, table, plan.slug, db);
         cleanup = async () => {
-          await deps.db.delete(tables).where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
+          await deps.db.transaction(async (tx) => {
+            const [old] = await tx.select().from(tables).where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
+            if (old) await deleteTable(deps, old, tx);
+          });
         };
       } else {
         [row] = await db.insert(datasets).values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values }).returning();
@@ -250,9 +253,59 @@ export interface ConvertResult {
 }
 
 /** Dataset tables no dataset points at (tombstones a crash left between commit and cleanup). */
-async function sweepOrphanTables(siteId: string, db: DbOrTx): Promise<void> {
-  await db.execute(sql`delete from tables t where t.site_id = ${siteId} and t.kind = 'dataset' and t.slug like 'old-%'
-    and not exists (select 1 from datasets d where d.table_id = t.id)`);
+async function sweepOrphanTables(deps: Deps, siteId: string, db: DbOrTx): Promise<void> {
+  const orphans = await db
+    .select()
+    .from(tables)
+    .where(and(eq(tables.siteId, siteId), eq(tables.kind, 'dataset'), like(tables.slug, 'old-%'), sql`not exists (select 1 from datasets d where d.table_id = ${tables.id})`));
+  for (const t of orphans) await deleteTable(deps, t, db);
+}
+
+/**
+ * Pass two: the records into the dataset's column table, with COPY. A CSV the scan accepted goes to
+ * PostgreSQL as it is (COPY FORMAT csv parses it); should COPY still refuse a value (a data
+ * exception, SQLSTATE class 22: a cell our rules accept and PostgreSQL's do not), the savepoint
+ * takes the half-made table away and the file goes the general way: parsed here, coerced, and sent
+ * as COPY text. Returns the number of records loaded.
+ */
+async function loadColumns(db: DbOrTx, tableId: string, file: PreparedFile, schema: InferredSchema, csv: CsvCopyPlan | null, open: OpenStream): Promise<number> {
+  const names = schema.fields.map((f) => f.name);
+  // Date-times without a zone are UTC (as the general path reads them).
+  await db.execute(sql`select set_config('TimeZone', 'UTC', true)`);
+  if (csv) {
+    try {
+      return await (db as Tx).transaction(async (sp) => {
+        await createColumnTable(sp, tableId, schema.fields);
+        const bytes = (await open()) as AsyncIterable<Buffer>;
+        await copyIntoColumnTable(sp, tableId, names, { kind: 'csv', delimiter: csv.delimiter, header: csv.header, encoding: 'UTF8' }, copyTakesStatements(sp) ? csvRecordChunks(bytes) : bytes);
+        await finishColumnTable(sp, tableId);
+        return loadedCount(sp, tableId);
+      });
+    } catch (e) {
+      if (!sqlStateOf(e)?.startsWith('22')) throw e;
+    }
+  }
+  await createColumnTable(db, tableId, schema.fields);
+  try {
+    await copyIntoColumnTable(db, tableId, names, { kind: 'text' }, copyTextChunks(file, schema));
+  } catch (e) {
+    throw refusedValue(e) ?? e;
+  }
+  await finishColumnTable(db, tableId);
+  return loadedCount(db, tableId);
+}
+
+/**
+ * A value PostgreSQL refused on the general path (a data exception; our rules should never let one
+ * through) as a DataFileError naming the record: COPY text has one line per record, so its line is
+ * the row.
+ */
+function refusedValue(e: unknown): DataFileError | null {
+  if (!sqlStateOf(e)?.startsWith('22')) return null;
+  let err = e as { message?: string; where?: string; cause?: unknown };
+  if (!err.where && err.cause) err = err.cause as typeof err;
+  const at = /line (\d+)(?:, column (\w+))?/.exec(err.where ?? '');
+  return new DataFileError(`the database refused a value: ${err.message ?? 'invalid value'}`, at ? { row: Number(at[1]), column: at[2] } : {});
 }
 
 export function toDatasetView(deps: Deps, site: Pick<SiteRow, 'slug'>, row: DatasetRow, fields: { name: string; label: string; type: FieldType }[]): DatasetView {

@@ -31,7 +31,9 @@ const DIGITS = /^[+-]?\d+$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
-function validDate(y: string, m: string, d: string): boolean {
+/** A calendar date PostgreSQL can store too (year 1 or later: there is no year 0 in SQL). */
+export function validDate(y: string | number, m: string | number, d: string | number): boolean {
+  if (Number(y) < 1) return false;
   const t = new Date(0);
   t.setUTCFullYear(Number(y), Number(m) - 1, Number(d)); // Date.UTC maps years 0–99 to 1900–1999
   return t.getUTCFullYear() === Number(y) && t.getUTCMonth() === Number(m) - 1 && t.getUTCDate() === Number(d);
@@ -45,6 +47,8 @@ function isIsoDate(s: string): boolean {
 function isIsoDateTime(s: string): boolean {
   const m = DATETIME.exec(s);
   if (!m || !validDate(m[1], m[2], m[3])) return false;
+  const zone = m[9] && m[9].length > 1 ? /^[+-](\d{2}):?(\d{2})$/.exec(m[9]) : null;
+  if (zone && (Number(zone[1]) > 15 || Number(zone[2]) > 59)) return false;
   return Number(m[4]) < 24 && Number(m[5]) < 60 && (m[7] === undefined || Number(m[7]) < 60);
 }
 
@@ -88,7 +92,12 @@ export function typeOfValue(value: unknown, source: ValueSource): FieldType | nu
     case 'boolean':
       return 'boolean';
     case 'object':
-      if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : isMidnightUtc(value) ? 'date' : 'datetime';
+      if (value instanceof Date) {
+        if (Number.isNaN(value.getTime())) return null;
+        // Years 1–9999 only: what ISO text and a PostgreSQL date both hold; others stay text.
+        if (value.getUTCFullYear() < 1 || value.getUTCFullYear() > 9999) return 'string';
+        return isMidnightUtc(value) ? 'date' : 'datetime';
+      }
       if (value instanceof Uint8Array) return 'string';
       return 'json';
     default:
@@ -159,17 +168,22 @@ export class SchemaInferrer {
   }
 
   result(): InferredSchema {
-    const taken = new Set<string>();
-    const nameOf = new Map<string, string>();
-    const fields: InferredField[] = [];
-    let i = 0;
-    for (const [label, type] of this.types) {
-      const name = fieldNameFor(label, i++, taken);
-      nameOf.set(label, name);
-      fields.push({ name, label: label.trim() === '' ? name : label, type: type ?? 'string' });
-    }
-    return { fields, nameOf, records: this.count };
+    return schemaOf(this.types, this.count);
   }
+}
+
+/** The schema of columns (label → inferred type, in file order): Table-safe names, unknown types as string. */
+export function schemaOf(types: Iterable<[string, FieldType | null]>, records: number): InferredSchema {
+  const taken = new Set<string>();
+  const nameOf = new Map<string, string>();
+  const fields: InferredField[] = [];
+  let i = 0;
+  for (const [label, type] of types) {
+    const name = fieldNameFor(label, i++, taken);
+    nameOf.set(label, name);
+    fields.push({ name, label: label.trim() === '' ? name : label, type: type ?? 'string' });
+  }
+  return { fields, nameOf, records };
 }
 
 function fail(record: SourceRecord, column: string, type: FieldType, value: unknown): never {

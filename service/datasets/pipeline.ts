@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../storage/blob-store.js';
+import { copyTextLine } from '../tables/column-storage.js';
 import { needsSpool, sniffMismatch } from './formats.js';
 import { coerceRecord, SchemaInferrer, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
 import { parseCsv } from './parsers/csv.js';
@@ -133,6 +134,24 @@ export async function* coercedBatches(
     }
   }
   if (batch.length) yield batch;
+}
+
+/**
+ * Pass two of the general path: the records as PostgreSQL COPY text, one chunk per batch of records,
+ * read ahead so parsing overlaps with the database's work.
+ */
+export async function* copyTextChunks(file: PreparedFile, schema: InferredSchema): AsyncGenerator<Buffer> {
+  const names = schema.fields.map((f) => f.name);
+  const types = schema.fields.map((f) => f.type);
+  const values: unknown[] = new Array(names.length);
+  for await (const batch of readAhead(coercedBatches(file, schema, 5000), 3)) {
+    let text = '';
+    for (const record of batch) {
+      for (let i = 0; i < names.length; i++) values[i] = record[names[i]];
+      text += copyTextLine(values, types);
+    }
+    yield Buffer.from(text);
+  }
 }
 
 /**

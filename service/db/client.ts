@@ -67,12 +67,18 @@ export function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(r) ? r : (r.rows ?? []);
 }
 
-/** True when the error is a Postgres unique violation (SQLSTATE 23505), under either driver. */
-export function isUniqueViolation(err: unknown): boolean {
+/** The SQLSTATE of a database error (looking through drizzle's wrapping), under either driver. */
+export function sqlStateOf(err: unknown): string | undefined {
   let e: unknown = err;
   for (let i = 0; i < 4 && e; i++) {
-    if ((e as { code?: string }).code === '23505') return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
     e = (e as { cause?: unknown }).cause;
   }
-  return false;
+  return undefined;
+}
+
+/** True when the error is a Postgres unique violation (SQLSTATE 23505), under either driver. */
+export function isUniqueViolation(err: unknown): boolean {
+  return sqlStateOf(err) === '23505';
 }

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
+import { dropColumnTablesOfSite } from '../tables/column-storage.js';
 import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import { contentTypeForPath, isTextContentType } from './content-types.js';
@@ -179,8 +180,9 @@ export async function listOwnedSites(
   return { sites: rows.map((r) => toSiteView(deps.config, r, stats.get(r.id))), total: Number(n) };
 }
 
-/** Removes the site, everything that hangs off it in the database (cascade), and all its blobs. */
+/** Removes the site and everything that hangs off it in the database (cascade; datasets' column tables dropped). */
 export async function deleteSite(deps: Deps, site: SiteRow, db: DbOrTx = deps.db): Promise<void> {
+  await dropColumnTablesOfSite(db, site.id);
   await db.delete(sites).where(eq(sites.id, site.id));
   deps.siteCache.invalidate(site);
 }

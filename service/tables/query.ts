@@ -2,14 +2,17 @@ import { sql, type SQL } from 'drizzle-orm';
 import { AGGREGATES, FILTER_OPERATORS, type Aggregate, type FilterOperator } from '../../shared/tables/query.js';
 import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
 import { AppError } from '../http/app-error.js';
+import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from './column-storage.js';
 import type { FieldIssue } from './records.js';
+import type { TableRow } from './tables.js';
 import { isValidDate, normaliseDatetime, normaliseValue } from './records.js';
 
 /**
  * The Table API query language: `parseTableQuery` turns a query string into a checked plan (every
  * field name exists, every value has its field's type), `compile*` turn the plan into one
- * parameterised SQL statement over table_records. Field names are inlined only after they matched
- * the schema (and FIELD_NAME_PATTERN); every value is a bound parameter.
+ * parameterised SQL statement. Field names are inlined only after they matched
+ * the schema (and FIELD_NAME_PATTERN); every value is a bound parameter. The SQL reads either
+ * storage of records (see RecordSource).
  */
 
 interface FieldRef {
@@ -346,8 +349,33 @@ function assertSafeName(name: string): string {
   return name;
 }
 
-/** The typed SQL expression of a field: text in C collation (byte order = the same on every server), float8, boolean. */
-export function fieldExpr(f: FieldRef): SQL {
+/**
+ * Where a table's records are and how a field reads there (`tables.storage`): the shared JSONB
+ * `table_records` of every hand-made Table, or a dataset's column table (column-storage.ts). Both
+ * compare and order alike: text in C collation (byte order, the same on every server), numbers as
+ * float8, booleans, dates as ISO text or dates (the same order).
+ */
+export interface RecordSource {
+  /** `<relation> r` */
+  from: SQL;
+  /** The predicate that keeps this table's rows (the shared relation), or null. */
+  scope: SQL | null;
+  /** The typed, comparable expression of a field. */
+  field(f: FieldRef): SQL;
+  /** A bound value typed like `field(f)`. */
+  param(f: FieldRef, v: unknown): SQL;
+  eq(f: FieldRef, v: unknown): SQL;
+  /** The field as text (ilike, search). */
+  text(f: FieldRef): SQL;
+  /** The field as answered (min/max values, group keys): dates as ISO strings. */
+  output(f: FieldRef): SQL;
+  /** Select list of a record page: `id` and what `rowFields` reads. */
+  selectList: SQL;
+  rowFields(row: Record<string, unknown>): Record<string, unknown>;
+}
+
+/** The typed SQL expression of a field in `table_records`. */
+function recordsFieldExpr(f: FieldRef): SQL {
   const text = sql.raw(`(r.fields->>'${assertSafeName(f.name)}')`);
   switch (f.type) {
     case 'number':
@@ -362,7 +390,7 @@ export function fieldExpr(f: FieldRef): SQL {
   }
 }
 
-function typedParam(f: FieldRef, v: unknown): SQL {
+function recordsParam(f: FieldRef, v: unknown): SQL {
   switch (f.type) {
     case 'number':
     case 'integer':
@@ -374,39 +402,85 @@ function typedParam(f: FieldRef, v: unknown): SQL {
   }
 }
 
+function recordsSource(tableId: string): RecordSource {
+  return {
+    from: sql`table_records r`,
+    scope: sql`r.table_id = ${tableId}`,
+    field: recordsFieldExpr,
+    param: recordsParam,
+    // Containment uses the GIN (jsonb_path_ops) index; stored values are normalised, so it is exact.
+    eq: (f, v) => sql`r.fields @> ${JSON.stringify({ [f.name]: v })}::jsonb`,
+    text: (f) => sql.raw(`(r.fields->>'${assertSafeName(f.name)}')`),
+    output: recordsFieldExpr,
+    selectList: sql`r.id, r.fields`,
+    rowFields: (row) => row.fields as Record<string, unknown>,
+  };
+}
+
+const COLUMN_PARAM_TYPES: Record<FieldType, string> = {
+  string: 'text',
+  number: 'float8',
+  integer: 'float8',
+  boolean: 'boolean',
+  date: 'date',
+  datetime: 'timestamptz',
+  json: 'jsonb',
+};
+
+function columnsSource(tableId: string, schema: TableSchema): RecordSource {
+  const column = (f: FieldRef) => sql.raw(`r.${quoteColumn(f.name)}`);
+  const param = (f: FieldRef, v: unknown) => sql`${v}::`.append(sql.raw(COLUMN_PARAM_TYPES[f.type]));
+  return {
+    from: sql.raw(`${columnTableName(tableId)} r`),
+    scope: null,
+    field: column,
+    param,
+    eq: (f, v) => sql`${column(f)} = ${param(f, v)}`,
+    text: column,
+    output: (f) => columnOutputExpr(f.name, f.type),
+    selectList: columnSelectList(schema.fields),
+    rowFields: (row) => columnRowFields(row, schema.fields),
+  };
+}
+
+/** The record source of a table, from its storage. */
+export function recordSource(table: Pick<TableRow, 'id' | 'storage' | 'schema'>): RecordSource {
+  return table.storage === 'columns' ? columnsSource(table.id, table.schema) : recordsSource(table.id);
+}
+
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function filterSql(f: Filter): SQL {
-  const e = fieldExpr(f.field);
+function filterSql(src: RecordSource, f: Filter): SQL {
+  const e = src.field(f.field);
+  const p = (v: unknown) => src.param(f.field, v);
   switch (f.op) {
     case 'eq':
-      // Containment uses the GIN (jsonb_path_ops) index; stored values are normalised, so it is exact.
-      return sql`r.fields @> ${JSON.stringify({ [f.field.name]: f.value })}::jsonb`;
+      return src.eq(f.field, f.value);
     case 'neq':
-      return sql`${e} <> ${typedParam(f.field, f.value)}`;
+      return sql`${e} <> ${p(f.value)}`;
     case 'gt':
-      return sql`${e} > ${typedParam(f.field, f.value)}`;
+      return sql`${e} > ${p(f.value)}`;
     case 'gte':
-      return sql`${e} >= ${typedParam(f.field, f.value)}`;
+      return sql`${e} >= ${p(f.value)}`;
     case 'lt':
-      return sql`${e} < ${typedParam(f.field, f.value)}`;
+      return sql`${e} < ${p(f.value)}`;
     case 'lte':
-      return sql`${e} <= ${typedParam(f.field, f.value)}`;
+      return sql`${e} <= ${p(f.value)}`;
     case 'in':
-      return sql`${e} in (${sql.join((f.value as unknown[]).map((v) => typedParam(f.field, v)), sql`, `)})`;
+      return sql`${e} in (${sql.join((f.value as unknown[]).map(p), sql`, `)})`;
     case 'isnull':
-      return f.value ? sql.raw(`(r.fields->>'${f.field.name}') is null`) : sql.raw(`(r.fields->>'${f.field.name}') is not null`);
+      return f.value ? sql`${src.text(f.field)} is null` : sql`${src.text(f.field)} is not null`;
     case 'ilike': {
       const pattern = String(f.value).replace(/\*/g, '%');
-      return sql.raw(`(r.fields->>'${f.field.name}')`).append(sql` ilike ${pattern}`);
+      return sql`${src.text(f.field)} ilike ${pattern}`;
     }
   }
 }
 
 /** Keyset predicate "strictly after the cursor row" for mixed directions; asc puts nulls last, desc first. */
-function cursorSql(sort: SortKey[], cursor: { values: unknown[]; id: number }): SQL {
+function cursorSql(src: RecordSource, sort: SortKey[], cursor: { values: unknown[]; id: number }): SQL {
   const ors: SQL[] = [];
   const eqs: SQL[] = [];
   sort.forEach((k, i) => {
@@ -414,74 +488,76 @@ function cursorSql(sort: SortKey[], cursor: { values: unknown[]; id: number }): 
       ors.push(sql.join([...eqs, k.dir === 'asc' ? sql`r.id > ${cursor.id}` : sql`r.id < ${cursor.id}`], sql` and `));
       return;
     }
-    const e = fieldExpr(k.field);
+    const e = src.field(k.field);
     const v = cursor.values[i];
     let after: SQL | null;
     if (v === null || v === undefined) after = k.dir === 'asc' ? null : sql`${e} is not null`;
-    else after = k.dir === 'asc' ? sql`(${e} > ${typedParam(k.field, v)} or ${e} is null)` : sql`${e} < ${typedParam(k.field, v)}`;
+    else after = k.dir === 'asc' ? sql`(${e} > ${src.param(k.field, v)} or ${e} is null)` : sql`${e} < ${src.param(k.field, v)}`;
     if (after) ors.push(sql.join([...eqs, after], sql` and `));
-    eqs.push(v === null || v === undefined ? sql`${e} is null` : sql`${e} = ${typedParam(k.field, v)}`);
+    eqs.push(v === null || v === undefined ? sql`${e} is null` : sql`${e} = ${src.param(k.field, v)}`);
   });
   return sql`(${sql.join(ors.map((o) => sql`(${o})`), sql` or `)})`;
 }
 
-export function whereSql(tableId: string, plan: TableQueryPlan, withCursor = true): SQL {
-  const parts: SQL[] = [sql`r.table_id = ${tableId}`];
-  for (const f of plan.filters) parts.push(filterSql(f));
+function whereSql(src: RecordSource, plan: TableQueryPlan, withCursor = true): SQL {
+  const parts: SQL[] = src.scope ? [src.scope] : [];
+  for (const f of plan.filters) parts.push(filterSql(src, f));
   if (plan.search && plan.search.fields.length) {
     const pattern = `%${escapeLike(plan.search.q)}%`;
-    parts.push(sql`(${sql.join(plan.search.fields.map((f) => sql.raw(`(r.fields->>'${f.name}')`).append(sql` ilike ${pattern}`)), sql` or `)})`);
+    parts.push(sql`(${sql.join(plan.search.fields.map((f) => sql`${src.text(f)} ilike ${pattern}`), sql` or `)})`);
   }
   if (plan.dateRange) {
-    const e = fieldExpr(plan.dateRange.field);
-    if (plan.dateRange.from) parts.push(sql`${e} >= ${plan.dateRange.from}::text`);
-    if (plan.dateRange.to) parts.push(sql`${e} <= ${plan.dateRange.to}::text`);
+    const { field } = plan.dateRange;
+    const e = src.field(field);
+    if (plan.dateRange.from) parts.push(sql`${e} >= ${src.param(field, plan.dateRange.from)}`);
+    if (plan.dateRange.to) parts.push(sql`${e} <= ${src.param(field, plan.dateRange.to)}`);
   }
   if (plan.bbox) {
     const { lon, lat, minLon, minLat, maxLon, maxLat } = plan.bbox;
-    const x = fieldExpr(lon);
-    const y = fieldExpr(lat);
+    const x = src.field(lon);
+    const y = src.field(lat);
     parts.push(sql`${y} between ${minLat}::float8 and ${maxLat}::float8`);
     // A box crossing the antimeridian (minLon > maxLon) wraps around.
     parts.push(minLon <= maxLon ? sql`${x} between ${minLon}::float8 and ${maxLon}::float8` : sql`(${x} >= ${minLon}::float8 or ${x} <= ${maxLon}::float8)`);
   }
-  if (withCursor && plan.cursor) parts.push(cursorSql(plan.sort, plan.cursor));
-  return sql.join(parts, sql` and `);
+  if (withCursor && plan.cursor) parts.push(cursorSql(src, plan.sort, plan.cursor));
+  return parts.length ? sql.join(parts, sql` and `) : sql`true`;
 }
 
-function orderSql(sort: SortKey[]): SQL {
+function orderSql(src: RecordSource, sort: SortKey[]): SQL {
   return sql.join(
     sort.map((k) =>
-      k.field === 'id' ? (k.dir === 'asc' ? sql`r.id asc` : sql`r.id desc`) : k.dir === 'asc' ? sql`${fieldExpr(k.field)} asc nulls last` : sql`${fieldExpr(k.field)} desc nulls first`,
+      k.field === 'id' ? (k.dir === 'asc' ? sql`r.id asc` : sql`r.id desc`) : k.dir === 'asc' ? sql`${src.field(k.field)} asc nulls last` : sql`${src.field(k.field)} desc nulls first`,
     ),
     sql`, `,
   );
 }
 
 /** The page query; fetches limit+1 rows to know whether a next page exists. */
-export function compileListQuery(tableId: string, plan: TableQueryPlan): SQL {
-  return sql`select r.id, r.fields from table_records r where ${whereSql(tableId, plan)} order by ${orderSql(plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
+export function compileListQuery(src: RecordSource, plan: TableQueryPlan): SQL {
+  return sql`select ${src.selectList} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
 }
 
-export function compileCountQuery(tableId: string, plan: TableQueryPlan): SQL {
-  return sql`select count(*)::int as n from table_records r where ${whereSql(tableId, plan, false)}`;
+export function compileCountQuery(src: RecordSource, plan: TableQueryPlan): SQL {
+  return sql`select count(*)::int as n from ${src.from} where ${whereSql(src, plan, false)}`;
 }
 
-export function compileAggregateQuery(tableId: string, plan: TableQueryPlan): SQL {
+export function compileAggregateQuery(src: RecordSource, plan: TableQueryPlan): SQL {
   const a = plan.aggregate!;
-  const target = a.field ? fieldExpr(a.field) : null;
+  // sum/avg/count take the typed value; min/max answer the value as the records show it.
+  const target = a.field ? (a.fn === 'min' || a.fn === 'max' ? src.output(a.field) : src.field(a.field)) : null;
   let value: SQL;
   if (a.fn === 'count') value = target ? sql`count(${target})::float8` : sql`count(*)::float8`;
   else value = sql`${sql.raw(a.fn)}(${target!})`;
-  const where = whereSql(tableId, plan, false);
-  if (!a.groupBy) return sql`select ${value} as value, count(*)::int as count from table_records r where ${where}`;
+  const where = whereSql(src, plan, false);
+  if (!a.groupBy) return sql`select ${value} as value, count(*)::int as count from ${src.from} where ${where}`;
   // The planner has no statistics on a JSONB expression and assumes one group per row, which picks a
   // sort of every row (spilling to disk on big tables). The OFFSET 0 fence makes it estimate few
   // groups and hash them instead: memory follows the real number of groups.
-  const key = fieldExpr(a.groupBy);
+  const key = src.output(a.groupBy);
   const v = target ?? sql`null`;
   const outer = a.fn === 'count' ? (target ? sql`count(s.v)::float8` : sql`count(*)::float8`) : sql`${sql.raw(a.fn)}(s.v)`;
-  return sql`select s.key, ${outer} as value, count(*)::int as count from (select ${key} as key, ${v} as v from table_records r where ${where} offset 0) s group by s.key order by s.key asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
+  return sql`select s.key, ${outer} as value, count(*)::int as count from (select ${key} as key, ${v} as v from ${src.from} where ${where} offset 0) s group by s.key order by s.key asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
 }
 
 /** The cursor of the row after which the next page starts. */

@@ -3,12 +3,12 @@ import { cors } from 'hono/cors';
 import { sql } from 'drizzle-orm';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
 import type { Tx } from '../db/client.js';
-import { rowsOf } from '../db/client.js';
+import { rowsOf, sqlStateOf } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
-import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, parseTableQuery, type TableQueryPlan } from './query.js';
+import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, parseTableQuery, recordSource, type TableQueryPlan } from './query.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord, type TableRow } from './tables.js';
 
 /** Runs read queries in one transaction bounded by the configured statement timeout. */
@@ -24,31 +24,22 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
       return fn(tx);
     }, isolationLevel ? { isolationLevel } : undefined);
   } catch (e) {
-    if (isQueryCanceled(e)) {
+    if (sqlStateOf(e) === '57014') {
       throw new AppError('query_timeout', `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`, { timeoutMs: ms });
     }
     throw e;
   }
 }
 
-function isQueryCanceled(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if ((e as { code?: string }).code === '57014') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-type Row = { id: number | string; fields: Record<string, unknown> };
 
 /**
  * Executes a checked plan (the record page, default or compact shape, or an aggregate) inside the
  * caller's transaction, so the table row and its records come from one snapshot.
  */
 export async function runTableQuery(tx: Tx, table: TableRow, plan: TableQueryPlan): Promise<Record<string, unknown>> {
+  const src = recordSource(table);
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await tx.execute(compileAggregateQuery(table.id, plan)));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await tx.execute(compileAggregateQuery(src, plan)));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
@@ -60,10 +51,10 @@ export async function runTableQuery(tx: Tx, table: TableRow, plan: TableQueryPla
       truncated,
     };
   }
-  const raw = rowsOf<Row>(await tx.execute(compileListQuery(table.id, plan)));
+  const raw = rowsOf<Record<string, unknown>>(await tx.execute(compileListQuery(src, plan)));
   const more = raw.length > plan.limit;
-  const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: r.fields }));
-  const total = plan.includeTotal ? Number(rowsOf<{ n: number }>(await tx.execute(compileCountQuery(table.id, plan)))[0]?.n ?? 0) : undefined;
+  const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
+  const total = plan.includeTotal ? Number(rowsOf<{ n: number }>(await tx.execute(compileCountQuery(src, plan)))[0]?.n ?? 0) : undefined;
   const nextCursor = more && page.length ? nextCursorFor(plan, page[page.length - 1]) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
@@ -130,15 +121,24 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     // connection). The table row is then read again with its records in one REPEATABLE READ
     // snapshot: a dataset replaced meanwhile (a new row takes the slug, the old one is deleted) is
     // read whole, old or new, never empty.
-    const body = await withStatementTimeout(
-      deps,
-      async (tx) => {
-        const { table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
-        return runTableQuery(tx, table, parseTableQuery(table.schema, new URL(c.req.url).searchParams));
-      },
-      'repeatable read',
-    );
-    return c.json(body, 200);
+    const read = () =>
+      withStatementTimeout(
+        deps,
+        async (tx) => {
+          const { table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
+          return runTableQuery(tx, table, parseTableQuery(table.schema, new URL(c.req.url).searchParams));
+        },
+        'repeatable read',
+      );
+    // A dataset's column table is dropped right after a replacement commits; a reader whose snapshot
+    // still named the old table finds it gone (42P01) and reads again, from a snapshot with the new one.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return c.json(await read(), 200);
+      } catch (e) {
+        if (attempt >= 3 || sqlStateOf(e) !== '42P01') throw e;
+      }
+    }
   });
 
   r.get(`${base}/schema`, async (c) => {

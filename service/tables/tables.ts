@@ -6,13 +6,15 @@ import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { isUniqueViolation, rowsOf } from '../db/client.js';
 import { newId } from '../db/ids.js';
-import { sites, tableRecords, tables } from '../db/schema/index.js';
+import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
+import { dropColumnTable } from './column-storage.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
+import { recordSource } from './query.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
 
 export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
@@ -38,6 +40,8 @@ export interface CreateTableInput {
   methods?: readonly TableMethod[];
   publicInsert?: boolean;
   kind?: TableKind;
+  /** Where the records live (column-storage.ts); the datasets importer asks for `columns`. */
+  storage?: TableRow['storage'];
 }
 
 export function hashWriteKey(key: string): string {
@@ -154,6 +158,7 @@ export async function createTable(
         slug,
         name,
         kind,
+        storage: input.storage ?? 'records',
         schema,
         requireReadKey: input.requireReadKey ?? false,
         writeKeyHash: hashWriteKey(writeKey),
@@ -194,7 +199,7 @@ export async function listSiteTables(deps: Deps, site: Pick<SiteRow, 'id'>, db: 
     .orderBy(asc(tables.createdAt), asc(tables.id));
 }
 
-/** Exact record counts of the given tables (one grouped query). */
+/** Exact record counts of the given tables (one grouped query; a dataset's count is kept by its row). */
 export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>(tableIds.map((id) => [id, 0]));
   if (tableIds.length === 0) return out;
@@ -204,11 +209,19 @@ export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<
     .where(inArray(tableRecords.tableId, tableIds))
     .groupBy(tableRecords.tableId);
   for (const r of rows) out.set(r.tableId, Number(r.n));
+  const loaded = await db
+    .select({ tableId: datasets.tableId, n: datasets.recordCount })
+    .from(datasets)
+    .innerJoin(tables, eq(tables.id, datasets.tableId))
+    .where(and(inArray(datasets.tableId, tableIds), eq(tables.storage, 'columns')));
+  for (const r of loaded) out.set(r.tableId, (out.get(r.tableId) ?? 0) + r.n);
   return out;
 }
 
-export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, db: DbOrTx = deps.db): Promise<void> {
+/** Deletes a table: its row (and records, by cascade), field indexes and column storage. */
+export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'schema' | 'storage'>, db: DbOrTx = deps.db): Promise<void> {
   await dropTableFieldIndexes(db, table);
+  if (table.storage === 'columns') await dropColumnTable(db, table.id);
   await db.delete(tables).where(eq(tables.id, table.id));
 }
 
@@ -220,7 +233,10 @@ export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sit
   const s = parseSlug(slug);
   const swap = async (tx: DbOrTx) => {
     const replaced = await tx.delete(tables).where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id))).returning();
-    for (const old of replaced) await dropTableFieldIndexes(tx, old);
+    for (const old of replaced) {
+      await dropTableFieldIndexes(tx, old);
+      if (old.storage === 'columns') await dropColumnTable(tx, old.id);
+    }
     const [row] = await tx.update(tables).set({ slug: s, updatedAt: deps.clock.now() }).where(eq(tables.id, table.id)).returning();
     if (!row) throw new AppError('not_found', `table ${table.id} not found`);
     return row;
@@ -311,8 +327,15 @@ export async function bulkInsertRecords(
   return total;
 }
 
-export async function getRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<TableRecord> {
+export async function getRecord(deps: Deps, table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>, recordId: string, db: DbOrTx = deps.db): Promise<TableRecord> {
   const id = parseRecordId(recordId);
+  if (table.storage === 'columns') {
+    // Column storage keeps no per-record times: a dataset's records are as old as its load.
+    const src = recordSource(table);
+    const [row] = id === null ? [] : rowsOf<Record<string, unknown>>(await db.execute(sql`select ${src.selectList} from ${src.from} where r.id = ${id}`));
+    if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+    return toRecord({ id: Number(row.id), fields: src.rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
+  }
   const [row] = id === null ? [] : await db.select().from(tableRecords).where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)));
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
   return toRecord(row);
@@ -356,7 +379,8 @@ export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, reco
 }
 
 /** Number of records of a table, exact. */
-export async function countRecords(db: DbOrTx, tableId: string): Promise<number> {
-  const r = rowsOf<{ n: string | number }>(await db.execute(sql`select count(*) as n from table_records where table_id = ${tableId}`));
+export async function countRecords(db: DbOrTx, table: Pick<TableRow, 'id' | 'storage' | 'schema'>): Promise<number> {
+  const src = recordSource(table);
+  const r = rowsOf<{ n: string | number }>(await db.execute(sql`select count(*) as n from ${src.from}${src.scope ? sql` where ${src.scope}` : sql``}`));
   return Number(r[0]?.n ?? 0);
 }

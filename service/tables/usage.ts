@@ -1,6 +1,6 @@
-import { count, eq } from 'drizzle-orm';
+import { and, count, eq, sum } from 'drizzle-orm';
 import type { UsageEntry } from '../../shared/account-api/usage.js';
-import { sites, tableRecords, tables } from '../db/schema/index.js';
+import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 
 /** Usage counters contributed by Tables: tables (and datasets) and the records they hold. */
@@ -12,8 +12,15 @@ export async function tableUsage(deps: Deps, accountId: string): Promise<Record<
     .innerJoin(tables, eq(tables.id, tableRecords.tableId))
     .innerJoin(sites, eq(sites.id, tables.siteId))
     .where(eq(sites.ownerAccountId, accountId));
+  // Datasets in column storage keep their count on the dataset row (a count(*) would read every row).
+  const [d] = await deps.db
+    .select({ n: sum(datasets.recordCount) })
+    .from(datasets)
+    .innerJoin(tables, eq(tables.id, datasets.tableId))
+    .innerJoin(sites, eq(sites.id, datasets.siteId))
+    .where(and(eq(sites.ownerAccountId, accountId), eq(tables.storage, 'columns')));
   return {
     tables: { used: Number(t.n), limit: null, unit: `tables and datasets across all sites (at most ${deps.config.tables.maxTablesPerSite} per site)` },
-    tableRecords: { used: Number(r.n), limit: null, unit: 'records in tables and datasets' },
+    tableRecords: { used: Number(r.n) + Number(d.n ?? 0), limit: null, unit: 'records in tables and datasets' },
   };
 }

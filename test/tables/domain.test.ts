@@ -92,7 +92,7 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     expect(bad.status).toBe(400);
     const fields = (bad.details as { issues: { field: string }[] }).issues.map((i) => i.field);
     expect(fields).toEqual(['records.1.qty', 'records.2.nope', 'records.2.title']);
-    expect(await countRecords(h.deps.db, table.id)).toBe(2);
+    expect(await countRecords(h.deps.db, table)).toBe(2);
     const date = await caught(insertRecords(h.deps, table, [{ title: 'x', day: '2023-02-29' }]));
     expect(date.message).toContain('records.0.day');
   });
@@ -106,13 +106,13 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     }
     const n = await bulkInsertRecords(h.deps.db, table.id, rows(5000), { schema: table.schema as never, batchSize: 1200 });
     expect(n).toBe(5000);
-    expect(await countRecords(h.deps.db, table.id)).toBe(5000);
+    expect(await countRecords(h.deps.db, table)).toBe(5000);
     await expect(
       h.deps.db.transaction(async (tx) => {
         await bulkInsertRecords(tx, table.id, [{ title: 'ok' }, { title: 'x', qty: 'many' }], { schema: table.schema as never, batchSize: 1 });
       }),
     ).rejects.toThrow(/rows\.1\.qty/);
-    expect(await countRecords(h.deps.db, table.id)).toBe(5000);
+    expect(await countRecords(h.deps.db, table)).toBe(5000);
   });
 
   it('promoteTable swaps a freshly loaded table into a slug atomically', async () => {
@@ -125,7 +125,7 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     expect(promoted.slug).toBe('data');
     const found = await getTableBySlugs(h.deps, s.slug, 'data');
     expect(found.table.id).toBe(fresh.table.id);
-    expect(await countRecords(h.deps.db, old.table.id)).toBe(0);
+    expect(await countRecords(h.deps.db, old.table)).toBe(0);
     expect((await listSiteTables(h.deps, s)).map((t) => t.slug)).toEqual(['data']);
   });
 

@@ -4,6 +4,14 @@ import { DataFileError, type ParseLimits, type SourceRecord } from '../records.j
 import { decodeText } from './text-stream.js';
 
 const NUMERIC = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+/** The delimiters papaparse may guess, and how much of the file it guesses from. */
+export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const;
+export const HEADER_SNIFF_BYTES = 64 * 1024;
+
+/** A first row of numbers only is data, not a header (columns are then `column_1…`). */
+export function isNumericHeader(cells: string[]): boolean {
+  return cells.every((c) => NUMERIC.test(c));
+}
 
 /** Makes header labels unique: a second `name` becomes `name (2)`; an empty one `column_3`. */
 export function uniqueLabels(raw: string[]): string[] {
@@ -49,7 +57,7 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
       line += 1 + countNewlines(cells);
       if (cells.length === 1 && cells[0].trim() === '') continue; // blank line
       if (!header) {
-        if (cells.every((c) => NUMERIC.test(c))) {
+        if (isNumericHeader(cells)) {
           header = cells.map((_, i) => `column_${i + 1}`);
         } else {
           if (cells.length > limits.maxColumns) throw new DataFileError(`the header has ${cells.length} columns; at most ${limits.maxColumns} are allowed`, { line: startLine });
@@ -94,7 +102,7 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
   };
 
   const start = (s: string) => {
-    const guess = Papa.parse<string[]>(s, { preview: 20, delimitersToGuess: [',', ';', '\t', '|'] });
+    const guess = Papa.parse<string[]>(s, { preview: 20, delimitersToGuess: [...CSV_DELIMITERS] });
     parser = new Papa.Parser({ delimiter: guess.meta.delimiter || ',', newline: (guess.meta.linebreak || '\n') as '\n', quoteChar: '"', escapeChar: '"' });
   };
 
@@ -102,7 +110,7 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
     for await (const chunk of text as AsyncIterable<string>) {
       if (!parser) {
         sample += chunk;
-        if (sample.length < 64 * 1024) continue;
+        if (sample.length < HEADER_SNIFF_BYTES) continue;
         start(sample);
         const input = sample;
         sample = '';

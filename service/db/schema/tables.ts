@@ -5,7 +5,8 @@ import { sites } from './sites.js';
 
 /**
  * A Table (kind 'table') or a dataset (kind 'dataset', read-only, made by the datasets importer).
- * Deleting the site deletes its tables and, through table_records, their records.
+ * Deleting the site deletes its tables and, through table_records, their records (column storage
+ * tables are dropped by the code that deletes: see dropColumnTablesOfSite).
  */
 export const tables = pgTable(
   'tables',
@@ -17,6 +18,12 @@ export const tables = pgTable(
     slug: text('slug').notNull(),
     name: text('name').notNull(),
     kind: text('kind', { enum: ['table', 'dataset'] }).notNull().default('table'),
+    /**
+     * Where the records live: `records` = rows of the shared `table_records` (JSONB), every Table;
+     * `columns` = a table of its own, `svc_datasets."<id>"`, with one typed column per field,
+     * loaded with COPY (datasets converted since migration 0001; service/tables/column-storage.ts).
+     */
+    storage: text('storage', { enum: ['records', 'columns'] }).notNull().default('records'),
     schema: jsonb('schema').$type<TableSchema>().notNull(),
     requireReadKey: boolean('require_read_key').notNull().default(false),
     /** SHA-256 of the write key; the key itself is shown once at creation. */

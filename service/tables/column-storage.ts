@@ -1,0 +1,192 @@
+import { once } from 'node:events';
+import { sql, type SQL } from 'drizzle-orm';
+import { FIELD_NAME_PATTERN, type FieldType, type TableField } from '../../shared/tables/schema.js';
+import type { DbOrTx } from '../db/client.js';
+import { rowsOf } from '../db/client.js';
+
+/**
+ * Column storage: a table's records in a PostgreSQL table of their own, `svc_datasets."<table id>"`,
+ * with one typed column per field and `id` (1…N in load order). Datasets use it: they are read-only
+ * and big, so their rows are loaded with COPY (the fastest way into PostgreSQL) into typed columns,
+ * with no index to maintain during the load but the primary key built after it. Hand-made Tables keep
+ * the shared JSONB `table_records` (storage `records`). The query compiler (query.ts) reads both.
+ *
+ * Values are stored so that ordering and comparison match the `records` storage exactly: text in C
+ * collation, numbers as float8, dates and datetimes as `date`/`timestamptz` (rendered back as
+ * `YYYY-MM-DD` and `YYYY-MM-DDTHH:MM:SS.mmmZ`, the Tables wire format), json as jsonb.
+ */
+
+export const COLUMN_STORAGE_SCHEMA = 'svc_datasets';
+const TABLE_ID = /^tbl_[a-z0-9]{8,32}$/;
+
+/** The qualified, quoted name of a table's column storage (the id is checked, never trusted). */
+export function columnTableName(tableId: string): string {
+  if (!TABLE_ID.test(tableId)) throw new Error(`unsafe table id ${tableId}`);
+  return `${COLUMN_STORAGE_SCHEMA}."${tableId}"`;
+}
+
+export function quoteColumn(name: string): string {
+  if (!FIELD_NAME_PATTERN.test(name)) throw new Error(`unsafe field name ${name}`);
+  return `"${name}"`;
+}
+
+const SQL_TYPES: Record<FieldType, string> = {
+  string: 'text collate "C"',
+  number: 'float8',
+  integer: 'float8',
+  boolean: 'boolean',
+  date: 'date',
+  datetime: 'timestamptz',
+  json: 'jsonb',
+};
+
+/** Creates the (empty) column table; `id` is an identity filled in load order. */
+export async function createColumnTable(db: DbOrTx, tableId: string, fields: readonly Pick<TableField, 'name' | 'type'>[]): Promise<void> {
+  const columns = fields.map((f) => `${quoteColumn(f.name)} ${SQL_TYPES[f.type]}`);
+  await db.execute(sql.raw(`create table ${columnTableName(tableId)} (id bigint generated always as identity, ${columns.join(', ')})`));
+}
+
+/** After the load: the primary key (one sorted build instead of maintenance per row) and statistics. */
+export async function finishColumnTable(db: DbOrTx, tableId: string): Promise<void> {
+  await db.execute(sql.raw(`alter table ${columnTableName(tableId)} add primary key (id)`));
+  await db.execute(sql.raw(`analyze ${columnTableName(tableId)}`));
+}
+
+export async function dropColumnTable(db: DbOrTx, tableId: string): Promise<void> {
+  await db.execute(sql.raw(`drop table if exists ${columnTableName(tableId)}`));
+}
+
+/** Drops the column tables of a site's tables (before the site's rows are deleted). */
+export async function dropColumnTablesOfSite(db: DbOrTx, siteId: string): Promise<void> {
+  const rows = rowsOf<{ id: string }>(await db.execute(sql`select id from tables where site_id = ${siteId} and storage = 'columns'`));
+  for (const r of rows) await dropColumnTable(db, r.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// COPY
+
+export type CopyFormat =
+  /** CSV as PostgreSQL reads it: the file's own bytes (the datasets CSV fast path). */
+  | { kind: 'csv'; delimiter: string; header: boolean; encoding: 'UTF8' }
+  /** PostgreSQL's text format (tab separated, `\N` null), as written by `copyTextLine`. */
+  | { kind: 'text' };
+
+function copyOptions(format: CopyFormat, columns: readonly string[], header: boolean): string {
+  if (format.kind === 'text') return `(format text)`;
+  const delimiter = format.delimiter === "'" ? "''''" : `'${format.delimiter}'`;
+  // FORCE_NULL: a quoted empty cell ("") is null too, as in the papaparse path (empty = null).
+  return `(format csv, header ${header}, delimiter ${delimiter}, quote '"', encoding '${format.encoding}', force_null (${columns.map(quoteColumn).join(', ')}))`;
+}
+
+/** The raw driver behind a drizzle handle: postgres.js (`unsafe`) or PGlite (`query` with a blob). */
+interface PostgresJsClient {
+  unsafe(query: string): { writable(): Promise<NodeJS.WritableStream & { destroy(e?: Error): void }> };
+}
+interface PgliteClient {
+  query(query: string, params?: unknown[], options?: { blob?: Blob }): Promise<unknown>;
+}
+
+function driverOf(db: DbOrTx): { postgres: PostgresJsClient } | { pglite: PgliteClient } {
+  const client = (db as unknown as { session?: { client?: unknown } }).session?.client as Record<string, unknown> | undefined;
+  if (client && typeof client.unsafe === 'function') return { postgres: client as unknown as PostgresJsClient };
+  if (client && typeof client.query === 'function') return { pglite: client as unknown as PgliteClient };
+  throw new Error('COPY needs a postgres.js or PGlite drizzle handle');
+}
+
+/** True when COPY data goes a statement at a time (PGlite): chunks must end on record boundaries. */
+export function copyTakesStatements(db: DbOrTx): boolean {
+  return 'pglite' in driverOf(db);
+}
+
+/** Records in a finished column table: ids are 1…N in load order, so the largest id (an index lookup). */
+export async function loadedCount(db: DbOrTx, tableId: string): Promise<number> {
+  const [row] = rowsOf<{ n: string | number | null }>(await db.execute(sql.raw(`select max(id) as n from ${columnTableName(tableId)}`)));
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Streams `chunks` into the column table with COPY, inside `db` (run it in a transaction: a COPY
+ * that fails leaves nothing). On PostgreSQL the bytes go to `COPY … FROM STDIN` as they come; PGlite
+ * takes one `COPY … FROM '/dev/blob'` per chunk, so each chunk must end on a record boundary (the
+ * header, when there is one, is in the first chunk).
+ */
+export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: readonly string[], format: CopyFormat, chunks: AsyncIterable<Buffer>): Promise<void> {
+  const target = `${columnTableName(tableId)} (${columns.map(quoteColumn).join(', ')})`;
+  const driver = driverOf(db);
+  if ('postgres' in driver) {
+    const header = format.kind === 'csv' && format.header;
+    const writable = await driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`).writable();
+    const failed = new Promise<never>((_, reject) => writable.on('error', reject));
+    failed.catch(() => {});
+    const done = new Promise<void>((resolve) => writable.on('finish', resolve));
+    try {
+      for await (const chunk of chunks) {
+        if (!writable.write(chunk)) await Promise.race([once(writable, 'drain'), failed]);
+      }
+    } catch (e) {
+      writable.destroy(e as Error);
+      await Promise.race([done, failed]).catch(() => {});
+      throw e;
+    }
+    writable.end();
+    await Promise.race([done, failed]);
+    return;
+  }
+  let first = true;
+  for await (const chunk of chunks) {
+    const header = format.kind === 'csv' && format.header && first;
+    first = false;
+    await driver.pglite.query(`copy ${target} from '/dev/blob' with ${copyOptions(format, columns, header)}`, [], { blob: new Blob([new Uint8Array(chunk)]) });
+  }
+}
+
+/** One record as a line of PostgreSQL's COPY text format, values in field order (null → `\N`). */
+export function copyTextLine(values: readonly unknown[], types: readonly FieldType[]): string {
+  let line = '';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) line += '\t';
+    const v = values[i];
+    if (v === null || v === undefined) {
+      line += '\\N';
+      continue;
+    }
+    const t = types[i];
+    if (t === 'boolean') line += v ? 't' : 'f';
+    else if (t === 'number' || t === 'integer') line += String(v);
+    else line += escapeCopyText(t === 'json' ? JSON.stringify(v) : String(v));
+  }
+  return `${line}\n`;
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+
+function escapeCopyText(s: string): string {
+  if (!COPY_SPECIAL.test(s)) return s;
+  return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading (the query compiler's side)
+
+/** A field's value as the Table API answers it (dates rendered in the Tables wire format). */
+export function columnOutputExpr(name: string, type: FieldType): SQL {
+  const c = `r.${quoteColumn(name)}`;
+  if (type === 'date') return sql.raw(`to_char(${c}, 'YYYY-MM-DD')`);
+  if (type === 'datetime') return sql.raw(`to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+  return sql.raw(c);
+}
+
+/** The select list of a record page: id and every field, aliased by field name. */
+export function columnSelectList(fields: readonly Pick<TableField, 'name' | 'type'>[]): SQL {
+  return sql.join([sql.raw('r.id'), ...fields.map((f) => sql`${columnOutputExpr(f.name, f.type)} as ${sql.raw(quoteColumn(f.name))}`)], sql`, `);
+}
+
+/** A selected row → the record's `fields` (null values left out, as the records storage does). */
+export function columnRowFields(row: Record<string, unknown>, fields: readonly Pick<TableField, 'name'>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    const v = row[f.name];
+    if (v !== null && v !== undefined) out[f.name] = v;
+  }
+  return out;
+}
