@@ -152,7 +152,12 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     const plan = await planConversion(deps, site, { key: slot.key, fileName });
     const { view } = await database.db.transaction((tx) => convertDataFile(deps, site, plan, tx));
     const seconds = (performance.now() - t) / 1000;
-    count = view.recordCount;
+    // Counted in the database, not taken from the answer.
+    const { columnTableName } = await import('../service/tables/column-storage.js');
+    const { sql } = await import('drizzle-orm');
+    const { rowsOf } = await import('../service/db/client.js');
+    count = Number(rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${columnTableName(view.tableId)}`)))[0].n);
+    if (count !== view.recordCount) throw new Error(`loaded ${count} rows, answered ${view.recordCount}`);
     await database.close();
     console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
   } finally {

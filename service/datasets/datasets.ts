@@ -1,21 +1,20 @@
 import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, like, sql } from 'drizzle-orm';
-import { TABLE_LIMITS } from '../../shared/tables/schema.js';
-import type { DbOrTx, Tx } from '../db/client.js';
-import { isUniqueViolation, sqlStateOf } from '../db/client.js';
+import { TABLE_LIMITS, type TableSchema } from '../../shared/tables/schema.js';
+import type { DbOrTx } from '../db/client.js';
+import { isUniqueViolation } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { datasets, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
-import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../tables/column-storage.js';
 import { createTable, deleteTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
 import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
-import type { FieldType, InferredSchema } from './infer.js';
-import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
-import { blobOpener, copyTextChunks, inferSchema, prepareDataFile, type OpenStream, type PreparedFile } from './pipeline.js';
+import { sameFields, type FieldType, type InferredSchema } from './infer.js';
+import { firstPass, loadColumns, type FirstPass, type Loaded } from './load.js';
+import { blobOpener, prepareDataFile } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
 import { getSiteUpload } from './uploads.js';
 
@@ -72,6 +71,10 @@ export function dataFileInvalid(fileName: string, kind: DataFileKind, e: DataFil
     ...e.location,
     reason: e.message,
   });
+}
+
+function tableSchemaOf(schema: InferredSchema): TableSchema {
+  return { fields: schema.fields.map((f) => ({ name: f.name, label: f.label.slice(0, 200), type: f.type })) };
 }
 
 function baseName(fileName: string): string {
@@ -149,12 +152,11 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
 }
 
 /**
- * Converts the uploaded file into a dataset, inside `db` (the paid call's transaction):
- * pass one parses the whole file streaming and infers the schema (a bad file fails here, before a
- * row is written); pass two streams the records again into a new dataset Table in batches. A
- * replacement loads into a new table and then, in the same transaction, points the dataset at it
- * and gives it the slug (the old table and its records are deleted): readers see the old data
- * until commit and the new data after, never a mix.
+ * Converts the uploaded file into a dataset, inside `db` (the paid call's transaction): the schema
+ * (load.ts: `firstPass`), a dataset Table in column storage, its records loaded with COPY
+ * (`loadColumns`); a bad file fails with nothing kept. A replacement loads into a new table and
+ * then, in the same transaction, points the dataset at it and gives it the slug (the old table is
+ * dropped after commit): readers see the old data until commit and the new data after, never a mix.
  */
 export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPlan, db: DbOrTx): Promise<ConvertResult> {
   const limits = parseLimits(deps);
@@ -168,40 +170,36 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     throw e;
   }
   try {
-    let schema: InferredSchema;
-    let csv: CsvCopyPlan | null = null;
+    let first: FirstPass;
     try {
-      if (file.kind === 'csv') csv = await scanCsvForCopy(await open(), limits);
-      schema = csv?.schema ?? (await inferSchema(file, limits));
+      first = await firstPass(file, open, limits);
     } catch (e) {
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;
     }
-    const fields = schema.fields;
     await sweepOrphanTables(deps, site.id, db);
     let cleanup = async (): Promise<void> => {};
     const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
     let table;
     try {
-      ({ table } = await createTable(
-        deps,
-        site,
-        { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: { fields: fields.map((f) => ({ name: f.name, label: f.label.slice(0, 200), type: f.type })) } },
-        db,
-      ));
+      ({ table } = await createTable(deps, site, { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: tableSchemaOf(first.schema) }, db));
     } catch (e) {
       if (e instanceof AppError && e.code === 'slug_taken') {
         throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; pass replaceExisting: true or choose another slug`, { slug: plan.slug });
       }
       throw e;
     }
-    let count: number;
+    let loaded: Loaded;
     try {
-      count = await loadColumns(db, table.id, file, schema, csv, open);
+      loaded = await loadColumns(db, table.id, file, first, open, limits);
     } catch (e) {
       if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
       throw e;
     }
+    const { count, schema } = loaded;
+    // A CSV's schema was guessed from its first MiB; the whole file may have widened a column.
+    if (!sameFields(schema, first.schema)) [table] = await db.update(tables).set({ schema: tableSchemaOf(schema) }).where(eq(tables.id, table.id)).returning();
+    const fields = schema.fields;
     if (count !== schema.records) {
       throw dataFileInvalid(plan.fileName, file.kind, new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`));
     }
@@ -259,53 +257,6 @@ async function sweepOrphanTables(deps: Deps, siteId: string, db: DbOrTx): Promis
     .from(tables)
     .where(and(eq(tables.siteId, siteId), eq(tables.kind, 'dataset'), like(tables.slug, 'old-%'), sql`not exists (select 1 from datasets d where d.table_id = ${tables.id})`));
   for (const t of orphans) await deleteTable(deps, t, db);
-}
-
-/**
- * Pass two: the records into the dataset's column table, with COPY. A CSV the scan accepted goes to
- * PostgreSQL as it is (COPY FORMAT csv parses it); should COPY still refuse a value (a data
- * exception, SQLSTATE class 22: a cell our rules accept and PostgreSQL's do not), the savepoint
- * takes the half-made table away and the file goes the general way: parsed here, coerced, and sent
- * as COPY text. Returns the number of records loaded.
- */
-async function loadColumns(db: DbOrTx, tableId: string, file: PreparedFile, schema: InferredSchema, csv: CsvCopyPlan | null, open: OpenStream): Promise<number> {
-  const names = schema.fields.map((f) => f.name);
-  // Date-times without a zone are UTC (as the general path reads them).
-  await db.execute(sql`select set_config('TimeZone', 'UTC', true)`);
-  if (csv) {
-    try {
-      return await (db as Tx).transaction(async (sp) => {
-        await createColumnTable(sp, tableId, schema.fields);
-        const bytes = (await open()) as AsyncIterable<Buffer>;
-        await copyIntoColumnTable(sp, tableId, names, { kind: 'csv', delimiter: csv.delimiter, header: csv.header, encoding: 'UTF8' }, copyTakesStatements(sp) ? csvRecordChunks(bytes) : bytes);
-        await finishColumnTable(sp, tableId);
-        return loadedCount(sp, tableId);
-      });
-    } catch (e) {
-      if (!sqlStateOf(e)?.startsWith('22')) throw e;
-    }
-  }
-  await createColumnTable(db, tableId, schema.fields);
-  try {
-    await copyIntoColumnTable(db, tableId, names, { kind: 'text' }, copyTextChunks(file, schema));
-  } catch (e) {
-    throw refusedValue(e) ?? e;
-  }
-  await finishColumnTable(db, tableId);
-  return loadedCount(db, tableId);
-}
-
-/**
- * A value PostgreSQL refused on the general path (a data exception; our rules should never let one
- * through) as a DataFileError naming the record: COPY text has one line per record, so its line is
- * the row.
- */
-function refusedValue(e: unknown): DataFileError | null {
-  if (!sqlStateOf(e)?.startsWith('22')) return null;
-  let err = e as { message?: string; where?: string; cause?: unknown };
-  if (!err.where && err.cause) err = err.cause as typeof err;
-  const at = /line (\d+)(?:, column (\w+))?/.exec(err.where ?? '');
-  return new DataFileError(`the database refused a value: ${err.message ?? 'invalid value'}`, at ? { row: Number(at[1]), column: at[2] } : {});
 }
 
 export function toDatasetView(deps: Deps, site: Pick<SiteRow, 'slug'>, row: DatasetRow, fields: { name: string; label: string; type: FieldType }[]): DatasetView {

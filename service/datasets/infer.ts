@@ -172,6 +172,11 @@ export class SchemaInferrer {
   }
 }
 
+/** Same field names and types, in the same order. */
+export function sameFields(a: InferredSchema, b: InferredSchema): boolean {
+  return a.fields.length === b.fields.length && a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type);
+}
+
 /** The schema of columns (label → inferred type, in file order): Table-safe names, unknown types as string. */
 export function schemaOf(types: Iterable<[string, FieldType | null]>, records: number): InferredSchema {
   const taken = new Set<string>();

@@ -19,7 +19,9 @@ import { CSV_DELIMITERS, HEADER_SNIFF_BYTES, isNumericHeader, uniqueLabels } fro
  */
 
 export interface CsvCopyPlan {
+  /** Over every record, or (complete: false) over the records of a sample of the file. */
   schema: InferredSchema;
+  complete: boolean;
   /** The delimiter (`,` `;` tab `|`), as papaparse guessed it. */
   delimiter: string;
   /** The first row is a header (COPY skips it); false when it is data (`column_1…`). */
@@ -259,26 +261,30 @@ class CsvScanner {
     this.types = new Uint8Array(labels.length);
   }
 
-  result(): CsvCopyPlan | null {
+  result(complete: boolean): CsvCopyPlan | null {
     if (!this.header || this.rows === 0) return null; // papaparse says what is missing
     const schema = schemaOf(
       this.header.map((label, i) => [label, TYPES[this.types[i]]]),
       this.rows,
     );
-    return { schema, delimiter: String.fromCharCode(this.delimiter), header: this.hasHeaderRow };
+    return { schema, complete, delimiter: String.fromCharCode(this.delimiter), header: this.hasHeaderRow };
   }
 }
 
 /**
  * Pass one of the CSV fast path over the file's bytes: the schema and the COPY options, or null
  * when the file must take the papaparse path (which also reports every error of a bad file).
+ * With `sampleBytes`, stops after the complete records of (about) that many first bytes: a guess of
+ * the schema (`complete: false`) unless the file was shorter.
  */
-export async function scanCsvForCopy(input: Readable, limits: ParseLimits): Promise<CsvCopyPlan | null> {
+export async function scanCsvForCopy(input: Readable, limits: ParseLimits, options: { sampleBytes?: number } = {}): Promise<CsvCopyPlan | null> {
   const scanner = new CsvScanner(limits);
   let pending: Buffer | null = null;
   let offset = 0; // where reading resumes in `pending`
+  let read = 0;
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
+      read += chunk.length;
       pending = pending ? Buffer.concat([pending.subarray(offset), chunk]) : chunk;
       offset = 0;
       if (!scanner.started) {
@@ -288,6 +294,7 @@ export async function scanCsvForCopy(input: Readable, limits: ParseLimits): Prom
       }
       offset = scanner.scan(pending, offset, false);
       if (pending.length - offset > limits.maxRecordBytes) return null;
+      if (options.sampleBytes !== undefined && read >= options.sampleBytes) return scanner.result(false);
     }
     if (!pending) return null;
     if (!scanner.started) {
@@ -295,7 +302,7 @@ export async function scanCsvForCopy(input: Readable, limits: ParseLimits): Prom
       if (pending[0] === 0xef && pending[1] === 0xbb && pending[2] === 0xbf) offset = 3;
     }
     scanner.scan(pending, offset, true);
-    return scanner.result();
+    return scanner.result(true);
   } catch (e) {
     if (e instanceof Fallback) return null;
     throw e;

@@ -1,0 +1,118 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../db/client.js';
+import { sqlStateOf } from '../db/client.js';
+import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../tables/column-storage.js';
+import { sameFields, type InferredSchema } from './infer.js';
+import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
+import { copyTextChunks, inferSchema, type OpenStream, type PreparedFile } from './pipeline.js';
+import { DataFileError, type ParseLimits } from './records.js';
+
+/**
+ * Loading a data file into a dataset's column table (service/tables/column-storage.ts), two ways:
+ *
+ * - **CSV fast path.** The schema is guessed from the first MiB (csv-scan.ts), the table created
+ *   with it and the file's own bytes handed to `COPY … FORMAT csv` (PostgreSQL parses them) while,
+ *   at the same time, the scan reads the whole file: it checks every record and infers the final
+ *   schema. Same schema as the guess (the usual case): done, in about the time of the COPY alone.
+ *   A column widened further down: the COPY is rolled back (savepoint) and run again with the
+ *   final schema. A file the scan does not accept: the general path.
+ * - **General path** (every other kind, and CSV the scan refuses): pass one parses every record
+ *   here and infers the schema (a bad file fails before a row is written); pass two parses again,
+ *   coerces and sends COPY text.
+ */
+
+/** How much of a CSV the schema guess reads. */
+export const CSV_SAMPLE_BYTES = 1024 * 1024;
+
+export interface FirstPass {
+  /** The schema to create the table with (for a CSV, maybe a guess: `csv.complete` false). */
+  schema: InferredSchema;
+  csv: CsvCopyPlan | null;
+}
+
+export interface Loaded {
+  count: number;
+  /** The final schema, over every record (its fields differ from a guess the file proved wrong). */
+  schema: InferredSchema;
+}
+
+export async function firstPass(file: PreparedFile, open: OpenStream, limits: ParseLimits): Promise<FirstPass> {
+  if (file.kind === 'csv') {
+    const csv = await scanCsvForCopy(await open(), limits, { sampleBytes: CSV_SAMPLE_BYTES });
+    if (csv) return { schema: csv.schema, csv };
+  }
+  return { schema: await inferSchema(file, limits), csv: null };
+}
+
+/** Loads every record of `file` into the (new) column table of `tableId`, inside `db` (a transaction). */
+export async function loadColumns(db: DbOrTx, tableId: string, file: PreparedFile, first: FirstPass, open: OpenStream, limits: ParseLimits): Promise<Loaded> {
+  // Date-times without a zone are UTC, as the general path reads them.
+  await db.execute(sql`select set_config('TimeZone', 'UTC', true)`);
+  let schema = first.schema;
+  if (first.csv) {
+    const csv = await loadCsvWithCopy(db, tableId, first.csv, open, limits);
+    if ('count' in csv) return csv;
+    schema = csv.full?.schema ?? (await inferSchema(file, limits));
+  }
+  await createColumnTable(db, tableId, schema.fields);
+  try {
+    await copyIntoColumnTable(db, tableId, schema.fields.map((f) => f.name), { kind: 'text' }, copyTextChunks(file, schema));
+  } catch (e) {
+    throw refusedValue(e) ?? e;
+  }
+  await finishColumnTable(db, tableId);
+  return { count: await loadedCount(db, tableId), schema };
+}
+
+class GuessMissed extends Error {}
+
+const isDataException = (e: unknown) => sqlStateOf(e)?.startsWith('22') ?? false;
+
+/**
+ * The CSV fast path. Answers the load, or (when it cannot finish) the complete scan, null when the
+ * scan refused the file: the caller then takes the general path.
+ */
+async function loadCsvWithCopy(db: DbOrTx, tableId: string, guess: CsvCopyPlan, open: OpenStream, limits: ParseLimits): Promise<Loaded | { full: CsvCopyPlan | null }> {
+  const whole = guess.complete ? Promise.resolve(guess) : scanCsvForCopy(await open(), limits);
+  whole.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
+  const attempt = async (plan: CsvCopyPlan): Promise<Loaded | null> => {
+    try {
+      // The savepoint takes a half-made table (and its identity sequence) away on any failure.
+      return await (db as Tx).transaction(async (sp) => {
+        await createColumnTable(sp, tableId, plan.schema.fields);
+        const bytes = (await open()) as AsyncIterable<Buffer>;
+        const format = { kind: 'csv', delimiter: plan.delimiter, header: plan.header, encoding: 'UTF8' } as const;
+        await copyIntoColumnTable(sp, tableId, plan.schema.fields.map((f) => f.name), format, copyTakesStatements(sp) ? csvRecordChunks(bytes) : bytes);
+        const full = await whole;
+        if (!full || !sameFields(full.schema, plan.schema)) throw new GuessMissed();
+        await finishColumnTable(sp, tableId);
+        return { count: await loadedCount(sp, tableId), schema: full.schema };
+      });
+    } catch (e) {
+      // A cell PostgreSQL refused (a data exception), or a guess the whole file proved wrong.
+      if (e instanceof GuessMissed || isDataException(e)) return null;
+      throw e;
+    }
+  };
+  const loaded = await attempt(guess);
+  if (loaded) return loaded;
+  const full = await whole;
+  if (full && !sameFields(full.schema, guess.schema)) {
+    const again = await attempt(full);
+    if (again) return again;
+  }
+  return { full };
+}
+
+/**
+ * A value PostgreSQL refused on the general path (a data exception; our rules should never let one
+ * through) as a DataFileError naming the record: COPY text has one line per record, so its line is
+ * the row.
+ */
+function refusedValue(e: unknown): DataFileError | null {
+  if (!isDataException(e)) return null;
+  let err = e as { message?: string; where?: string; cause?: unknown };
+  if (!err.where && err.cause) err = err.cause as typeof err;
+  const at = /line (\d+)(?:, column (\w+))?/.exec(err.where ?? '');
+  return new DataFileError(`the database refused a value: ${err.message ?? 'invalid value'}`, at ? { row: Number(at[1]), column: at[2] } : {});
+}
