@@ -33,10 +33,12 @@ const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9}
 
 /** A calendar date PostgreSQL can store too (year 1 or later: there is no year 0 in SQL). */
 export function validDate(y: string | number, m: string | number, d: string | number): boolean {
-  if (Number(y) < 1) return false;
-  const t = new Date(0);
-  t.setUTCFullYear(Number(y), Number(m) - 1, Number(d)); // Date.UTC maps years 0–99 to 1900–1999
-  return t.getUTCFullYear() === Number(y) && t.getUTCMonth() === Number(m) - 1 && t.getUTCDate() === Number(d);
+  const year = Number(y);
+  const month = Number(m);
+  const day = Number(d);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  if (month === 2) return day <= ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28);
+  return day <= (month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31);
 }
 
 function isIsoDate(s: string): boolean {
@@ -146,6 +148,10 @@ export class SchemaInferrer {
   private readonly types = new Map<string, FieldType | null>();
   private count = 0;
 
+  get records(): number {
+    return this.count;
+  }
+
   constructor(
     private readonly source: ValueSource,
     private readonly maxColumns: number,
@@ -170,6 +176,12 @@ export class SchemaInferrer {
   result(): InferredSchema {
     return schemaOf(this.types, this.count);
   }
+}
+
+/** True when a value of `v`'s type leaves a column of `type` as it is (null fits every type). */
+export function fitsType(type: FieldType, v: unknown, source: ValueSource): boolean {
+  const t = typeOfValue(v, source);
+  return t === null || t === type || widen(type, t) === type;
 }
 
 /** Same field names and types, in the same order. */

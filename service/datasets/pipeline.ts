@@ -5,9 +5,9 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../storage/blob-store.js';
-import { copyTextLine } from '../tables/column-storage.js';
+import { CopyBinaryRows } from '../tables/column-storage.js';
 import { needsSpool, sniffMismatch } from './formats.js';
-import { coerceRecord, SchemaInferrer, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
+import { coerceRecord, coerceValue, fitsType, SchemaInferrer, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
 import { parseCsv } from './parsers/csv.js';
 import { parseGeoJson, parseJson } from './parsers/json.js';
 import { inspectParquet, parseParquet } from './parsers/parquet.js';
@@ -108,14 +108,24 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
   }
 }
 
-/** Pass one: every record parsed (any error surfaces here, before a write) and the schema inferred. */
-export async function inferSchema(file: PreparedFile, limits: ParseLimits): Promise<InferredSchema> {
+/**
+ * Pass one: every record parsed (any error surfaces here, before a write) and the schema inferred.
+ * With `sampleRecords`, only the first records: a guess (`complete` false when the file had more).
+ */
+export async function inferSchema(file: PreparedFile, limits: ParseLimits, sampleRecords = Infinity): Promise<InferredSchema & { complete: boolean }> {
   const inferrer = new SchemaInferrer(file.valueSource, limits.maxColumns);
-  for await (const r of file.records()) inferrer.add(r);
+  let complete = true;
+  for await (const r of file.records()) {
+    if (inferrer.records >= sampleRecords) {
+      complete = false;
+      break;
+    }
+    inferrer.add(r);
+  }
   const schema = inferrer.result();
   if (schema.records === 0) throw new DataFileError('the file holds no records');
   if (schema.fields.length === 0) throw new DataFileError('the records have no fields');
-  return schema;
+  return { ...schema, complete };
 }
 
 /** Pass two: the records as Table field values under `schema`, in batches. */
@@ -136,45 +146,35 @@ export async function* coercedBatches(
   if (batch.length) yield batch;
 }
 
-/**
- * Pass two of the general path: the records as PostgreSQL COPY text, one chunk per batch of records,
- * read ahead so parsing overlaps with the database's work.
- */
-export async function* copyTextChunks(file: PreparedFile, schema: InferredSchema): AsyncGenerator<Buffer> {
-  const names = schema.fields.map((f) => f.name);
-  const types = schema.fields.map((f) => f.type);
-  const values: unknown[] = new Array(names.length);
-  for await (const batch of readAhead(coercedBatches(file, schema, 5000), 3)) {
-    let text = '';
-    for (const record of batch) {
-      for (let i = 0; i < names.length; i++) values[i] = record[names[i]];
-      text += copyTextLine(values, types);
-    }
-    yield Buffer.from(text);
-  }
-}
+/** Thrown by `copyChunks` in `verify` mode: a record does not fit the guessed schema. */
+export class GuessMissed extends Error {}
 
 /**
- * Reads up to `depth` items ahead of the consumer, so parsing the next batches (CPU, this process)
- * overlaps with inserting the current one (I/O, the database's process). Memory: `depth` items.
+ * The records as binary COPY tuples under `schema`, about 1 MiB per chunk. `verify`: the schema is
+ * a guess from the first records, and every value is checked against it (a value of a wider type, or
+ * a column the guess has not seen, throws GuessMissed); the guess holds exactly when inferring over
+ * every record would have given the same schema.
  */
-export async function* readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncGenerator<T> {
-  const it = source[Symbol.asyncIterator]();
-  const queue: Promise<IteratorResult<T>>[] = [];
-  const more = () => {
-    const p = it.next();
-    p.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
-    queue.push(p);
-  };
-  try {
-    for (let i = 0; i < depth; i++) more();
-    for (;;) {
-      const r = await queue.shift()!;
-      if (r.done) return;
-      more();
-      yield r.value;
+export async function* copyChunks(file: PreparedFile, schema: InferredSchema, verify: boolean): AsyncGenerator<Buffer> {
+  const types = schema.fields.map((f) => f.type);
+  const index = new Map<string, number>();
+  for (const [label, name] of schema.nameOf) index.set(label, schema.fields.findIndex((f) => f.name === name));
+  const rows = new CopyBinaryRows(types);
+  const values: unknown[] = new Array(types.length).fill(null);
+  for await (const record of file.records()) {
+    values.fill(null);
+    for (const key in record.fields) {
+      const i = index.get(key);
+      if (i === undefined) {
+        if (verify) throw new GuessMissed();
+        throw new DataFileError('column appeared that was not there on the first read', { row: record.row, column: key });
+      }
+      const v = record.fields[key];
+      if (verify && !fitsType(types[i], v, file.valueSource)) throw new GuessMissed();
+      values[i] = coerceValue(v, types[i], file.valueSource, record, key);
     }
-  } finally {
-    await it.return?.(undefined);
+    rows.add(values);
+    if (rows.size >= 1 << 20) yield rows.take();
   }
+  if (rows.size > 0) yield rows.take();
 }

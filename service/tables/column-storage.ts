@@ -72,11 +72,11 @@ export async function dropColumnTablesOfSite(db: DbOrTx, siteId: string): Promis
 export type CopyFormat =
   /** CSV as PostgreSQL reads it: the file's own bytes (the datasets CSV fast path). */
   | { kind: 'csv'; delimiter: string; header: boolean; encoding: 'UTF8' }
-  /** PostgreSQL's text format (tab separated, `\N` null), as written by `copyTextLine`. */
-  | { kind: 'text' };
+  /** PostgreSQL's binary format, tuples written by `CopyBinaryRows` (header and trailer added here). */
+  | { kind: 'binary' };
 
 function copyOptions(format: CopyFormat, columns: readonly string[], header: boolean): string {
-  if (format.kind === 'text') return `(format text)`;
+  if (format.kind === 'binary') return `(format binary)`;
   const delimiter = format.delimiter === "'" ? "''''" : `'${format.delimiter}'`;
   // FORCE_NULL: a quoted empty cell ("") is null too, as in the papaparse path (empty = null).
   return `(format csv, header ${header}, delimiter ${delimiter}, quote '"', encoding '${format.encoding}', force_null (${columns.map(quoteColumn).join(', ')}))`;
@@ -117,16 +117,20 @@ export async function loadedCount(db: DbOrTx, tableId: string): Promise<number> 
 export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: readonly string[], format: CopyFormat, chunks: AsyncIterable<Buffer>): Promise<void> {
   const target = `${columnTableName(tableId)} (${columns.map(quoteColumn).join(', ')})`;
   const driver = driverOf(db);
+  const binary = format.kind === 'binary';
   if ('postgres' in driver) {
     const header = format.kind === 'csv' && format.header;
     const writable = await driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`).writable();
     const failed = new Promise<never>((_, reject) => writable.on('error', reject));
     failed.catch(() => {});
     const done = new Promise<void>((resolve) => writable.on('finish', resolve));
+    const write = async (chunk: Buffer) => {
+      if (!writable.write(chunk)) await Promise.race([once(writable, 'drain'), failed]);
+    };
     try {
-      for await (const chunk of chunks) {
-        if (!writable.write(chunk)) await Promise.race([once(writable, 'drain'), failed]);
-      }
+      if (binary) await write(COPY_BINARY_HEADER);
+      for await (const chunk of chunks) await write(chunk);
+      if (binary) await write(COPY_BINARY_TRAILER);
     } catch (e) {
       writable.destroy(e as Error);
       await Promise.race([done, failed]).catch(() => {});
@@ -140,33 +144,120 @@ export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: 
   for await (const chunk of chunks) {
     const header = format.kind === 'csv' && format.header && first;
     first = false;
-    await driver.pglite.query(`copy ${target} from '/dev/blob' with ${copyOptions(format, columns, header)}`, [], { blob: new Blob([new Uint8Array(chunk)]) });
+    const blob = binary ? new Blob([COPY_BINARY_HEADER, new Uint8Array(chunk), COPY_BINARY_TRAILER]) : new Blob([new Uint8Array(chunk)]);
+    await driver.pglite.query(`copy ${target} from '/dev/blob' with ${copyOptions(format, columns, header)}`, [], { blob });
   }
 }
 
-/** One record as a line of PostgreSQL's COPY text format, values in field order (null → `\N`). */
-export function copyTextLine(values: readonly unknown[], types: readonly FieldType[]): string {
-  let line = '';
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) line += '\t';
-    const v = values[i];
-    if (v === null || v === undefined) {
-      line += '\\N';
-      continue;
+// PostgreSQL's binary COPY: a signature, flags and extension length; per tuple a field count and,
+// per field, a length (-1: null) and the value in the type's binary form; -1 at the end.
+const COPY_BINARY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+const COPY_BINARY_TRAILER = Buffer.from([0xff, 0xff]);
+/** 2000-01-01, PostgreSQL's epoch for dates and timestamps. */
+const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
+const PG_EPOCH_DAYS = PG_EPOCH_MS / 86_400_000;
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (any year; Date.UTC maps years 0–99 to 19xx). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/**
+ * Writes records as binary COPY tuples. Values are the Tables wire values of each field's type
+ * (numbers, booleans, `YYYY-MM-DD`, ISO date-times, strings, JSON values) — no number is printed
+ * and parsed again. `take` hands over what was written so far.
+ */
+export class CopyBinaryRows {
+  private buf = Buffer.allocUnsafe(1 << 20);
+  private pos = 0;
+
+  constructor(private readonly types: readonly FieldType[]) {}
+
+  get size(): number {
+    return this.pos;
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  private text(s: string, prefix?: number): void {
+    this.room(5 + s.length * 3);
+    const at = this.pos;
+    let start = at + 4;
+    if (prefix !== undefined) this.buf[start++] = prefix;
+    const n = this.buf.write(s, start, 'utf8');
+    this.buf.writeInt32BE(start + n - at - 4, at);
+    this.pos = start + n;
+  }
+
+  add(values: readonly unknown[]): void {
+    const { types } = this;
+    this.room(2);
+    this.buf.writeInt16BE(types.length, this.pos);
+    this.pos += 2;
+    for (let i = 0; i < types.length; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) {
+        this.room(4);
+        this.buf.writeInt32BE(-1, this.pos);
+        this.pos += 4;
+        continue;
+      }
+      switch (types[i]) {
+        case 'number':
+        case 'integer':
+          this.room(12);
+          this.buf.writeInt32BE(8, this.pos);
+          this.buf.writeDoubleBE(v as number, this.pos + 4);
+          this.pos += 12;
+          break;
+        case 'boolean':
+          this.room(5);
+          this.buf.writeInt32BE(1, this.pos);
+          this.buf[this.pos + 4] = v ? 1 : 0;
+          this.pos += 5;
+          break;
+        case 'date': {
+          const s = v as string;
+          const days = daysFromCivil(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))) - PG_EPOCH_DAYS;
+          this.room(8);
+          this.buf.writeInt32BE(4, this.pos);
+          this.buf.writeInt32BE(days, this.pos + 4);
+          this.pos += 8;
+          break;
+        }
+        case 'datetime': {
+          const ms = Date.parse(v as string);
+          this.room(12);
+          this.buf.writeInt32BE(8, this.pos);
+          this.buf.writeBigInt64BE(BigInt(ms - PG_EPOCH_MS) * 1000n, this.pos + 4);
+          this.pos += 12;
+          break;
+        }
+        case 'json':
+          this.text(JSON.stringify(v), 1); // jsonb's binary form: version 1, then the text
+          break;
+        default:
+          this.text(v as string);
+      }
     }
-    const t = types[i];
-    if (t === 'boolean') line += v ? 't' : 'f';
-    else if (t === 'number' || t === 'integer') line += String(v);
-    else line += escapeCopyText(t === 'json' ? JSON.stringify(v) : String(v));
   }
-  return `${line}\n`;
-}
 
-const COPY_SPECIAL = /[\\\t\n\r]/;
-
-function escapeCopyText(s: string): string {
-  if (!COPY_SPECIAL.test(s)) return s;
-  return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+  /** The tuples written since the last take. */
+  take(): Buffer {
+    const out = Buffer.from(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+    return out;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
