@@ -180,6 +180,11 @@ export class SchemaInferrer {
 
 /** True when a value of `v`'s type leaves a column of `type` as it is (null fits every type). */
 export function fitsType(type: FieldType, v: unknown, source: ValueSource): boolean {
+  // The common cases first (this runs for every value of a guessed schema); the rule itself below.
+  if (type === 'json' || v === null || v === undefined) return true;
+  if (typeof v === 'number') return type === 'number' || type === 'string' || (type === 'integer' && Number.isSafeInteger(v)) || !Number.isFinite(v);
+  if (typeof v === 'boolean') return type === 'boolean' || type === 'string';
+  if (typeof v === 'string' && type === 'string') return true;
   const t = typeOfValue(v, source);
   return t === null || t === type || widen(type, t) === type;
 }

@@ -157,24 +157,41 @@ export class GuessMissed extends Error {}
  */
 export async function* copyChunks(file: PreparedFile, schema: InferredSchema, verify: boolean): AsyncGenerator<Buffer> {
   const types = schema.fields.map((f) => f.type);
-  const index = new Map<string, number>();
-  for (const [label, name] of schema.nameOf) index.set(label, schema.fields.findIndex((f) => f.name === name));
+  const labels: string[] = new Array(types.length);
+  for (const [label, name] of schema.nameOf) labels[schema.fields.findIndex((f) => f.name === name)] = label;
+  const known = new Set(labels);
   const rows = new CopyBinaryRows(types);
   const values: unknown[] = new Array(types.length).fill(null);
+  const source = file.valueSource;
   for await (const record of file.records()) {
-    values.fill(null);
-    for (const key in record.fields) {
-      const i = index.get(key);
-      if (i === undefined) {
-        if (verify) throw new GuessMissed();
-        throw new DataFileError('column appeared that was not there on the first read', { row: record.row, column: key });
+    const { fields } = record;
+    let present = 0;
+    for (let i = 0; i < labels.length; i++) {
+      const v = fields[labels[i]];
+      if (v === undefined) {
+        values[i] = null;
+        if (labels[i] in fields) present++;
+        continue;
       }
-      const v = record.fields[key];
-      if (verify && !fitsType(types[i], v, file.valueSource)) throw new GuessMissed();
-      values[i] = coerceValue(v, types[i], file.valueSource, record, key);
+      present++;
+      if (verify && !fitsType(types[i], v, source)) throw new GuessMissed();
+      values[i] = coerceValue(v, types[i], source, record, labels[i]);
+    }
+    // A key the schema does not know: the record has more keys than the schema's it holds.
+    if (countKeys(fields, present + 1) > present) {
+      const extra = Object.keys(fields).find((k) => !known.has(k))!;
+      if (verify) throw new GuessMissed();
+      throw new DataFileError('column appeared that was not there on the first read', { row: record.row, column: extra });
     }
     rows.add(values);
     if (rows.size >= 1 << 20) yield rows.take();
   }
   if (rows.size > 0) yield rows.take();
+}
+
+/** The number of keys of `o`, counting no further than `atMost`. */
+function countKeys(o: Record<string, unknown>, atMost: number): number {
+  let n = 0;
+  for (const _ in o) if (++n >= atMost) break;
+  return n;
 }

@@ -24,6 +24,11 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
       return fn(tx);
     }, isolationLevel ? { isolationLevel } : undefined);
   } catch (e) {
+    // A value that passed the query checks but not the column's type (a dataset's date of year 0…).
+    if (sqlStateOf(e)?.startsWith('22')) {
+      const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+      throw new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, { issues: [{ field: 'query', message: 'a value does not fit its field' }] });
+    }
     if (sqlStateOf(e) === '57014') {
       throw new AppError('query_timeout', `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`, { timeoutMs: ms });
     }
