@@ -83,8 +83,12 @@ function copyOptions(format: CopyFormat, columns: readonly string[], header: boo
 }
 
 /** The raw driver behind a drizzle handle: postgres.js (`unsafe`) or PGlite (`query` with a blob). */
+interface PostgresJsQuery {
+  writable(): Promise<NodeJS.WritableStream & { destroy(e?: Error): void }>;
+  reject(e: unknown): void;
+}
 interface PostgresJsClient {
-  unsafe(query: string): { writable(): Promise<NodeJS.WritableStream & { destroy(e?: Error): void }> };
+  unsafe(query: string): PostgresJsQuery;
 }
 interface PgliteClient {
   query(query: string, params?: unknown[], options?: { blob?: Blob }): Promise<unknown>;
@@ -120,8 +124,20 @@ export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: 
   const binary = format.kind === 'binary';
   if ('postgres' in driver) {
     const header = format.kind === 'csv' && format.header;
-    const writable = await driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`).writable();
-    const failed = new Promise<never>((_, reject) => writable.on('error', reject));
+    const query = driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`);
+    // postgres.js resolves the query with the stream as soon as COPY starts, and a server error that
+    // ends the COPY (a value the column refuses) then rejects an already-resolved promise: lost, and
+    // the stream never finishes. Its `reject` is where that error goes, so we listen there.
+    const refused = new Promise<never>((_, reject) => {
+      const own = query.reject;
+      query.reject = (e: unknown) => {
+        reject(e);
+        own(e);
+      };
+    });
+    refused.catch(() => {});
+    const writable = await query.writable();
+    const failed = Promise.race([refused, new Promise<never>((_, reject) => writable.on('error', reject))]);
     failed.catch(() => {});
     const done = new Promise<void>((resolve) => writable.on('finish', resolve));
     const write = async (chunk: Buffer) => {
@@ -133,7 +149,7 @@ export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: 
       if (binary) await write(COPY_BINARY_TRAILER);
     } catch (e) {
       writable.destroy(e as Error);
-      await Promise.race([done, failed]).catch(() => {});
+      await failed.catch(() => {}); // the server's answer to the abort: the connection is free again
       throw e;
     }
     writable.end();
