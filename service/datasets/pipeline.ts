@@ -7,10 +7,10 @@ import type { Readable } from 'node:stream';
 import type { BlobStore } from '../storage/blob-store.js';
 import { CopyBinaryRows } from '../tables/column-storage.js';
 import { needsSpool, sniffMismatch } from './formats.js';
-import { coerceRecord, coerceValue, fitsType, SchemaInferrer, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
+import { coerceRecord, coerceValue, fitsType, schemaOf, SchemaInferrer, typeOfValue, widen, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
 import { parseCsv } from './parsers/csv.js';
 import { parseGeoJson, parseJson } from './parsers/json.js';
-import { inspectParquet, parseParquet } from './parsers/parquet.js';
+import { inspectParquet, parseParquet, parseParquetColumns, type ParquetColumnSlice } from './parsers/parquet.js';
 import { extractShapefileZip, readShapefile, type ExtractedShapefile } from './parsers/shapefile.js';
 import { parseXlsx } from './parsers/xlsx.js';
 import { DataFileError, type DataFileKind, type ParseLimits, type SourceRecord } from './records.js';
@@ -20,6 +20,8 @@ export interface PreparedFile {
   kind: DataFileKind;
   valueSource: ValueSource;
   records(): AsyncIterable<SourceRecord>;
+  /** The same records by columns, a slice of rows at a time (at most `maxRows`), where the format reads faster so (plain Parquet). */
+  columnSlices?(maxRows?: number): AsyncIterable<ParquetColumnSlice>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
         kind: info.geometryColumn ? 'geoparquet' : 'parquet',
         valueSource: 'typed',
         records: () => parseParquet(file, limits),
+        ...(info.geometryColumn ? {} : { columnSlices: (maxRows?: number) => parseParquetColumns(file, limits, maxRows) }),
         close,
       };
     }
@@ -113,6 +116,7 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
  * With `sampleRecords`, only the first records: a guess (`complete` false when the file had more).
  */
 export async function inferSchema(file: PreparedFile, limits: ParseLimits, sampleRecords = Infinity): Promise<InferredSchema & { complete: boolean }> {
+  if (file.columnSlices && sampleRecords !== Infinity) return inferColumns(file.columnSlices(sampleRecords + 1), sampleRecords);
   const inferrer = new SchemaInferrer(file.valueSource, limits.maxColumns);
   let complete = true;
   for await (const r of file.records()) {
@@ -146,6 +150,34 @@ export async function* coercedBatches(
   if (batch.length) yield batch;
 }
 
+/** inferSchema over column slices (typed values): the same schema as over their records. */
+async function inferColumns(slices: AsyncIterable<ParquetColumnSlice>, sampleRecords: number): Promise<InferredSchema & { complete: boolean }> {
+  let names: string[] = [];
+  let types: (FieldType | null)[] = [];
+  let records = 0;
+  for await (const slice of slices) {
+    if (records === 0) {
+      names = slice.names;
+      types = names.map(() => null);
+    }
+    const n = Math.min(slice.length, sampleRecords - records);
+    for (let c = 0; c < names.length; c++) {
+      const column = slice.columns[c];
+      let t = types[c];
+      for (let r = 0; r < n; r++) {
+        const v = typeOfValue(column[r], 'typed');
+        if (v !== null && v !== t) t = widen(t, v);
+      }
+      types[c] = t;
+    }
+    records += slice.length;
+  }
+  const schema = schemaOf(names.map((n, i) => [n, types[i]]), Math.min(records, sampleRecords));
+  if (schema.records === 0) throw new DataFileError('the file holds no records');
+  if (schema.fields.length === 0) throw new DataFileError('the records have no fields');
+  return { ...schema, complete: records <= sampleRecords };
+}
+
 /** Thrown by `copyChunks` in `verify` mode: a record does not fit the guessed schema. */
 export class GuessMissed extends Error {}
 
@@ -159,10 +191,18 @@ export async function* copyChunks(file: PreparedFile, schema: InferredSchema, ve
   const types = schema.fields.map((f) => f.type);
   const labels: string[] = new Array(types.length);
   for (const [label, name] of schema.nameOf) labels[schema.fields.findIndex((f) => f.name === name)] = label;
-  const known = new Set(labels);
   const rows = new CopyBinaryRows(types);
   const values: unknown[] = new Array(types.length).fill(null);
   const source = file.valueSource;
+  if (file.columnSlices) {
+    for await (const slice of file.columnSlices()) {
+      yield* sliceChunks(slice, labels, types, rows, verify);
+      if (rows.size >= 1 << 20) yield rows.take();
+    }
+    if (rows.size > 0) yield rows.take();
+    return;
+  }
+  const known = new Set(labels);
   for await (const record of file.records()) {
     const { fields } = record;
     let present = 0;
@@ -187,6 +227,37 @@ export async function* copyChunks(file: PreparedFile, schema: InferredSchema, ve
     if (rows.size >= 1 << 20) yield rows.take();
   }
   if (rows.size > 0) yield rows.take();
+}
+
+/** copyChunks for a slice of columns (typed values): each column checked whole, then the rows written. */
+function* sliceChunks(slice: ParquetColumnSlice, labels: string[], types: FieldType[], rows: CopyBinaryRows, verify: boolean): Generator<Buffer> {
+  if (slice.names.length !== labels.length || labels.some((l) => !slice.names.includes(l))) {
+    if (verify) throw new GuessMissed();
+    throw new DataFileError('the columns changed between the two reads of the file');
+  }
+  const columns = labels.map((l) => slice.columns[slice.names.indexOf(l)]);
+  if (verify) {
+    for (let c = 0; c < columns.length; c++) {
+      const column = columns[c];
+      const type = types[c];
+      for (let r = 0; r < slice.length; r++) if (!fitsType(type, column[r], 'typed')) throw new GuessMissed();
+    }
+  }
+  const at: SourceRecord = { row: 0, fields: {} };
+  const values: unknown[] = new Array(types.length);
+  for (let r = 0; r < slice.length; r++) {
+    at.row = slice.firstRow + r;
+    for (let c = 0; c < columns.length; c++) {
+      const v = columns[c][r];
+      const t = types[c];
+      // What coerceValue answers, without the call for the common cases.
+      if (typeof v === 'number' && (t === 'number' || t === 'integer')) values[c] = Number.isFinite(v) ? v : null;
+      else if (typeof v === 'string' && t === 'string') values[c] = v === '' ? null : v;
+      else values[c] = coerceValue(v, t, 'typed', at, labels[c]);
+    }
+    rows.add(values);
+    if (rows.size >= 1 << 20) yield rows.take();
+  }
 }
 
 /** The number of keys of `o`, counting no further than `atMost`. */

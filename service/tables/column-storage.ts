@@ -50,9 +50,14 @@ export async function createColumnTable(db: DbOrTx, tableId: string, fields: rea
   await db.execute(sql.raw(`create table ${columnTableName(tableId)} (id bigint generated always as identity (cache 10000), ${columns.join(', ')})`));
 }
 
-/** After the load: the primary key (one sorted build instead of maintenance per row) and statistics. */
+/**
+ * After the load: the primary key (one sorted build: cheaper than maintaining it row by row) and
+ * planner statistics from a small sample (3,000 rows instead of 30,000: enough for the plans the
+ * Table API needs, ~30 ms instead of ~250 ms on a million rows; autovacuum refines them later).
+ */
 export async function finishColumnTable(db: DbOrTx, tableId: string): Promise<void> {
   await db.execute(sql.raw(`alter table ${columnTableName(tableId)} add primary key (id)`));
+  await db.execute(sql`select set_config('default_statistics_target', '10', true)`);
   await db.execute(sql.raw(`analyze ${columnTableName(tableId)}`));
 }
 
@@ -217,53 +222,54 @@ export class CopyBinaryRows {
 
   add(values: readonly unknown[]): void {
     const { types } = this;
-    this.room(2);
-    this.buf.writeInt16BE(types.length, this.pos);
+    // The largest fixed-size tuple: 2 + 12 per field; text reserves its own room.
+    this.room(2 + 12 * types.length);
+    let buf = this.buf;
+    buf.writeInt16BE(types.length, this.pos);
     this.pos += 2;
     for (let i = 0; i < types.length; i++) {
       const v = values[i];
       if (v === null || v === undefined) {
-        this.room(4);
-        this.buf.writeInt32BE(-1, this.pos);
+        buf.writeInt32BE(-1, this.pos);
         this.pos += 4;
         continue;
       }
       switch (types[i]) {
         case 'number':
         case 'integer':
-          this.room(12);
-          this.buf.writeInt32BE(8, this.pos);
-          this.buf.writeDoubleBE(v as number, this.pos + 4);
+          buf.writeInt32BE(8, this.pos);
+          buf.writeDoubleBE(v as number, this.pos + 4);
           this.pos += 12;
           break;
         case 'boolean':
-          this.room(5);
-          this.buf.writeInt32BE(1, this.pos);
-          this.buf[this.pos + 4] = v ? 1 : 0;
+          buf.writeInt32BE(1, this.pos);
+          buf[this.pos + 4] = v ? 1 : 0;
           this.pos += 5;
           break;
         case 'date': {
           const s = v as string;
           const days = daysFromCivil(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))) - PG_EPOCH_DAYS;
-          this.room(8);
-          this.buf.writeInt32BE(4, this.pos);
-          this.buf.writeInt32BE(days, this.pos + 4);
+          buf.writeInt32BE(4, this.pos);
+          buf.writeInt32BE(days, this.pos + 4);
           this.pos += 8;
           break;
         }
         case 'datetime': {
           const ms = Date.parse(v as string);
-          this.room(12);
-          this.buf.writeInt32BE(8, this.pos);
-          this.buf.writeBigInt64BE(BigInt(ms - PG_EPOCH_MS) * 1000n, this.pos + 4);
+          buf.writeInt32BE(8, this.pos);
+          buf.writeBigInt64BE(BigInt(ms - PG_EPOCH_MS) * 1000n, this.pos + 4);
           this.pos += 12;
           break;
         }
         case 'json':
           this.text(JSON.stringify(v), 1); // jsonb's binary form: version 1, then the text
+          this.room(12 * (types.length - i));
+          buf = this.buf; // the buffer may have grown
           break;
         default:
           this.text(v as string);
+          this.room(12 * (types.length - i));
+          buf = this.buf;
       }
     }
   }

@@ -8,6 +8,7 @@ import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';
 import { deleteSite, deleteSiteBlobs } from '../../service/sites/sites.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { mixedParquet } from './fixtures.js';
 import { newWallet, uploadAndConvert, walletApp } from './helpers.js';
 
 /**
@@ -125,6 +126,30 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const { asset: held } = await uploadAndConvert(h, wallet, app.id, 'held.json', Buffer.from(JSON.stringify(records.slice(0, -1))));
     expect(held.fields.map((f) => f.type)).toEqual(['integer', 'string']);
     expect(held.recordCount).toBe(GUESS_RECORDS + 50);
+  });
+
+  it(`Parquet: guessed from the first ${GUESS_RECORDS} rows and verified on every row, or read twice when a later row widens a column`, async () => {
+    const wallet = newWallet();
+    const app = await walletApp(h, wallet);
+    const rows = GUESS_RECORDS + 500;
+    const held = await uploadAndConvert(h, wallet, app.id, 'held.parquet', mixedParquet(rows, 42));
+    expect(held.asset.fields.map((f) => [f.name, f.type])).toEqual([['n', 'integer'], ['price', 'integer'], ['flag', 'boolean'], ['name', 'string'], ['at', 'datetime'], ['meta', 'json']]);
+    const missed = await uploadAndConvert(h, wallet, app.id, 'missed.parquet', mixedParquet(rows, 2.5));
+    expect(missed.asset.fields.map((f) => f.type)).toEqual(['integer', 'number', 'boolean', 'string', 'datetime', 'json']);
+    for (const [slug, last] of [['held', 42], ['missed', 2.5]] as const) {
+      const records = await all(app.slug, slug);
+      expect(records.length).toBe(rows);
+      const expected = (i: number) => {
+        const f: Record<string, unknown> = { price: i === rows - 1 ? last : i % 100, at: `2024-01-01T12:00:${String(i % 60).padStart(2, '0')}.000Z`, meta: { i, even: i % 2 === 0 } };
+        if (i !== 3) f.n = i;
+        if (i % 5 !== 0) f.flag = i % 2 === 0;
+        if (i % 7 !== 0) f.name = `row ${i}`;
+        return f;
+      };
+      for (const i of [0, 1, 3, 5, 7, 3999, 4000, GUESS_RECORDS, rows - 1]) expect(records[i], `${slug} row ${i}`).toEqual({ id: String(i + 1), fields: expected(i) });
+      const sum = await get(app.slug, slug, '?aggregate=sum&aggregateField=n');
+      expect(sum.body.value).toBe(((rows - 1) * rows) / 2 - 3);
+    }
   });
 
   it('reads every type: filters, date ranges, search, sorting with cursors, aggregates, one record', async () => {

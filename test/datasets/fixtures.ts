@@ -175,6 +175,28 @@ export function citiesParquet(codec: ParquetCodec = 'SNAPPY', rowGroupSize?: num
 }
 
 /** GeoParquet 1.1: WKB in a plain BYTE_ARRAY column, described by the `geo` file metadata. */
+/**
+ * `rows` rows of every plain column kind, in row groups of `rowGroupSize`: n INT64 (one null), price
+ * DOUBLE (whole numbers; `lastPrice` for the last row), flag BOOLEAN (null every 5th), name STRING
+ * (empty every 7th), at TIMESTAMP, meta JSON.
+ */
+export function mixedParquet(rows: number, lastPrice: number, rowGroupSize = 4000): Buffer {
+  const idx = Array.from({ length: rows }, (_, i) => i);
+  return writeParquet(
+    [
+      { name: 'n', data: idx.map((i) => (i === 3 ? null : BigInt(i))), type: 'INT64' },
+      { name: 'price', data: idx.map((i) => (i === rows - 1 ? lastPrice : i % 100)), type: 'DOUBLE' },
+      { name: 'flag', data: idx.map((i) => (i % 5 === 0 ? null : i % 2 === 0)), type: 'BOOLEAN' },
+      { name: 'name', data: idx.map((i) => (i % 7 === 0 ? '' : `row ${i}`)), type: 'STRING' },
+      { name: 'at', data: idx.map((i) => new Date(Date.UTC(2024, 0, 1, 12, 0, i % 60))), type: 'TIMESTAMP' },
+      { name: 'meta', data: idx.map((i) => ({ i, even: i % 2 === 0 })), type: 'JSON' },
+    ],
+    'SNAPPY',
+    undefined,
+    rowGroupSize,
+  );
+}
+
 export function citiesGeoParquet(codec: ParquetCodec = 'SNAPPY'): Buffer {
   const geo = { version: '1.1.0', primary_column: 'geom', columns: { geom: { encoding: 'WKB', geometry_types: ['Point', 'Polygon'] } } };
   const geoms = [

@@ -13,6 +13,7 @@ import {
   citiesParquet,
   citiesShapefileZip,
   citiesXlsx,
+  mixedParquet,
   PARQUET_CODECS,
   zipBomb,
   zipOf,
@@ -216,6 +217,28 @@ describe('Parquet', () => {
       expect(r.rows[0]).toMatchObject({ population: 3645000, seen_at: '2024-01-01T12:30:00.000Z' });
     });
   }
+
+  it('by columns, a plain file gives the same values as by records, slice after slice', async () => {
+    for (const buf of [citiesParquet('ZSTD', 2), mixedParquet(9000, 2.5, 1000)]) {
+      const file = await prepareDataFile(opener(buf, 64 * 1024), 'parquet', { limits: DEFAULT_PARSE_LIMITS });
+      try {
+        const byRecords: Record<string, unknown>[] = [];
+        for await (const r of file.records()) byRecords.push(r.fields);
+        const byColumns: Record<string, unknown>[] = [];
+        for await (const slice of file.columnSlices!()) {
+          expect(slice.firstRow).toBe(byColumns.length + 1);
+          for (let r = 0; r < slice.length; r++) byColumns.push(Object.fromEntries(slice.names.map((n, c) => [n, slice.columns[c][r] ?? null])));
+        }
+        expect(byColumns).toEqual(byRecords.map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v ?? null]))));
+        // The sample the schema guess reads: the first rows only.
+        let sampled = 0;
+        for await (const slice of file.columnSlices!(1500)) sampled += slice.length;
+        expect(sampled).toBe(Math.min(1500, byRecords.length));
+      } finally {
+        await file.close();
+      }
+    }
+  });
 
   it('decodes GeoParquet WKB geometry as GeoJSON with longitude/latitude for points', async () => {
     const r = await convert(citiesGeoParquet('ZSTD'), 'parquet');
