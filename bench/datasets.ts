@@ -11,10 +11,12 @@ import { withScratchDatabase } from './lib.js';
 /**
  * Data-file conversion on 1,000,000 rows (real PostgreSQL on 127.0.0.1:5432, a scratch database
  * created and dropped here): the same rows as a CSV and as a Parquet file, each converted by the
- * real pipeline (blob store → streaming parse → schema inference → batched load into a dataset
- * Table, one transaction), beside `COPY … FROM STDIN` of the same CSV into a typed table through
- * postgres.js — the physical limit on this machine. Each case runs in its own process so its
- * peak RSS is its own. Goal: conversion ≤ 2× COPY time, RSS bounded (independent of file size).
+ * real pipeline (blob store → schema → COPY into the dataset's column table, one transaction: see
+ * service/datasets/load.ts), beside `COPY … FROM STDIN` of the same CSV into a typed table through
+ * postgres.js — the physical limit on this machine — and, for scale, COPY of the same rows as JSON
+ * into the shared JSONB `table_records` of hand-made Tables (where datasets lived before column
+ * storage). Each case runs in its own process so its peak RSS is its own. Goal: conversion ≤ 2×
+ * COPY time, RSS bounded (independent of file size: try BENCH_DATASET_ROWS=200000).
  */
 const ROWS = Number(process.env.BENCH_DATASET_ROWS ?? 1_000_000);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -76,7 +78,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
   const started = performance.now();
   let count = 0;
   if (mode === 'copy-jsonb') {
-    // The storage a dataset lands in: table_records (JSONB + the same indexes), rows as JSON via COPY.
+    // The storage of hand-made Tables: table_records (JSONB + the same indexes), rows as JSON via COPY.
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     await sql.unsafe('create table copy_jsonb (like table_records including all)');
     const t = performance.now();
@@ -191,7 +193,7 @@ export async function run(): Promise<void> {
       console.log(`${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`);
       const figures = [
         measure('COPY csv → typed table (postgres.js)', 'copy', dbUrl, csv),
-        measure('COPY same rows as JSONB → table_records', 'copy-jsonb', dbUrl, csv),
+        measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv),
         measure('convert CSV → dataset', 'convert', dbUrl, csv),
         measure('convert Parquet → dataset', 'convert', dbUrl, parquet),
       ];
@@ -202,8 +204,8 @@ export async function run(): Promise<void> {
           `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds).toLocaleString('en').padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}`,
         );
       }
-      console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2 is the floor of the');
-      console.log('Tables storage (JSONB records + GIN jsonb_path_ops + btree) that every dataset row lands in.');
+      console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
+      console.log('storage of hand-made Tables (GIN jsonb_path_ops + btree), where datasets lived before column storage.');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
