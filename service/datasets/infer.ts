@@ -65,8 +65,9 @@ function isIsoDateTime(s: string): boolean {
 function toIsoDateTime(s: string): string {
   const m = DATETIME.exec(s)!;
   const zone = m[9] ? (m[9].toUpperCase() === 'Z' ? 'Z' : m[9].length === 5 ? `${m[9].slice(0, 3)}:${m[9].slice(3)}` : m[9]) : 'Z';
-  const frac = m[8] ? m[8].slice(0, 4) : '';
-  return new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[7] ?? '00'}${frac}${zone}`).toISOString();
+  // Milliseconds, rounded as PostgreSQL rounds into a timestamptz(3) column (the CSV fast path).
+  const ms = m[8] ? Math.floor((Math.round(Number(`0${m[8].slice(0, 10)}`) * 1e6) + 500) / 1000) : 0;
+  return new Date(Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[7] ?? '00'}${zone}`) + ms).toISOString();
 }
 
 function isMidnightUtc(d: Date): boolean {

@@ -36,7 +36,8 @@ const SQL_TYPES: Record<FieldType, string> = {
   integer: 'float8',
   boolean: 'boolean',
   date: 'date',
-  datetime: 'timestamptz',
+  // Milliseconds, as the Tables wire format shows them: what is stored is what a cursor names.
+  datetime: 'timestamptz(3)',
   json: 'jsonb',
 };
 
@@ -82,9 +83,9 @@ export type CopyFormat =
 
 function copyOptions(format: CopyFormat, columns: readonly string[], header: boolean): string {
   if (format.kind === 'binary') return `(format binary)`;
-  const delimiter = format.delimiter === "'" ? "''''" : `'${format.delimiter}'`;
+  if (!/^[,;\t|]$/.test(format.delimiter)) throw new Error(`unexpected CSV delimiter ${JSON.stringify(format.delimiter)}`);
   // FORCE_NULL: a quoted empty cell ("") is null too, as in the papaparse path (empty = null).
-  return `(format csv, header ${header}, delimiter ${delimiter}, quote '"', encoding '${format.encoding}', force_null (${columns.map(quoteColumn).join(', ')}))`;
+  return `(format csv, header ${header}, delimiter '${format.delimiter}', quote '"', encoding '${format.encoding}', force_null (${columns.map(quoteColumn).join(', ')}))`;
 }
 
 /** The raw driver behind a drizzle handle: postgres.js (`unsafe`) or PGlite (`query` with a blob). */

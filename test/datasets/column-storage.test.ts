@@ -83,6 +83,27 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     expect(fastRecords[4].fields).toEqual({ n: 4, name: 'name 4, "quoted" é', price: 5, active: true, day: '2024-05-05', at: '2024-03-01T10:04:00.250Z', zip: '00004', note: 'x' });
   });
 
+  it('sub-millisecond date-times are stored as shown (milliseconds, rounded alike on both paths): cursors never repeat a row', async () => {
+    const wallet = newWallet();
+    const app = await walletApp(h, wallet);
+    const body = 'at,k\n' + Array.from({ length: 12 }, (_, i) => `2024-05-01T10:00:00.${String(1230 + i * 3).padStart(4, '0')}Z,${i}`).join('\n') + '\n';
+    const fast = await uploadAndConvert(h, wallet, app.id, 'subms.csv', Buffer.from(body));
+    const slow = await uploadAndConvert(h, wallet, app.id, 'subms2.csv', Buffer.from(`${body}\n`));
+    for (const slug of [fast.asset.slug, slow.asset.slug]) {
+      const seen: string[] = [];
+      let cursor = '';
+      for (let page = 0; page < 20; page++) {
+        const { body: b } = await get(app.slug, slug, `?sortField=at&limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+        seen.push(...b.records.map((r: { fields: { at: string; k: number } }) => `${r.fields.k}@${r.fields.at}`));
+        if (!b.nextCursor) break;
+        cursor = b.nextCursor;
+      }
+      expect(seen.length).toBe(12);
+      expect(new Set(seen).size).toBe(12);
+      expect(seen.slice(0, 3)).toEqual(['0@2024-05-01T10:00:00.123Z', '1@2024-05-01T10:00:00.123Z', '2@2024-05-01T10:00:00.124Z']);
+    }
+  });
+
   it('a CSV whose columns widen after the first MiB: the COPY is redone with the whole file’s schema', async () => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);
