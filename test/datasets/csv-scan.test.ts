@@ -97,6 +97,12 @@ describe('CSV fast path: the scan', () => {
     });
   }
 
+  it('leaves to papaparse a row longer than the record limit, even in a text column', async () => {
+    const bytes = Buffer.from(`a,b\n1,${'x'.repeat(300)}\n`);
+    expect(await scanCsvForCopy(Readable.from([bytes]), { ...limits, maxRecordBytes: 200 })).toBeNull();
+    expect(await scanCsvForCopy(Readable.from([bytes]), { ...limits, maxRecordBytes: 400 })).not.toBeNull();
+  });
+
   it('a sample is a guess (complete: false) that the whole file may widen', async () => {
     const head = 'n,s\n' + Array.from({ length: 40_000 }, (_, i) => `${i},${i}`).join('\n');
     const bytes = Buffer.from(`${head}\n1.5,x\n`);

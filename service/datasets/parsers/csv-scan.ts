@@ -214,6 +214,7 @@ class CsvScanner {
         }
         break;
       }
+      if (p - recordStart > this.limits.maxRecordBytes) fallback(); // papaparse refuses a row that long
       this.record(b, nf, newlines);
     }
   }
@@ -248,7 +249,6 @@ class CsvScanner {
       if (t === STRING) continue;
       const s = this.fs[i];
       const e = this.fe[i];
-      if (e - s > this.limits.maxRecordBytes) fallback();
       if (s === e) continue; // empty: null, fits every type
       let k = this.fq[i] === 2 ? STRING : classifyBytes(b, s, e);
       if (k === -1) k = CODES.get(typeOfValue(b.toString('utf8', s, e), 'text'))!;
