@@ -10,7 +10,7 @@ import { needsSpool, sniffMismatch } from './formats.js';
 import { coerceRecord, coerceValue, fitsType, schemaOf, SchemaInferrer, typeOfValue, widen, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
 import { parseCsv } from './parsers/csv.js';
 import { parseGeoJson, parseJson } from './parsers/json.js';
-import { inspectParquet, parseParquet, parseParquetColumns, type ParquetColumnSlice } from './parsers/parquet.js';
+import { inspectParquet, parseParquet, parseParquetColumns, type ParquetColumnSlice, type ParquetSliceCache } from './parsers/parquet.js';
 import { extractShapefileZip, readShapefile, type ExtractedShapefile } from './parsers/shapefile.js';
 import { parseXlsx } from './parsers/xlsx.js';
 import { DataFileError, type DataFileKind, type ParseLimits, type SourceRecord } from './records.js';
@@ -78,11 +78,12 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
       const file = path.join(tmpDir, 'data.parquet');
       await pipeline(await open(), fs.createWriteStream(file));
       const info = await inspectParquet(file);
+      const sliceCache: ParquetSliceCache = {};
       return {
         kind: info.geometryColumn ? 'geoparquet' : 'parquet',
         valueSource: 'typed',
         records: () => parseParquet(file, limits),
-        ...(info.geometryColumn ? {} : { columnSlices: (maxRows?: number) => parseParquetColumns(file, limits, maxRows) }),
+        ...(info.geometryColumn ? {} : { columnSlices: (maxRows?: number) => parseParquetColumns(file, limits, maxRows, sliceCache) }),
         close,
       };
     }

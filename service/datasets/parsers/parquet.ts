@@ -86,43 +86,68 @@ export interface ParquetColumnSlice {
   /** 1-based number of the slice's first row. */
   firstRow: number;
   length: number;
-  columns: unknown[][];
+  /** Arrays or typed arrays as hyparquet decoded them (undefined and null: no value). */
+  columns: ArrayLike<unknown>[];
+}
+
+/** Keeps the first slice between a sample read and the full read that follows it (one decode). */
+export interface ParquetSliceCache {
+  first?: ParquetColumnSlice;
 }
 
 /**
  * The same values as parseParquet for a plain (not Geo) Parquet file, a slice of rows at a time as
  * columns: no object per row is built, which is most of the cost of reading a big file row by row.
+ * `maxRows` stops early (the schema guess); with a `cache`, the slice such a read decoded is kept for
+ * the next read, which starts with it.
  */
-export async function* parseParquetColumns(path: string, limits: ParseLimits, maxRows = Infinity): AsyncGenerator<ParquetColumnSlice> {
+export async function* parseParquetColumns(path: string, limits: ParseLimits, maxRows = Infinity, cache?: ParquetSliceCache): AsyncGenerator<ParquetColumnSlice> {
   const file = await asyncBufferFromFile(path);
   const metadata = await readFooter(file);
   checkSize(metadata, limits);
   const names = parquetSchema(metadata).children.map((c) => c.element.name);
   const index = new Map(names.map((n, i) => [n, i]));
-  for (const [s, sliceEnd] of slices(metadata)) {
-    if (s >= maxRows) return;
-    const end = Math.min(sliceEnd, maxRows);
-    const columns = names.map(() => new Array<unknown>(end - s).fill(null));
+  const read = async (s: number, end: number): Promise<ParquetColumnSlice> => {
+    const parts: ColumnPart[][] = names.map(() => []);
     try {
-      await parquetRead({
-        file,
-        metadata,
-        compressors,
-        rowStart: s,
-        rowEnd: end,
-        // Chunks may reach outside the asked rows: keep the rows of this slice only.
-        onChunk: ({ columnName, columnData, rowStart }) => {
-          const column = columns[index.get(columnName)!];
-          const from = Math.max(s, rowStart);
-          const to = Math.min(end, rowStart + columnData.length);
-          for (let r = from; r < to; r++) column[r - s] = columnData[r - rowStart] ?? null;
-        },
-      });
+      await parquetRead({ file, metadata, compressors, rowStart: s, rowEnd: end, onChunk: ({ columnName, columnData, rowStart }) => parts[index.get(columnName)!].push({ rowStart, data: columnData }) });
     } catch (e) {
       throw new DataFileError(`cannot decode rows ${s + 1}–${end}: ${(e as Error).message}`, { row: s + 1 });
     }
-    yield { names, firstRow: s + 1, length: end - s, columns };
+    const columns = parts.map((p, i) => {
+      const rows = rowsOf(p, s, end);
+      if (rows.length !== end - s) throw new DataFileError(`column "${names[i]}" holds ${rows.length} values for rows ${s + 1}–${end}`, { row: s + 1, column: names[i] });
+      return rows;
+    });
+    return { names, firstRow: s + 1, length: end - s, columns };
+  };
+  for (const [s, end] of slices(metadata)) {
+    if (s >= maxRows) return;
+    const slice = s === 0 && cache?.first ? cache.first : await read(s, end);
+    if (cache && s === 0) cache.first = maxRows < end ? slice : undefined;
+    if (maxRows < end) {
+      yield { ...slice, length: maxRows - s };
+      return;
+    }
+    yield slice;
   }
+}
+
+interface ColumnPart {
+  rowStart: number;
+  data: ArrayLike<unknown>;
+}
+
+/** The values of rows [s, end) from the decoded parts of a column (which may reach outside it). */
+function rowsOf(parts: ColumnPart[], s: number, end: number): ArrayLike<unknown> {
+  if (parts.length === 1 && parts[0].rowStart === s && parts[0].data.length === end - s) return parts[0].data;
+  parts.sort((a, b) => a.rowStart - b.rowStart);
+  const out: unknown[] = [];
+  for (const { rowStart, data } of parts) {
+    const to = Math.min(end, rowStart + data.length);
+    for (let r = Math.max(s, rowStart); r < to; r++) out.push(data[r - rowStart]);
+  }
+  return out;
 }
 
 function checkSize(metadata: ParquetMetadata, limits: ParseLimits): void {
