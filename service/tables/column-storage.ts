@@ -213,11 +213,22 @@ export class CopyBinaryRows {
 
   private text(s: string, prefix?: number): void {
     this.room(5 + s.length * 3);
+    const buf = this.buf;
     const at = this.pos;
     let start = at + 4;
-    if (prefix !== undefined) this.buf[start++] = prefix;
-    const n = this.buf.write(s, start, 'utf8');
-    this.buf.writeInt32BE(start + n - at - 4, at);
+    if (prefix !== undefined) buf[start++] = prefix;
+    // Short ASCII strings (most cells) are copied here: cheaper than a call into the encoder each.
+    let n = 0;
+    const len = s.length;
+    if (len <= 64) {
+      for (; n < len; n++) {
+        const c = s.charCodeAt(n);
+        if (c > 127) break;
+        buf[start + n] = c;
+      }
+    }
+    if (n < len) n = buf.write(s, start, 'utf8');
+    buf.writeInt32BE(start + n - at - 4, at);
     this.pos = start + n;
   }
 
@@ -277,7 +288,8 @@ export class CopyBinaryRows {
 
   /** The tuples written since the last take. */
   take(): Buffer {
-    const out = Buffer.from(this.buf.subarray(0, this.pos));
+    const out = this.buf.subarray(0, this.pos);
+    this.buf = Buffer.allocUnsafe(this.buf.length);
     this.pos = 0;
     return out;
   }

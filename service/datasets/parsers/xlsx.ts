@@ -45,7 +45,12 @@ export async function* parseXlsx(input: Readable, limits: ParseLimits, sheet?: s
       seen.push(w.name);
       const model = (reader as unknown as { model?: { sheets?: { name: string }[] } }).model;
       const wanted = sheet ?? model?.sheets?.[0]?.name ?? w.name;
-      if (found || w.name !== wanted) continue;
+      if (found || w.name !== wanted) {
+        // Read past a sheet we skip: exceljs deletes a spooled sheet's temp file when we move on, and
+        // a read stream it opened on that file but nobody read would fail (ENOENT) with no listener.
+        for await (const _ of w) void _;
+        continue;
+      }
       found = true;
       let header: string[] | null = null;
       let row = 0;
