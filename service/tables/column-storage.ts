@@ -230,7 +230,7 @@ export class CopyBinaryRows {
       }
     }
     if (n < len) n = buf.write(s, start, 'utf8');
-    buf.writeInt32BE(start + n - at - 4, at);
+    putInt32(buf, at, start + n - at - 4);
     this.pos = start + n;
   }
 
@@ -239,57 +239,58 @@ export class CopyBinaryRows {
     // The largest fixed-size tuple: 2 + 12 per field and the id; text reserves its own room.
     this.room(2 + 12 * (types.length + 1));
     let buf = this.buf;
-    buf.writeInt16BE(types.length + 1, this.pos);
-    buf.writeInt32BE(8, this.pos + 2);
-    buf.writeUInt32BE(Math.floor(this.id / 0x1_0000_0000), this.pos + 6);
-    buf.writeUInt32BE(this.id % 0x1_0000_0000, this.pos + 10);
+    let pos = this.pos;
+    buf[pos] = (types.length + 1) >>> 8;
+    buf[pos + 1] = types.length + 1;
+    putInt32(buf, pos + 2, 8);
+    putInt32(buf, pos + 6, Math.floor(this.id / 0x1_0000_0000));
+    putInt32(buf, pos + 10, this.id % 0x1_0000_0000);
     this.id++;
-    this.pos += 14;
+    pos += 14;
     for (let i = 0; i < types.length; i++) {
       const v = values[i];
       if (v === null || v === undefined) {
-        buf.writeInt32BE(-1, this.pos);
-        this.pos += 4;
+        putInt32(buf, pos, -1);
+        pos += 4;
         continue;
       }
       switch (types[i]) {
         case 'number':
         case 'integer':
-          buf.writeInt32BE(8, this.pos);
-          buf.writeDoubleBE(v as number, this.pos + 4);
-          this.pos += 12;
+          putInt32(buf, pos, 8);
+          putFloat64(buf, pos + 4, v as number);
+          pos += 12;
           break;
         case 'boolean':
-          buf.writeInt32BE(1, this.pos);
-          buf[this.pos + 4] = v ? 1 : 0;
-          this.pos += 5;
+          putInt32(buf, pos, 1);
+          buf[pos + 4] = v ? 1 : 0;
+          pos += 5;
           break;
         case 'date': {
           const s = v as string;
-          const days = daysFromCivil(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))) - PG_EPOCH_DAYS;
-          buf.writeInt32BE(4, this.pos);
-          buf.writeInt32BE(days, this.pos + 4);
-          this.pos += 8;
+          putInt32(buf, pos, 4);
+          putInt32(buf, pos + 4, daysFromCivil(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))) - PG_EPOCH_DAYS);
+          pos += 8;
           break;
         }
         case 'datetime': {
-          const ms = Date.parse(v as string);
-          buf.writeInt32BE(8, this.pos);
-          buf.writeBigInt64BE(BigInt(ms - PG_EPOCH_MS) * 1000n, this.pos + 4);
-          this.pos += 12;
+          const us = BigInt(Date.parse(v as string) - PG_EPOCH_MS) * 1000n;
+          putInt32(buf, pos, 8);
+          buf.writeBigInt64BE(us, pos + 4);
+          pos += 12;
           break;
         }
-        case 'json':
-          this.text(JSON.stringify(v), 1); // jsonb's binary form: version 1, then the text
-          this.room(12 * (types.length - i));
-          buf = this.buf; // the buffer may have grown
-          break;
         default:
-          this.text(v as string);
+          // Text and jsonb (binary form: version 1, then the text) may grow the buffer.
+          this.pos = pos;
+          if (types[i] === 'json') this.text(JSON.stringify(v), 1);
+          else this.text(v as string);
           this.room(12 * (types.length - i));
           buf = this.buf;
+          pos = this.pos;
       }
     }
+    this.pos = pos;
   }
 
   /** The tuples written since the last take. */
@@ -299,6 +300,24 @@ export class CopyBinaryRows {
     this.pos = 0;
     return out;
   }
+}
+
+// Big-endian stores without Buffer's range checks (the room is reserved before each tuple).
+const F64 = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function putInt32(buf: Buffer, at: number, v: number): void {
+  buf[at] = v >>> 24;
+  buf[at + 1] = v >>> 16;
+  buf[at + 2] = v >>> 8;
+  buf[at + 3] = v;
+}
+
+function putFloat64(buf: Buffer, at: number, v: number): void {
+  F64[0] = v;
+  if (LITTLE_ENDIAN) for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[7 - k];
+  else for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[k];
 }
 
 // ---------------------------------------------------------------------------------------------

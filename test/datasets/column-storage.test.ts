@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../service/db/client.js';
+import { columnRowFields, columnSelectList, columnTableName, copyIntoColumnTable, CopyBinaryRows, createColumnTable, finishColumnTable } from '../../service/tables/column-storage.js';
 import { GUESS_RECORDS } from '../../service/datasets/load.js';
 import { scanCsvForCopy } from '../../service/datasets/parsers/csv-scan.js';
 import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';
@@ -60,6 +61,44 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
       ].join(','),
     );
   const CSV_HEADER = 'n,name,price,active,day,at,zip,note';
+
+  it('binary COPY round-trips every type, edge values included', async () => {
+    const fields = [
+      { name: 'n', type: 'number' as const },
+      { name: 'i', type: 'integer' as const },
+      { name: 'b', type: 'boolean' as const },
+      { name: 'd', type: 'date' as const },
+      { name: 'dt', type: 'datetime' as const },
+      { name: 's', type: 'string' as const },
+      { name: 'j', type: 'json' as const },
+    ];
+    const rows: unknown[][] = [
+      [-1.5, -9007199254740991, true, '0001-01-01', '1969-12-31T23:59:59.999Z', 'ascii', { a: [1, 'é', null] }],
+      [-0, 9007199254740991, false, '1999-12-31', '1900-02-28T12:00:00.000Z', 'Zürich — 東京 🚀', 'text'],
+      [1.7976931348623157e308, 0, null, '2000-01-01', '2000-01-01T00:00:00.000Z', 'x'.repeat(70) + 'é', [1, 2]],
+      [5e-324, 1, true, '9999-12-31', '9999-12-31T23:59:59.999Z', 'tab\there, line\nbreak, back\\slash, quote"', 42],
+      [null, null, null, null, null, null, null],
+    ];
+    const tableId = `tbl_${'roundtrip'.padEnd(16, '0')}`;
+    const back = await h.deps.db.transaction(async (tx) => {
+      await createColumnTable(tx, tableId, fields);
+      const enc = new CopyBinaryRows(fields.map((f) => f.type));
+      const chunks: Buffer[] = [];
+      for (const r of rows) {
+        enc.add(r);
+        chunks.push(enc.take()); // one tuple per chunk: PGlite's statement-per-chunk path too
+      }
+      await copyIntoColumnTable(tx, tableId, fields.map((f) => f.name), { kind: 'binary' }, (async function* () { yield* chunks; })());
+      await finishColumnTable(tx, tableId);
+      const out = rowsOf<Record<string, unknown>>(await tx.execute(sql`select ${columnSelectList(fields)} from ${sql.raw(columnTableName(tableId))} r order by id`));
+      await tx.execute(sql.raw(`drop table ${columnTableName(tableId)}`));
+      return out;
+    });
+    expect(back.map((r) => Number(r.id))).toEqual([1, 2, 3, 4, 5]);
+    expect(back.map((r) => columnRowFields(r, fields))).toEqual(
+      rows.map((r) => Object.fromEntries(fields.map((f, k) => [f.name, r[k]]).filter(([, v]) => v !== null))),
+    );
+  });
 
   it('the CSV fast path and the two-pass path load the same dataset', async () => {
     const wallet = newWallet();
