@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
 import type { Config } from '../config.js';
-import type { DbOrTx } from '../db/client.js';
+import type { Db, DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
@@ -182,8 +182,12 @@ export async function listOwnedSites(
 
 /** Removes the site and everything that hangs off it in the database (cascade; datasets' column tables dropped). */
 export async function deleteSite(deps: Deps, site: SiteRow, db: DbOrTx = deps.db): Promise<void> {
-  await dropColumnTablesOfSite(db, site.id);
-  await db.delete(sites).where(eq(sites.id, site.id));
+  const remove = async (tx: DbOrTx) => {
+    await dropColumnTablesOfSite(tx, site.id);
+    await tx.delete(sites).where(eq(sites.id, site.id));
+  };
+  // The drops and the delete are one transaction: the caller's, or one of its own.
+  await (db === deps.db ? (db as Db).transaction((tx) => remove(tx)) : remove(db));
   deps.siteCache.invalidate(site);
 }
 

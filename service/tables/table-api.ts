@@ -36,7 +36,6 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
   }
 }
 
-
 /**
  * Executes a checked plan (the record page, default or compact shape, or an aggregate) inside the
  * caller's transaction, so the table row and its records come from one snapshot.
