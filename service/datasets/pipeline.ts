@@ -20,7 +20,7 @@ export interface PreparedFile {
   kind: DataFileKind;
   valueSource: ValueSource;
   records(): AsyncIterable<SourceRecord>;
-  /** The same records by columns, a slice of rows at a time (at most `maxRows`), where the format reads faster so (plain Parquet). */
+  /** The same records by columns, a slice of rows at a time (at most `maxRows`), for formats that read faster so (plain Parquet). */
   columnSlices?(maxRows?: number): AsyncIterable<ParquetColumnSlice>;
   close(): Promise<void>;
 }
