@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client.js';
-import { sqlStateOf } from '../db/client.js';
+import { isDataException } from '../db/client.js';
 import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../tables/column-storage.js';
 import { sameFields, type InferredSchema } from './infer.js';
 import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
@@ -97,8 +97,6 @@ async function inSavepoint<T>(db: DbOrTx, fn: (sp: DbOrTx) => Promise<T>): Promi
     throw e;
   }
 }
-
-const isDataException = (e: unknown) => sqlStateOf(e)?.startsWith('22') ?? false;
 
 /**
  * The CSV fast path. Answers the load, or (when it cannot finish) the complete scan, null when the

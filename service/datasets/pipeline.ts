@@ -127,10 +127,14 @@ export async function inferSchema(file: PreparedFile, limits: ParseLimits, sampl
     }
     inferrer.add(r);
   }
-  const schema = inferrer.result();
+  return { ...usable(inferrer.result()), complete };
+}
+
+/** A schema a Table can be made of: at least one record and one field. */
+function usable(schema: InferredSchema): InferredSchema {
   if (schema.records === 0) throw new DataFileError('the file holds no records');
   if (schema.fields.length === 0) throw new DataFileError('the records have no fields');
-  return { ...schema, complete };
+  return schema;
 }
 
 /** Pass two: the records as Table field values under `schema`, in batches. */
@@ -173,10 +177,7 @@ async function inferColumns(slices: AsyncIterable<ParquetColumnSlice>, sampleRec
     }
     records += slice.length;
   }
-  const schema = schemaOf(names.map((n, i) => [n, types[i]]), Math.min(records, sampleRecords));
-  if (schema.records === 0) throw new DataFileError('the file holds no records');
-  if (schema.fields.length === 0) throw new DataFileError('the records have no fields');
-  return { ...schema, complete: records <= sampleRecords };
+  return { ...usable(schemaOf(names.map((n, i) => [n, types[i]]), Math.min(records, sampleRecords))), complete: records <= sampleRecords };
 }
 
 /** Thrown by `copyChunks` in `verify` mode: a record does not fit the guessed schema. */

@@ -78,6 +78,11 @@ export function sqlStateOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/** True for a data exception (SQLSTATE class 22): a value a column type or function refused. */
+export function isDataException(err: unknown): boolean {
+  return sqlStateOf(err)?.startsWith('22') ?? false;
+}
+
 /** True when the error is a Postgres unique violation (SQLSTATE 23505), under either driver. */
 export function isUniqueViolation(err: unknown): boolean {
   return sqlStateOf(err) === '23505';

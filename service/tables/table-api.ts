@@ -3,7 +3,7 @@ import { cors } from 'hono/cors';
 import { sql } from 'drizzle-orm';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
 import type { Tx } from '../db/client.js';
-import { rowsOf, sqlStateOf } from '../db/client.js';
+import { isDataException, rowsOf, sqlStateOf } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
@@ -25,7 +25,7 @@ export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promis
     }, isolationLevel ? { isolationLevel } : undefined);
   } catch (e) {
     // A value that passed the query checks but not the column's type (a dataset's date of year 0…).
-    if (sqlStateOf(e)?.startsWith('22')) {
+    if (isDataException(e)) {
       const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
       throw new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, { issues: [{ field: 'query', message: 'a value does not fit its field' }] });
     }

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import Papa from 'papaparse';
-import { schemaOf, typeOfValue, validDate, type FieldType, type InferredSchema } from '../infer.js';
+import { schemaOf, typeOfValue, validDate, widen, type FieldType, type InferredSchema } from '../infer.js';
 import type { ParseLimits } from '../records.js';
 import { CSV_DELIMITERS, HEADER_SNIFF_BYTES, isNumericHeader, uniqueLabels } from './csv.js';
 
@@ -28,24 +28,15 @@ export interface CsvCopyPlan {
   header: boolean;
 }
 
-/** Type codes, in widening order where it matters (see widenCode). */
+/** Type codes: a column's type as a byte (TYPES[code]); NONE = no value seen yet. */
 const NONE = 0;
 const INTEGER = 1;
 const NUMBER = 2;
 const BOOLEAN = 3;
 const DATE = 4;
-const DATETIME = 5;
 const STRING = 6;
 const TYPES: (FieldType | null)[] = [null, 'integer', 'number', 'boolean', 'date', 'datetime', 'string'];
 const CODES = new Map<FieldType | null, number>(TYPES.map((t, i) => [t, i]));
-
-function widenCode(a: number, b: number): number {
-  if (a === NONE) return b;
-  if (b === NONE || a === b) return a;
-  if ((a === INTEGER && b === NUMBER) || (a === NUMBER && b === INTEGER)) return NUMBER;
-  if ((a === DATE && b === DATETIME) || (a === DATETIME && b === DATE)) return DATETIME;
-  return STRING;
-}
 
 const QUOTE = 0x22;
 const LF = 0x0a;
@@ -252,7 +243,8 @@ class CsvScanner {
       if (s === e) continue; // empty: null, fits every type
       let k = this.fq[i] === 2 ? STRING : classifyBytes(b, s, e);
       if (k === -1) k = CODES.get(typeOfValue(b.toString('utf8', s, e), 'text'))!;
-      if (k !== t && k !== NONE) types[i] = widenCode(t, k);
+      // A type change is rare (a few per column): the inference's own widen decides it.
+      if (k !== t && k !== NONE) types[i] = CODES.get(widen(TYPES[t], TYPES[k]))!;
     }
   }
 
