@@ -1,8 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Suites that spawn processes (the CLI, `svc serve`, svc-mcp, a browser): slow, so `npm run test:fast`
+ * (the edit–test loop) leaves them out. `npm test` runs everything.
+ */
+export const PROCESS_SUITES = [
+  'test/e2e/cli.test.ts',
+  'test/e2e/serve-mcp.test.ts',
+  'test/functions/cli.test.ts',
+  'test/payments/faucet-cli.test.ts',
+  'test/dashboard/browser.test.ts',
+  'test/mcp/transport.test.ts',
+];
+
+const fast = process.env.SVC_TEST_TIER === 'fast';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: fast ? PROCESS_SUITES : [],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

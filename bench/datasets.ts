@@ -32,7 +32,10 @@ interface Figure {
 
 function* rows(n: number): Generator<[number, string, string, number, number, boolean, string, number, number]> {
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
   for (let i = 0; i < n; i++) {
     yield [
       i + 1,
@@ -68,7 +71,7 @@ async function writeCsv(file: string): Promise<void> {
 async function writeParquet(file: string): Promise<void> {
   const { ByteWriter, parquetWrite } = await import('hyparquet-writer');
   const cols: unknown[][] = HEADER.map(() => []);
-  for (const r of rows(ROWS)) r.forEach((v, i) => cols[i].push(v));
+  for (const r of rows(ROWS)) for (const [i, v] of r.entries()) cols[i].push(v);
   const types = ['INT32', 'STRING', 'STRING', 'DOUBLE', 'INT32', 'BOOLEAN', 'STRING', 'DOUBLE', 'DOUBLE'] as const;
   const writer = new ByteWriter();
   parquetWrite({ writer, columnData: HEADER.map((name, i) => ({ name, data: cols[i] as never, type: types[i] })), codec: 'SNAPPY', rowGroupSize: 100_000 });
@@ -102,7 +105,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
           }
           const cells = l.split(',');
           const o: Record<string, unknown> = {};
-          HEADER.forEach((h, i) => (o[h] = (types[i] as (v: string) => unknown)(cells[i])));
+          for (const [i, h] of HEADER.entries()) o[h] = (types[i] as (v: string) => unknown)(cells[i]);
           out.push(`tbl_bench\t${JSON.stringify(o).replace(/\\/g, '\\\\')}\n`);
         }
         yield out.join('');
@@ -148,7 +151,11 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'), 'http://127.0.0.1:1', 'bench');
     const deps = { config, db: database.db, blobs, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as never;
     const account = await createAccount(database.db, { email: `bench-${randomBytes(4).toString('hex')}@example.com` });
-    const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: `bench-${randomBytes(3).toString('hex')}`, status: 'published' });
+    const site = await createSite(deps, accountOwner(account.id), {
+      html: '<p>bench</p>',
+      slug: `bench-${randomBytes(3).toString('hex')}`,
+      status: 'published',
+    });
     const fileName = path.basename(file);
     const size = fs.statSync(file).size;
     const slot = await createUpload(deps, site, { fileName, fileSize: size });
@@ -194,7 +201,9 @@ export async function run(): Promise<void> {
       await writeCsv(csv);
       await writeParquet(parquet);
       const mb = (f: string) => (fs.statSync(f).size / 1024 / 1024).toFixed(1);
-      console.log(`${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`);
+      console.log(
+        `${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`,
+      );
       // Interleaved rounds, medians: the machine is shared, and one run can land on a busy moment.
       const cases: [string, 'copy' | 'convert', string][] = [
         ['COPY csv → typed table (postgres.js)', 'copy', csv],
@@ -202,18 +211,22 @@ export async function run(): Promise<void> {
         ['convert Parquet → dataset', 'convert', parquet],
       ];
       const runs: Figure[][] = cases.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) cases.forEach(([label, mode, file], i) => runs[i].push(measure(label, mode, dbUrl, file)));
+      for (let round = 0; round < ROUNDS; round++) for (const [i, [label, mode, file]] of cases.entries()) runs[i].push(measure(label, mode, dbUrl, file));
       const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)];
       const figures = runs.map((r) => ({ ...median(r), maxRssMb: Math.max(...r.map((f) => f.maxRssMb)) }));
       figures.splice(1, 0, measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv));
       const ref = figures[0];
       console.log(`median of ${ROUNDS} interleaved rounds (JSON row: one run); peak RSS: the largest of the rounds`);
-      console.log(`${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}   rounds (vs that round's COPY)`);
+      console.log(
+        `${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}   rounds (vs that round's COPY)`,
+      );
       for (const f of figures) {
         const i = cases.findIndex(([label]) => label === f.label);
         const perRound = i < 0 ? '' : runs[i].map((r, k) => `${(r.seconds / runs[0][k].seconds).toFixed(2)}x`).join(' ');
         console.log(
-          `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds).toLocaleString('en').padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}   ${perRound}`,
+          `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds)
+            .toLocaleString('en')
+            .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}   ${perRound}`,
         );
       }
       console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');

@@ -66,7 +66,9 @@ const fmt = (ms: number | null) => (ms === null ? '—' : ms < 1 ? `${(ms * 1000
 
 function print(rows: Row[]): void {
   const floor = rows[0];
-  console.log(`${'layer'.padEnd(52)} ${'cold'.padStart(11)} ${'warm p50'.padStart(11)} ${'warm p95'.padStart(11)} ${'calls/s'.padStart(10)} ${'x floor p50'.padStart(12)}`);
+  console.log(
+    `${'layer'.padEnd(52)} ${'cold'.padStart(11)} ${'warm p50'.padStart(11)} ${'warm p95'.padStart(11)} ${'calls/s'.padStart(10)} ${'x floor p50'.padStart(12)}`,
+  );
   for (const r of rows) {
     console.log(
       `${r.label.padEnd(52)} ${fmt(r.cold).padStart(11)} ${fmt(r.p50).padStart(11)} ${fmt(r.p95).padStart(11)} ${r.perSec.toFixed(0).padStart(10)} ${(r.p50 / floor.p50).toFixed(0).padStart(11)}x`,

@@ -14,7 +14,11 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(label: string, url: string, options: { connections?: number; seconds?: number; headers?: Record<string, string> } = {}): Promise<LoadResult> {
+export async function load(
+  label: string,
+  url: string,
+  options: { connections?: number; seconds?: number; headers?: Record<string, string> } = {},
+): Promise<LoadResult> {
   if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(url)) throw new Error(`bench load only targets loopback, not ${url}`);
   const r = await autocannon({ url, connections: options.connections ?? 32, duration: options.seconds ?? 8, headers: options.headers });
   return { label, requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
@@ -22,11 +26,15 @@ export async function load(label: string, url: string, options: { connections?: 
 
 export function printTable(title: string, rows: LoadResult[], reference?: string): void {
   console.log(`\n${title}`);
-  console.log(`${'target'.padEnd(44)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)}${reference ? ` ${'vs ref'.padStart(7)}` : ''}`);
+  console.log(
+    `${'target'.padEnd(44)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)}${reference ? ` ${'vs ref'.padStart(7)}` : ''}`,
+  );
   const ref = rows.find((r) => r.label === reference);
   for (const r of rows) {
     const ratio = ref ? ` ${(r.requestsPerSec / ref.requestsPerSec).toFixed(2).padStart(6)}x` : '';
-    console.log(`${r.label.padEnd(44)} ${r.requestsPerSec.toFixed(0).padStart(9)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.errors + r.non2xx).padStart(7)}${ratio}`);
+    console.log(
+      `${r.label.padEnd(44)} ${r.requestsPerSec.toFixed(0).padStart(9)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.errors + r.non2xx).padStart(7)}${ratio}`,
+    );
   }
 }
 
@@ -61,7 +69,10 @@ export function spawnService(env: Record<string, string>): ChildProcess {
 
 /** Finds a Debian binary, installing its package when missing and allowed (root + apt). */
 export function ensureDebianBinary(binary: string, pkg: string): string | null {
-  const which = () => spawnSync('sh', ['-c', `command -v ${binary} || ls /usr/sbin/${binary} 2>/dev/null`], { encoding: 'utf8' }).stdout.trim().split('\n')[0] || null;
+  const which = () =>
+    spawnSync('sh', ['-c', `command -v ${binary} || ls /usr/sbin/${binary} 2>/dev/null`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')[0] || null;
   let found = which();
   if (!found && process.getuid?.() === 0) {
     console.log(`installing ${pkg} (Debian) for the reference run…`);

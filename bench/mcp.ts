@@ -58,7 +58,13 @@ export async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-mcp-'));
   const port = await freePort();
   const svcUrl = `http://127.0.0.1:${port}`;
-  const service = spawnService({ PORT: String(port), SVC_DATA_DIR: path.join(dir, 'data'), SVC_BASE_URL: svcUrl, SVC_LOG_LEVEL: 'silent', SVC_RATE_LIMIT_PER_MINUTE: '0' });
+  const service = spawnService({
+    PORT: String(port),
+    SVC_DATA_DIR: path.join(dir, 'data'),
+    SVC_BASE_URL: svcUrl,
+    SVC_LOG_LEVEL: 'silent',
+    SVC_RATE_LIMIT_PER_MINUTE: '0',
+  });
   const mcpPort = await freePort();
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_URL: svcUrl, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') };
   const { spawn } = await import('node:child_process');
@@ -90,14 +96,20 @@ export async function run(): Promise<void> {
         if (r.isError) throw new Error(JSON.stringify(r.content));
       },
     ]);
-    console.log(`list_pricing, ${CALLS} sequential calls per path in 6 interleaved rounds after ${WARMUP} warm-up; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (loopback; svc-mcp stdio start-up incl. tsx: ${cold.toFixed(0)} ms)`);
-    console.log(`${'path'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'calls/s'.padStart(8)} ${'vs direct'.padStart(10)}`);
+    console.log(
+      `list_pricing, ${CALLS} sequential calls per path in 6 interleaved rounds after ${WARMUP} warm-up; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (loopback; svc-mcp stdio start-up incl. tsx: ${cold.toFixed(0)} ms)`,
+    );
+    console.log(
+      `${'path'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'calls/s'.padStart(8)} ${'vs direct'.padStart(10)}`,
+    );
     for (const [label, m] of [
       ['direct HTTP GET /api/x402/pricing (ref)', direct],
       ['MCP tool list_pricing over stdio', viaStdio],
       ['MCP tool list_pricing over streamable HTTP', viaHttp],
     ] as const) {
-      console.log(`${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.mean / direct.mean).toFixed(2).padStart(9)}x`);
+      console.log(
+        `${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.mean / direct.mean).toFixed(2).padStart(9)}x`,
+      );
     }
   } finally {
     await stdio?.close().catch(() => undefined);

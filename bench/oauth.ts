@@ -25,21 +25,41 @@ export async function run(): Promise<void> {
     if (signed.status !== 303) throw new Error(`sign-up failed: ${signed.status}`);
 
     const keysPage = await (await browser.get('/dashboard/keys')).text();
-    const made = await (await browser.post('/dashboard/keys', { csrf: formFields(keysPage, '/dashboard/keys').csrf, name: 'bench', scopes: 'svc.sites.read' })).text();
+    const made = await (
+      await browser.post('/dashboard/keys', { csrf: formFields(keysPage, '/dashboard/keys').csrf, name: 'bench', scopes: 'svc.sites.read' })
+    ).text();
     const key = /id="new-key-secret">(svc_pat_[\w-]+)</.exec(made)![1];
 
     const redirect = 'http://127.0.0.1:9/cb';
-    const { client_id } = await (await fetch(`${base}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'bench', redirect_uris: [redirect] }) })).json();
+    const { client_id } = await (
+      await fetch(`${base}/api/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'bench', redirect_uris: [redirect] }),
+      })
+    ).json();
     const verifier = randomBytes(32).toString('base64url');
     const q = new URLSearchParams({
-      response_type: 'code', client_id, redirect_uri: redirect, scope: 'svc.sites.read', resource: `${base}/api/v1`,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 's',
+      response_type: 'code',
+      client_id,
+      redirect_uri: redirect,
+      scope: 'svc.sites.read',
+      resource: `${base}/api/v1`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 's',
     });
     const consent = await (await browser.get(`/oauth/authorize?${q}`)).text();
     const back = await browser.post('/oauth/authorize', { ...formFields(consent, '/oauth/authorize'), decision: 'approve' });
     const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
     const token = async (form: Record<string, string>) =>
-      (await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) })).json();
+      (
+        await fetch(`${base}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(form),
+        })
+      ).json();
     let tokens = await token({ grant_type: 'authorization_code', client_id, code, redirect_uri: redirect, code_verifier: verifier });
 
     const rows: LoadResult[] = [];
@@ -59,7 +79,9 @@ export async function run(): Promise<void> {
     }
     times.sort((a, b) => a - b);
     const total = times.reduce((a, b) => a + b, 0);
-    console.log(`\nRefresh rotation, ${N} sequential refreshes of one grant: ${(N / (total / 1000)).toFixed(0)}/s, p50 ${times[N >> 1].toFixed(1)} ms, p99 ${times[Math.floor(N * 0.99)].toFixed(1)} ms`);
+    console.log(
+      `\nRefresh rotation, ${N} sequential refreshes of one grant: ${(N / (total / 1000)).toFixed(0)}/s, p50 ${times[N >> 1].toFixed(1)} ms, p99 ${times[Math.floor(N * 0.99)].toFixed(1)} ms`,
+    );
 
     const signInTimes: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -71,7 +93,9 @@ export async function run(): Promise<void> {
       signInTimes.push(performance.now() - s);
       if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
     }
-    console.log(`Dashboard sign-up ${signUpMs.toFixed(0)} ms; sign-in median ${signInTimes.sort((a, b) => a - b)[2].toFixed(0)} ms (scrypt N=2^15, r=8: 32 MiB per verification, by design)`);
+    console.log(
+      `Dashboard sign-up ${signUpMs.toFixed(0)} ms; sign-in median ${signInTimes.sort((a, b) => a - b)[2].toFixed(0)} ms (scrypt N=2^15, r=8: 32 MiB per verification, by design)`,
+    );
   } finally {
     svc.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));

@@ -21,7 +21,7 @@ import { decodePaymentHeader } from '../service/payments/decode-payment.js';
 import { isDevFacilitator } from '../service/payments/facilitator.js';
 import { verifyPaymentOffline } from '../service/payments/verify-payment.js';
 import { DEV_RECIPIENT } from '../service/payments/x402-config.js';
-import { createRuntime } from '../service/runtime.js';
+import { createRuntime } from '../cli/runtime.js';
 import { signAuthorization, xPaymentHeader } from '../test/payments/helpers.js';
 
 const N = Number(process.env.BENCH_PAYMENTS_N ?? 150);
@@ -94,7 +94,11 @@ export async function run(): Promise<void> {
     // An app owned by the payer on each node (each node runs its own dev chain).
     const create = async (svc: typeof free) => {
       const h = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: 7000n }));
-      const r = await fetch(`${svc.url}${createAppFromHtml.path}`, { method: 'POST', headers: { ...json, ...h }, body: JSON.stringify({ name: `bench-${Math.random().toString(36).slice(2, 8)}`, html: '<p>b</p>' }) });
+      const r = await fetch(`${svc.url}${createAppFromHtml.path}`, {
+        method: 'POST',
+        headers: { ...json, ...h },
+        body: JSON.stringify({ name: `bench-${Math.random().toString(36).slice(2, 8)}`, html: '<p>b</p>' }),
+      });
       if (r.status !== 201) throw new Error(`create answered ${r.status}: ${await r.text()}`);
       return (await r.json()).app.appId as string;
     };
@@ -103,17 +107,27 @@ export async function run(): Promise<void> {
     const wallet = payer.address.toLowerCase();
 
     const warm = 20;
-    await timeSeries(warm, (i) => fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }));
-    const unpaid = await timeSeries(N, (i) => fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }));
+    await timeSeries(warm, (i) =>
+      fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }),
+    );
+    const unpaid = await timeSeries(N, (i) =>
+      fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }),
+    );
 
-    const zeroHeaders = await Promise.all(Array.from({ length: N + warm }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n }).then(xPaymentHeader)));
+    const zeroHeaders = await Promise.all(
+      Array.from({ length: N + warm }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n }).then(xPaymentHeader)),
+    );
     const filesPath = (id: string) => updateAppFile.path.replace(':siteId', id);
     await timeSeries(warm, (i) => fetch(`${free.url}${filesPath(freeApp)}`, { method: 'POST', headers: { ...json, ...zeroHeaders[N + i] }, body: body(i) }));
-    const verifyOnly = await timeSeries(N, (i) => fetch(`${free.url}${filesPath(freeApp)}`, { method: 'POST', headers: { ...json, ...zeroHeaders[i] }, body: body(i) }));
+    const verifyOnly = await timeSeries(N, (i) =>
+      fetch(`${free.url}${filesPath(freeApp)}`, { method: 'POST', headers: { ...json, ...zeroHeaders[i] }, body: body(i) }),
+    );
 
     const paidHeaders = await Promise.all(Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 3000n }).then(xPaymentHeader)));
     const before = await dev.balanceOf(payer.address);
-    const settled = await timeSeries(N, (i) => fetch(`${paid.url}${filesPath(paidApp)}`, { method: 'POST', headers: { ...json, ...paidHeaders[i] }, body: body(i) }));
+    const settled = await timeSeries(N, (i) =>
+      fetch(`${paid.url}${filesPath(paidApp)}`, { method: 'POST', headers: { ...json, ...paidHeaders[i] }, body: body(i) }),
+    );
     const spent = before - (await dev.balanceOf(payer.address));
 
     // The offline verifier alone (decode + EIP-712 recovery with viem), in-process.
@@ -133,12 +147,16 @@ export async function run(): Promise<void> {
     ];
     const p50ref = pct(unpaid, 50);
     const p95ref = pct(unpaid, 95);
-    console.log(`x402.update_app_file, ${N} sequential requests each, loopback, PGlite, anvil dev chain; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+    console.log(
+      `x402.update_app_file, ${N} sequential requests each, loopback, PGlite, anvil dev chain; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+    );
     console.log(`${'mode'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'+p50 ms'.padStart(9)} ${'+p95 ms'.padStart(9)}`);
     for (const [label, xs] of rows) {
       const p50 = pct(xs, 50);
       const p95 = pct(xs, 95);
-      console.log(`${label.padEnd(40)} ${p50.toFixed(2).padStart(8)} ${p95.toFixed(2).padStart(8)} ${(p50 - p50ref).toFixed(2).padStart(9)} ${(p95 - p95ref).toFixed(2).padStart(9)}`);
+      console.log(
+        `${label.padEnd(40)} ${p50.toFixed(2).padStart(8)} ${p95.toFixed(2).padStart(8)} ${(p50 - p50ref).toFixed(2).padStart(9)} ${(p95 - p95ref).toFixed(2).padStart(9)}`,
+      );
     }
     console.log(`settled ${N} payments: payer spent ${spent} atomic USDC (expected ${BigInt(N) * 3000n})`);
   } finally {

@@ -71,8 +71,11 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
     if (nginxBase) results.push(await load('nginx GET 200 KB asset', `${nginxBase}/asset.bin`));
     printTable('Hosted site serving (32 connections, 8 s each, loopback; 1 svc process vs 1 nginx worker)', results);
     if (nginxBase) {
-      const ratio = (a: string, b: string) => (results.find((r) => r.label === a)!.requestsPerSec / results.find((r) => r.label === b)!.requestsPerSec).toFixed(2);
-      console.log(`svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.5x)`);
+      const ratio = (a: string, b: string) =>
+        (results.find((r) => r.label === a)!.requestsPerSec / results.find((r) => r.label === b)!.requestsPerSec).toFixed(2);
+      console.log(
+        `svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.5x)`,
+      );
     }
   } finally {
     svc.kill('SIGTERM');

@@ -38,7 +38,10 @@ const SCHEMA = {
 
 function* rows(n: number): Generator<Record<string, unknown>> {
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
   for (let i = 0; i < n; i++) {
     yield {
       name: `item ${i} ${['red', 'green', 'blue', 'amber'][i % 4]} widget`,
@@ -76,11 +79,20 @@ export async function run(): Promise<void> {
     try {
       const database = await openDb({ databaseUrl: dbUrl });
       const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent' });
-      const deps = { config, db: database.db, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as unknown as Deps;
+      const deps = {
+        config,
+        db: database.db,
+        clock: systemClock,
+        log: createLogger('silent'),
+        secret: 'bench',
+        siteCache: new SiteCache(0),
+      } as unknown as Deps;
       const account = await createAccount(database.db, { email: 'bench@example.com' });
       const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: 'bench', status: 'published' }).catch(async () => {
         // The blob store is not wired here (no files needed); create the row through SQL instead.
-        await database.db.execute(`insert into sites (id, slug, owner_account_id, published, status) values ('site_bench', 'bench', '${account.id}', true, 'published')` as never);
+        await database.db.execute(
+          `insert into sites (id, slug, owner_account_id, published, status) values ('site_bench', 'bench', '${account.id}', true, 'published')` as never,
+        );
         return { id: 'site_bench', slug: 'bench' };
       });
       const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: SCHEMA, kind: 'dataset' });
@@ -89,11 +101,20 @@ export async function run(): Promise<void> {
       await database.db.transaction((tx) => bulkInsertRecords(tx, table.id, rows(ROWS), { batchSize: 5000 }));
       const seedS = (performance.now() - t0) / 1000;
       await database.db.execute('analyze table_records' as never);
-      console.log(`seeded ${ROWS.toLocaleString('en')} records with bulkInsertRecords in ${seedS.toFixed(1)} s (${Math.round(ROWS / seedS).toLocaleString('en')} rows/s, one transaction, GIN + btree maintained)`);
+      console.log(
+        `seeded ${ROWS.toLocaleString('en')} records with bulkInsertRecords in ${seedS.toFixed(1)} s (${Math.round(ROWS / seedS).toLocaleString('en')} rows/s, one transaction, GIN + btree maintained)`,
+      );
 
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      svc = spawnService({ DATABASE_URL: dbUrl, PORT: String(port), SVC_BASE_URL: base, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000' });
+      svc = spawnService({
+        DATABASE_URL: dbUrl,
+        PORT: String(port),
+        SVC_BASE_URL: base,
+        SVC_DATA_DIR: dataDir,
+        SVC_LOG_LEVEL: 'warn',
+        SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000',
+      });
       await waitForHttp(`${base}/healthz`);
 
       const direct = postgres(dbUrl, { max: 10, onnotice: () => {} });
@@ -108,7 +129,10 @@ export async function run(): Promise<void> {
         { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 15 },
       ];
       const version = (await direct`show server_version`)[0].server_version;
-      const header = () => console.log(`${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`);
+      const header = () =>
+        console.log(
+          `${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`,
+        );
       const measure = async (c: (typeof cases)[number]) => {
         const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
         const src = recordSource(table);

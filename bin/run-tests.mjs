@@ -1,18 +1,39 @@
 #!/usr/bin/env node
-// `npm test`: typecheck, then vitest; ends with the plain "N passed, N failed" line CI reads.
+// `npm test`: lint and format check (Biome), typecheck, then vitest; ends with the plain
+// "N passed, N failed" line CI reads (a failed check counts as one failure, and vitest still runs
+// so the run shows everything at once).
+// `npm run test:fast` (--fast): the edit–test loop — no checks, PGlite only, no suite that spawns
+// processes (vitest.config.ts lists them).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
-const extra = process.argv.slice(2);
-const tsc = spawnSync('npx', ['tsc', '--noEmit', '-p', '.'], { stdio: 'inherit' });
-if (tsc.status !== 0) {
-  console.log('typecheck failed');
-  console.log('0 passed, 1 failed');
-  process.exit(1);
+// Biome runs through npx at a pinned version, not as a devDependency: its platform binaries are
+// optional dependencies, and a registry that lacks some of them (the mirror CI uses holds only the
+// Linux ones) leaves a lockfile `npm ci` refuses. Keep in step with package.json's lint script.
+const BIOME = '@biomejs/biome@2.6.8';
+const fast = process.argv.includes('--fast');
+const extra = process.argv.slice(2).filter((a) => a !== '--fast');
+const env = { ...process.env };
+let failedChecks = 0;
+if (fast) {
+  env.SVC_TEST_TIER = 'fast';
+  delete env.TEST_DATABASE_URL;
+} else {
+  const checks = [
+    ['lint and format (npm run lint)', ['--yes', BIOME, 'ci', '--error-on-warnings', '.']],
+    ['typecheck (npm run typecheck)', ['tsc', '--noEmit', '-p', '.']],
+  ];
+  for (const [name, args] of checks) {
+    const r = spawnSync('npx', args, { stdio: 'inherit' });
+    if (r.status !== 0) {
+      failedChecks++;
+      console.log(`${name} failed`);
+    }
+  }
 }
 const report = '.vitest.json';
 fs.rmSync(report, { force: true });
-const run = spawnSync('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...extra], { stdio: 'inherit' });
+const run = spawnSync('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...extra], { stdio: 'inherit', env });
 let passed = 0;
 let failed = run.status === 0 ? 0 : 1;
 let skipped = 0;
@@ -25,5 +46,5 @@ try {
 } catch {
   // no report: vitest crashed before writing it; the failure above counts.
 }
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-process.exit(run.status ?? 1);
+console.log(`${passed} passed, ${failed + failedChecks} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(run.status === 0 && failedChecks === 0 ? 0 : 1);

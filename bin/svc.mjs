@@ -3,4 +3,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../service/cli.ts');
+await import('../cli/svc.ts');

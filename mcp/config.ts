@@ -4,7 +4,7 @@ import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
 const optionalText = z
   .string()
   .optional()
-  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+  .transform((v) => (v?.trim() ? v.trim() : undefined));
 const bool = z
   .string()
   .optional()
@@ -27,7 +27,11 @@ export const McpEnvSchema = z.object({
   /** Extra Origins the HTTP transport accepts besides http(s)://localhost|127.0.0.1|[::1][:port] (comma-separated). */
   SVC_MCP_ALLOWED_ORIGINS: optionalText,
   /** Largest local file deploy_site reads, bytes. */
-  SVC_MCP_MAX_FILE_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  SVC_MCP_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
 });
 
 export interface McpConfig {
@@ -41,7 +45,13 @@ export interface McpConfig {
   wallet: WalletConfig;
 }
 
-const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+const list = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 
 export function loadMcpConfig(env: Record<string, string | undefined> = process.env): McpConfig {
   const parsed = McpEnvSchema.safeParse(env);

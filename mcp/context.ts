@@ -22,7 +22,10 @@ export function cataloguePrices(): Map<string, string> {
  * Current prices from `GET /api/x402/pricing` (a deployment may override the catalogue's); the
  * catalogue when the service cannot be reached. Tool descriptions and quotes use these.
  */
-export async function loadPrices(serviceUrl: string, fetchImpl: typeof fetch = fetch): Promise<{ prices: Map<string, string>; source: 'service' | 'catalogue' }> {
+export async function loadPrices(
+  serviceUrl: string,
+  fetchImpl: typeof fetch = fetch,
+): Promise<{ prices: Map<string, string>; source: 'service' | 'catalogue' }> {
   const prices = cataloguePrices();
   try {
     const res = await fetchImpl(`${serviceUrl}/api/x402/pricing`, { signal: AbortSignal.timeout(3000) });

@@ -22,7 +22,8 @@ export function isAllowedRequest(req: Request, ctx: McpContext): { ok: true } | 
   const host = req.headers.get('host');
   if (!host) return { ok: false, reason: 'missing Host header' };
   const name = hostName(host);
-  if (!LOOPBACK.has(name) && !ctx.config.allowedHosts.includes(name) && !ctx.config.allowedHosts.includes(host.toLowerCase())) return { ok: false, reason: `Host ${host} is not allowed` };
+  if (!LOOPBACK.has(name) && !ctx.config.allowedHosts.includes(name) && !ctx.config.allowedHosts.includes(host.toLowerCase()))
+    return { ok: false, reason: `Host ${host} is not allowed` };
   const origin = req.headers.get('origin');
   if (origin && origin !== 'null') {
     let o: URL;
@@ -53,7 +54,9 @@ export function mcpHttpApp(ctx: McpContext): Hono {
   app.all('/mcp', async (c) => {
     if (c.req.method !== 'POST') {
       // Stateless: no server-initiated stream, no sessions to delete.
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' }, id: null }, 405, { Allow: 'POST' });
+      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' }, id: null }, 405, {
+        Allow: 'POST',
+      });
     }
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     const server = buildMcpServer(ctx);
@@ -66,7 +69,11 @@ export function mcpHttpApp(ctx: McpContext): Hono {
   return app;
 }
 
-export async function startMcpHttp(ctx: McpContext, port: number, hostname = '127.0.0.1'): Promise<{ url: string; server: ServerType; close(): Promise<void> }> {
+export async function startMcpHttp(
+  ctx: McpContext,
+  port: number,
+  hostname = '127.0.0.1',
+): Promise<{ url: string; server: ServerType; close(): Promise<void> }> {
   const app = mcpHttpApp(ctx);
   let server!: ServerType;
   await new Promise<void>((resolve) => {

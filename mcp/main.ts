@@ -36,7 +36,9 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     try {
       fs.writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
     } catch (e) {
-      console.error(`svc-mcp: cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists (never overwritten)' : (e as Error).message}`);
+      console.error(
+        `svc-mcp: cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists (never overwritten)' : (e as Error).message}`,
+      );
       process.exit(2);
     }
     console.log(privateKeyToAccount(key).address);

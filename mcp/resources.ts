@@ -11,13 +11,22 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
   server.registerResource(
     'pricing',
     'svc://pricing',
-    { title: 'Agent API prices', description: 'Current price of every action in USDC, read from the service (the built-in catalogue when it cannot be reached).', mimeType: 'application/json' },
+    {
+      title: 'Agent API prices',
+      description: 'Current price of every action in USDC, read from the service (the built-in catalogue when it cannot be reached).',
+      mimeType: 'application/json',
+    },
     async (uri) => {
       const { prices, source } = await loadPrices(ctx.config.serviceUrl, ctx.fetch);
       return json(uri.href, {
         source,
         currency: 'USDC',
-        pricing: (AGENT_ACTIONS as readonly AgentAction[]).map((a) => ({ action: a.name, tool: toolNameOf(a), price: prices.get(a.name) ?? a.price, quotedByThisServer: ctx.prices.get(a.name) ?? a.price })),
+        pricing: (AGENT_ACTIONS as readonly AgentAction[]).map((a) => ({
+          action: a.name,
+          tool: toolNameOf(a),
+          price: prices.get(a.name) ?? a.price,
+          quotedByThisServer: ctx.prices.get(a.name) ?? a.price,
+        })),
       });
     },
   );

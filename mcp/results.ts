@@ -20,7 +20,8 @@ export function errorResult(e: unknown): CallToolResult {
   let text: string;
   if (isWalletError(e)) text = e.message;
   else if (e instanceof ToolFailure) text = e.message;
-  else text = `Unexpected failure: ${(e as Error)?.message ?? String(e)}. Nothing is known to have been paid beyond what list_receipts shows; check it before retrying.`;
+  else
+    text = `Unexpected failure: ${(e as Error)?.message ?? String(e)}. Nothing is known to have been paid beyond what list_receipts shows; check it before retrying.`;
   return { isError: true, content: [{ type: 'text', text }] };
 }
 

@@ -25,4 +25,6 @@ export const maxPriceArg = z
   .string()
   .regex(/^(0|[1-9]\d*)(\.\d{1,6})?$/)
   .optional()
-  .describe('The most you agree to pay for this call, in USDC (default: the advertised price). After a "price changed" refusal, pass the new price to accept it; the spend caps still apply.');
+  .describe(
+    'The most you agree to pay for this call, in USDC (default: the advertised price). After a "price changed" refusal, pass the new price to accept it; the spend caps still apply.',
+  );

@@ -10,7 +10,7 @@ const int = (dflt: number) => z.coerce.number().int().nonnegative().default(dflt
 const optionalText = z
   .string()
   .optional()
-  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+  .transform((v) => (v?.trim() ? v.trim() : undefined));
 
 /**
  * Every environment variable the service reads, validated once at start. Nothing else in the code

@@ -7,12 +7,12 @@ import { SecretKey } from './secret-key.js';
 const optionalText = z
   .string()
   .optional()
-  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+  .transform((v) => (v?.trim() ? v.trim() : undefined));
 const usdc = (dflt: string | undefined) =>
   z
     .string()
     .optional()
-    .transform((v) => (v && v.trim() ? v.trim() : dflt))
+    .transform((v) => (v?.trim() ? v.trim() : dflt))
     .refine((v) => v === undefined || isUsdcAmount(v), 'a USDC amount such as 0.05 (at most 6 decimals)');
 
 /**

@@ -91,7 +91,10 @@ export async function withFileLock<T>(file: string, work: () => Promise<T> | T):
       continue;
     }
     if (Date.now() - started > WAIT_LIMIT_MS) {
-      throw new WalletError('ledger_busy', `The spend ledger ${file} stayed locked for ${WAIT_LIMIT_MS / 1000} s by process ${body?.pid ?? '?'}; nothing was paid. Retry, or remove ${lockFile} if that process is gone.`);
+      throw new WalletError(
+        'ledger_busy',
+        `The spend ledger ${file} stayed locked for ${WAIT_LIMIT_MS / 1000} s by process ${body?.pid ?? '?'}; nothing was paid. Retry, or remove ${lockFile} if that process is gone.`,
+      );
     }
     await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
     delay = Math.min(delay * 2, 50);

@@ -95,7 +95,11 @@ export class SpendLedger {
     }
     const parsed = LedgerFileSchema.safeParse(raw);
     // A ledger we cannot read must stop payments, never reset the caps to zero.
-    if (!parsed.success) throw new WalletError('ledger_invalid', `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`);
+    if (!parsed.success)
+      throw new WalletError(
+        'ledger_invalid',
+        `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`,
+      );
     return parsed.data;
   }
 
@@ -225,8 +229,11 @@ export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, act
       { cap, limit: atomicToUsdc(limit), headroom: atomicToUsdc(left), price: atomicToUsdc(amount) },
     );
   };
-  if (amount > caps.perCall) fail('per-call', caps.perCall, caps.perCall, 'Raise SVC_MAX_USDC_PER_CALL in the MCP server configuration if this price is acceptable.');
-  if (amount > h.session) fail('per-session', caps.perSession, h.session, 'The session cap resets when the MCP server restarts; the user can raise SVC_MAX_USDC_PER_SESSION.');
-  if (amount > h.day) fail('rolling 24-hour', caps.perDay, h.day, 'Wait until older payments leave the 24-hour window, or ask the user to raise SVC_MAX_USDC_PER_DAY.');
+  if (amount > caps.perCall)
+    fail('per-call', caps.perCall, caps.perCall, 'Raise SVC_MAX_USDC_PER_CALL in the MCP server configuration if this price is acceptable.');
+  if (amount > h.session)
+    fail('per-session', caps.perSession, h.session, 'The session cap resets when the MCP server restarts; the user can raise SVC_MAX_USDC_PER_SESSION.');
+  if (amount > h.day)
+    fail('rolling 24-hour', caps.perDay, h.day, 'Wait until older payments leave the 24-hour window, or ask the user to raise SVC_MAX_USDC_PER_DAY.');
   if (caps.total !== undefined && h.total !== undefined && amount > h.total) fail('lifetime', caps.total, h.total, 'Ask the user to raise SVC_MAX_USDC_TOTAL.');
 }

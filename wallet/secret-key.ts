@@ -17,7 +17,8 @@ export class SecretKey {
   static parse(text: string, source: string): SecretKey {
     const t = text.trim();
     // The message names the source, never any part of the value.
-    if (!HEX_KEY.test(t)) throw new WalletError('bad_key', `${source} does not hold a 32-byte hex private key (64 hex digits, optional 0x). Fix the value; nothing was paid.`);
+    if (!HEX_KEY.test(t))
+      throw new WalletError('bad_key', `${source} does not hold a 32-byte hex private key (64 hex digits, optional 0x). Fix the value; nothing was paid.`);
     return new SecretKey((t.startsWith('0x') ? t : `0x${t}`) as `0x${string}`);
   }
   static fromFile(file: string): SecretKey {
@@ -25,7 +26,10 @@ export class SecretKey {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch (e) {
-      throw new WalletError('bad_key', `SVC_WALLET_KEY_FILE ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'}). Fix the path; nothing was paid.`);
+      throw new WalletError(
+        'bad_key',
+        `SVC_WALLET_KEY_FILE ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'}). Fix the path; nothing was paid.`,
+      );
     }
     return SecretKey.parse(text, `SVC_WALLET_KEY_FILE ${file}`);
   }

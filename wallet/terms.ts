@@ -39,13 +39,20 @@ export interface PaymentTerms {
 
 export function termsFromDiscovery(doc: unknown): PaymentTerms {
   const parsed = DiscoverySchema.safeParse(doc);
-  if (!parsed.success) throw new WalletError('service_unreachable', 'The service discovery document (GET /api/x402) does not name a network, recipient and currency; nothing was paid. Check SVC_URL points at an svc service.');
+  if (!parsed.success)
+    throw new WalletError(
+      'service_unreachable',
+      'The service discovery document (GET /api/x402) does not name a network, recipient and currency; nothing was paid. Check SVC_URL points at an svc service.',
+    );
   const d = parsed.data;
   const m = /^eip155:(\d+)$/.exec(d.network);
   const chainId = m ? Number(m[1]) : NaN;
   const usdc = USDC_BY_CHAIN[chainId];
   if (!usdc || d.currency.toUpperCase() !== 'USDC') {
-    throw new WalletError('terms_refused', `The service asks for ${d.currency} on ${d.network}; this wallet only pays USDC on Base (eip155:8453) or Base Sepolia (eip155:84532). Nothing was paid.`);
+    throw new WalletError(
+      'terms_refused',
+      `The service asks for ${d.currency} on ${d.network}; this wallet only pays USDC on Base (eip155:8453) or Base Sepolia (eip155:84532). Nothing was paid.`,
+    );
   }
   if (d.asset && getAddress(d.asset) !== getAddress(usdc.asset)) {
     throw new WalletError('terms_refused', `The service names asset ${d.asset}, which is not USDC on ${d.network}; nothing was paid.`);
@@ -68,8 +75,15 @@ export async function fetchDiscovery(serviceUrl: string, fetchImpl: typeof fetch
   try {
     res = await fetchImpl(`${serviceUrl}/api/x402`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
   } catch (e) {
-    throw new WalletError('service_unreachable', `The service at ${serviceUrl} did not answer (${(e as Error).message}); nothing was paid. Start it or fix SVC_URL.`);
+    throw new WalletError(
+      'service_unreachable',
+      `The service at ${serviceUrl} did not answer (${(e as Error).message}); nothing was paid. Start it or fix SVC_URL.`,
+    );
   }
-  if (!res.ok) throw new WalletError('service_unreachable', `GET ${serviceUrl}/api/x402 answered ${res.status}; nothing was paid. Check SVC_URL points at an svc service.`);
+  if (!res.ok)
+    throw new WalletError(
+      'service_unreachable',
+      `GET ${serviceUrl}/api/x402 answered ${res.status}; nothing was paid. Check SVC_URL points at an svc service.`,
+    );
   return res.json();
 }

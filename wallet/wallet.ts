@@ -140,7 +140,11 @@ export class Wallet {
   async precheck(action: string, price: string): Promise<void> {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
-    if (!this.#account) throw new WalletError('no_wallet', `${action} costs ${price} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE for the MCP server.`);
+    if (!this.#account)
+      throw new WalletError(
+        'no_wallet',
+        `${action} costs ${price} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE for the MCP server.`,
+      );
     assertWithinCaps(amount, await this.ledger.totals(), this.config.caps, action);
   }
 
@@ -151,7 +155,10 @@ export class Wallet {
    */
   async fetch(req: PaidRequest): Promise<PaidResponse> {
     if (!this.originAllowed(req.url)) {
-      throw new WalletError('origin_not_allowed', `${new URL(req.url).origin} is not an allowed service origin (allowed: ${this.config.allowedOrigins.join(', ')}); nothing was sent or paid. The user can add it to SVC_ALLOWED_ORIGINS.`);
+      throw new WalletError(
+        'origin_not_allowed',
+        `${new URL(req.url).origin} is not an allowed service origin (allowed: ${this.config.allowedOrigins.join(', ')}); nothing was sent or paid. The user can add it to SVC_ALLOWED_ORIGINS.`,
+      );
     }
     const quote = usdcToAtomic(req.quote);
     if (quote > 0n) await this.precheck(req.action, req.quote);
@@ -185,12 +192,22 @@ export class Wallet {
       );
       if (acceptable.length === 0) {
         const why = accepts.length ? describeMismatch(accepts[0], terms, maxTimeout) : 'no payment options';
-        throw new WalletError('terms_refused', `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`, 'none', { offered: accepts });
+        throw new WalletError(
+          'terms_refused',
+          `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`,
+          'none',
+          { offered: accepts },
+        );
       }
       const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0];
       const asked = BigInt(cheapest.maxAmountRequired);
       if (asked > quote) {
-        throw new WalletError('price_drift', `Refused to pay for ${req.action}: the price changed from ${req.quote} to ${atomicToUsdc(asked)} USDC. Nothing was paid. Check the new price (quote tool / svc://pricing) and call again if it is acceptable.`, 'none', { quoted: req.quote, price: atomicToUsdc(asked) });
+        throw new WalletError(
+          'price_drift',
+          `Refused to pay for ${req.action}: the price changed from ${req.quote} to ${atomicToUsdc(asked)} USDC. Nothing was paid. Check the new price (quote tool / svc://pricing) and call again if it is acceptable.`,
+          'none',
+          { quoted: req.quote, price: atomicToUsdc(asked) },
+        );
       }
       if (asked > caps.perCall) assertWithinCaps(asked, { session: 0n, day: 0n, total: 0n }, caps, req.action);
       return cheapest;
@@ -219,7 +236,12 @@ export class Wallet {
         res = await this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
       } catch (e) {
         await this.ledger.settle(state.entry.id, { status: 'unknown', note: (e as Error).message });
-        throw new WalletError('outcome_unknown', `The paid request for ${req.action} got no answer (${(e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`, 'maybe', { price: atomicToUsdc(amount) });
+        throw new WalletError(
+          'outcome_unknown',
+          `The paid request for ${req.action} got no answer (${(e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
+          'maybe',
+          { price: atomicToUsdc(amount) },
+        );
       }
       const settlementHeader = res.headers.get('x-payment-response') ?? res.headers.get('payment-response');
       let settlement: { success?: boolean; transaction?: string } | undefined;
@@ -236,7 +258,13 @@ export class Wallet {
         } catch {
           receipt = undefined;
         }
-        state.entry = (await this.ledger.settle(state.entry.id, { status: 'committed', httpStatus: res.status, txHash: settlement?.transaction ?? (receipt?.txHash as string | undefined), receipt })) ?? state.entry;
+        state.entry =
+          (await this.ledger.settle(state.entry.id, {
+            status: 'committed',
+            httpStatus: res.status,
+            txHash: settlement?.transaction ?? (receipt?.txHash as string | undefined),
+            receipt,
+          })) ?? state.entry;
       } else if (res.status < 500) {
         // The service answered and did not settle: a definite refusal, nothing moved.
         state.entry = (await this.ledger.settle(state.entry.id, { status: 'released', httpStatus: res.status, note: `HTTP ${res.status}` })) ?? state.entry;
@@ -253,9 +281,17 @@ export class Wallet {
     } catch (e) {
       if (isWalletError(e)) throw e;
       const msg = (e as Error).message ?? String(e);
-      if (state.sent) throw new WalletError('outcome_unknown', `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`, 'maybe');
+      if (state.sent)
+        throw new WalletError(
+          'outcome_unknown',
+          `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`,
+          'maybe',
+        );
       if (/exceeds maximum allowed/.test(msg)) assertWithinCaps(caps.perCall + 1n, { session: 0n, day: 0n, total: 0n }, caps, req.action);
-      throw new WalletError('terms_refused', `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`);
+      throw new WalletError(
+        'terms_refused',
+        `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`,
+      );
     }
     const entry = state.entry;
     if (entry && entry.status === 'released' && response.status === 402) {
@@ -264,7 +300,11 @@ export class Wallet {
         .json()
         .then((b: { error?: unknown }) => (typeof b?.error === 'string' ? b.error : JSON.stringify(b?.error ?? '')))
         .catch(() => '');
-      throw new WalletError('payment_rejected', `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`, 'none');
+      throw new WalletError(
+        'payment_rejected',
+        `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`,
+        'none',
+      );
     }
     return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
   }
@@ -279,9 +319,17 @@ export class Wallet {
       // no readable requirements
     }
     if (asked === undefined || asked <= usdcToAtomic(req.quote)) {
-      return new WalletError('no_wallet', `${req.action} needs a wallet (${asked ? `it costs ${atomicToUsdc(asked)} USDC` : 'a zero-value signature proves who owns the apps'}) but none is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`);
+      return new WalletError(
+        'no_wallet',
+        `${req.action} needs a wallet (${asked ? `it costs ${atomicToUsdc(asked)} USDC` : 'a zero-value signature proves who owns the apps'}) but none is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`,
+      );
     }
-    return new WalletError('price_drift', `Refused to pay for ${req.action}: it was quoted ${req.quote} USDC but the service now asks ${atomicToUsdc(asked)} USDC, and no wallet is configured anyway. Nothing was paid.`, 'none', { quoted: req.quote, price: atomicToUsdc(asked) });
+    return new WalletError(
+      'price_drift',
+      `Refused to pay for ${req.action}: it was quoted ${req.quote} USDC but the service now asks ${atomicToUsdc(asked)} USDC, and no wallet is configured anyway. Nothing was paid.`,
+      'none',
+      { quoted: req.quote, price: atomicToUsdc(asked) },
+    );
   }
 
   /** On-chain USDC balance of this wallet (null with a note when no RPC is known). */
@@ -325,8 +373,18 @@ export class Wallet {
       balance: bal.balance,
       ...(bal.note ? { balanceNote: bal.note } : {}),
       spent: { session: atomicToUsdc(totals.session), day: atomicToUsdc(totals.day), total: atomicToUsdc(totals.total) },
-      caps: { perCall: atomicToUsdc(caps.perCall), perSession: atomicToUsdc(caps.perSession), perDay: atomicToUsdc(caps.perDay), total: caps.total === undefined ? null : atomicToUsdc(caps.total) },
-      headroom: { session: atomicToUsdc(h.session), day: atomicToUsdc(h.day), total: h.total === undefined ? null : atomicToUsdc(h.total), nextCall: atomicToUsdc(h.next) },
+      caps: {
+        perCall: atomicToUsdc(caps.perCall),
+        perSession: atomicToUsdc(caps.perSession),
+        perDay: atomicToUsdc(caps.perDay),
+        total: caps.total === undefined ? null : atomicToUsdc(caps.total),
+      },
+      headroom: {
+        session: atomicToUsdc(h.session),
+        day: atomicToUsdc(h.day),
+        total: h.total === undefined ? null : atomicToUsdc(h.total),
+        nextCall: atomicToUsdc(h.next),
+      },
       ledger: this.config.ledgerPath,
     };
   }

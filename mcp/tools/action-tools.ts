@@ -14,7 +14,8 @@ export function isReadOnlyAction(action: AgentAction, price: string): boolean {
 }
 
 function priceSentence(action: AgentAction, price: string): string {
-  if (usdcToAtomic(price) > 0n) return `Price: ${price} USDC per call, paid automatically from the configured wallet (x402 on Base) within its spend caps; dryRun: true shows the price and cap headroom without paying.`;
+  if (usdcToAtomic(price) > 0n)
+    return `Price: ${price} USDC per call, paid automatically from the configured wallet (x402 on Base) within its spend caps; dryRun: true shows the price and cap headroom without paying.`;
   if (action.identity) return 'Free: the wallet signs a zero-value authorization to prove it owns the apps; no money moves.';
   return 'Free.';
 }
@@ -83,7 +84,10 @@ export function registerActionTools(server: McpServer, ctx: McpContext): string[
           const { dryRun, maxPrice, ...rest } = args as Record<string, unknown> & { dryRun?: boolean; maxPrice?: string };
           if (dryRun) {
             const quote = await quoteAction(ctx, action, maxPrice ?? priceOf(ctx, action.name));
-            return okResult({ dryRun: true, quote }, `${name} would cost ${quote.price} USDC; ${quote.allowed ? 'the caps allow it' : `it would be refused: ${quote.refusal}`}. Nothing was sent or paid.`);
+            return okResult(
+              { dryRun: true, quote },
+              `${name} would cost ${quote.price} USDC; ${quote.allowed ? 'the caps allow it' : `it would be refused: ${quote.refusal}`}. Nothing was sent or paid.`,
+            );
           }
           const params: Record<string, unknown> = {};
           const body: Record<string, unknown> = {};

@@ -15,12 +15,36 @@ import { ToolFailure, guarded, okResult } from '../results.js';
 import { dryRunArg } from '../schemas.js';
 
 const TYPES: Record<string, string> = {
-  html: 'text/html; charset=utf-8', htm: 'text/html; charset=utf-8', css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8', json: 'application/json; charset=utf-8', txt: 'text/plain; charset=utf-8', md: 'text/markdown; charset=utf-8',
-  csv: 'text/csv; charset=utf-8', xml: 'application/xml; charset=utf-8', svg: 'image/svg+xml', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg',
-  gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', ico: 'image/x-icon', pdf: 'application/pdf', woff: 'font/woff', woff2: 'font/woff2',
-  ttf: 'font/ttf', otf: 'font/otf', mp4: 'video/mp4', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav', wasm: 'application/wasm',
-  webmanifest: 'application/manifest+json; charset=utf-8', map: 'application/json; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  htm: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+  md: 'text/markdown; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  xml: 'application/xml; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  ico: 'image/x-icon',
+  pdf: 'application/pdf',
+  woff: 'font/woff',
+  woff2: 'font/woff2',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  wasm: 'application/wasm',
+  webmanifest: 'application/manifest+json; charset=utf-8',
+  map: 'application/json; charset=utf-8',
 };
 const typeOf = (p: string) => TYPES[p.slice(p.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
 const MAX_FILES = 1000;
@@ -43,7 +67,8 @@ const FileArg = z.object({
 
 function cleanPath(p: string): string {
   const n = p.replace(/\\/g, '/').replace(/^\.\/+/, '');
-  if (!n || n.startsWith('/') || n.split('/').some((s) => s === '..' || s === '')) throw new ToolFailure(`deploy_site: "${p}" is not a relative file path (no leading "/", no ".."). Nothing was paid.`);
+  if (!n || n.startsWith('/') || n.split('/').some((s) => s === '..' || s === ''))
+    throw new ToolFailure(`deploy_site: "${p}" is not a relative file path (no leading "/", no ".."). Nothing was paid.`);
   return n;
 }
 
@@ -66,8 +91,10 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
       else if (ent.isFile()) {
         const rel = path.relative(abs, full).split(path.sep).join('/');
         const size = fs.statSync(full).size;
-        if (size > maxBytes) throw new ToolFailure(`deploy_site: ${rel} is ${size} bytes, over the ${maxBytes}-byte limit (SVC_MCP_MAX_FILE_BYTES). Nothing was paid.`);
-        if (out.length >= MAX_FILES) throw new ToolFailure(`deploy_site: the folder has more than ${MAX_FILES} files. Nothing was paid; deploy a smaller folder.`);
+        if (size > maxBytes)
+          throw new ToolFailure(`deploy_site: ${rel} is ${size} bytes, over the ${maxBytes}-byte limit (SVC_MCP_MAX_FILE_BYTES). Nothing was paid.`);
+        if (out.length >= MAX_FILES)
+          throw new ToolFailure(`deploy_site: the folder has more than ${MAX_FILES} files. Nothing was paid; deploy a smaller folder.`);
         out.push({ path: rel, bytes: fs.readFileSync(full), type: typeOf(rel) });
       }
     }
@@ -128,29 +155,40 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
       annotations: { title: 'deploy site', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       _meta: { 'svc/composite': steps, 'svc/currency': 'USDC' },
     },
-    (async (args: {
-      name?: string;
-      appId?: string;
-      files?: z.infer<typeof FileArg>[];
-      folder?: string;
-      entryPoint?: string;
-      visibility?: 'public' | 'private';
-      password?: string;
-      dryRun?: boolean;
-    }, extra: Extra): Promise<CallToolResult> =>
+    (async (
+      args: {
+        name?: string;
+        appId?: string;
+        files?: z.infer<typeof FileArg>[];
+        folder?: string;
+        entryPoint?: string;
+        visibility?: 'public' | 'private';
+        password?: string;
+        dryRun?: boolean;
+      },
+      extra: Extra,
+    ): Promise<CallToolResult> =>
       guarded(async () => {
         if (!args.name === !args.appId) throw new ToolFailure('deploy_site needs either name (new app) or appId (existing app), not both. Nothing was paid.');
         if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
         const files: DeployFile[] = args.folder
           ? readFolder(args.folder, ctx.config.maxFileBytes)
           : args.files!.map((f) => {
-              if ((f.content === undefined) === (f.contentBase64 === undefined)) throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
+              if ((f.content === undefined) === (f.contentBase64 === undefined))
+                throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
               const p = cleanPath(f.path);
-              return { path: p, bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'), type: f.contentType ?? typeOf(p) };
+              return {
+                path: p,
+                bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'),
+                type: f.contentType ?? typeOf(p),
+              };
             });
         if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
         const totalBytes = files.reduce((n, f) => n + f.bytes.length, 0);
-        if (totalBytes > MAX_TOTAL_BYTES) throw new ToolFailure(`deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls directly.`);
+        if (totalBytes > MAX_TOTAL_BYTES)
+          throw new ToolFailure(
+            `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls directly.`,
+          );
         if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
         const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
         const entry = files.find((f) => f.path === entryPoint);
@@ -171,12 +209,25 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
         const totals = await ctx.wallet.ledger.totals();
         const caps = ctx.wallet.config.caps;
         if (args.dryRun) {
-          return okResult({ dryRun: true, appId: args.appId ?? null, appName: args.name ?? null, url: null, files: fileList, plannedCost: atomicToUsdc(planned), paid: '0', payments: [] }, `deploy_site would make ${plan.length} paid calls costing ${atomicToUsdc(planned)} USDC in total (headroom now ${atomicToUsdc(headroom(totals, caps).next)} USDC per call). Nothing was sent or paid.`);
+          return okResult(
+            {
+              dryRun: true,
+              appId: args.appId ?? null,
+              appName: args.name ?? null,
+              url: null,
+              files: fileList,
+              plannedCost: atomicToUsdc(planned),
+              paid: '0',
+              payments: [],
+            },
+            `deploy_site would make ${plan.length} paid calls costing ${atomicToUsdc(planned)} USDC in total (headroom now ${atomicToUsdc(headroom(totals, caps).next)} USDC per call). Nothing was sent or paid.`,
+          );
         }
         // The whole deploy must fit the session/day/lifetime headroom; each step must fit the per-call cap.
         assertWithinCaps(planned, totals, { ...caps, perCall: planned }, 'deploy_site (all steps together)');
         for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
-        if (!ctx.wallet.address) throw new ToolFailure('deploy_site needs a wallet to pay; set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE. Nothing was paid.');
+        if (!ctx.wallet.address)
+          throw new ToolFailure('deploy_site needs a wallet to pay; set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE. Nothing was paid.');
 
         const progress = progressReporter(extra, plan.length + files.length);
         const payments: (PaymentInfo & { action: string })[] = [];
@@ -188,7 +239,9 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
             return r.body;
           } catch (e) {
             const msg = (e as Error).message;
-            throw new ToolFailure(`deploy_site stopped at ${a.name.slice(5)}: ${msg} Paid so far in this deploy: ${paidSoFar()} USDC${appId ? ` (app ${appId}${appName ? `, ${appName}` : ''} exists; retry with appId to finish)` : ''}.`);
+            throw new ToolFailure(
+              `deploy_site stopped at ${a.name.slice(5)}: ${msg} Paid so far in this deploy: ${paidSoFar()} USDC${appId ? ` (app ${appId}${appName ? `, ${appName}` : ''} exists; retry with appId to finish)` : ''}.`,
+            );
           }
         };
 
@@ -196,8 +249,18 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
         let appName: string | null = null;
         let url: string | null = null;
         if (!appId) {
-          if (!entry.type.startsWith('text/html')) throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
-          const body = await step(action('x402.create_app_from_html'), {}, { name: args.name, html: entry.bytes.toString('utf8'), ...(args.password ? { password: args.password } : {}), ...(args.visibility ? { visibility: args.visibility } : {}) });
+          if (!entry.type.startsWith('text/html'))
+            throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
+          const body = await step(
+            action('x402.create_app_from_html'),
+            {},
+            {
+              name: args.name,
+              html: entry.bytes.toString('utf8'),
+              ...(args.password ? { password: args.password } : {}),
+              ...(args.visibility ? { visibility: args.visibility } : {}),
+            },
+          );
           const app = body.app as { appId: string; appName?: string; url?: string };
           appId = app.appId;
           appName = app.appName ?? null;
@@ -205,7 +268,11 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
           await progress(`created app ${appName ?? appId}`);
         }
         for (const batch of batches) {
-          const urls = await step(action('x402.create_site_upload_urls'), { siteId: appId }, { files: batch.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type })) });
+          const urls = await step(
+            action('x402.create_site_upload_urls'),
+            { siteId: appId },
+            { files: batch.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type })) },
+          );
           await progress(`got ${batch.length} upload URLs`);
           const token = urls.uploadToken as string;
           const targets = urls.files as { path: string; uploadUrl: string; headers?: Record<string, string>; method?: string }[];
@@ -216,19 +283,31 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
             while (next < batch.length && !failed) {
               const f = batch[next++];
               const t = targets.find((x) => x.path === f.path);
-              if (!t) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
-              const res = await ctx.fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) }).catch((e: Error) => {
-                failed = true;
-                throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
-              });
+              if (!t)
+                throw new ToolFailure(
+                  `deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`,
+                );
+              const res = await ctx
+                .fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) })
+                .catch((e: Error) => {
+                  failed = true;
+                  throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+                });
               if (!res.ok) failed = true;
-              if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
+              if (!res.ok)
+                throw new ToolFailure(
+                  `deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`,
+                );
               await res.arrayBuffer().catch(() => undefined);
               await progress(`uploaded ${f.path}`);
             }
           };
           await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, batch.length) }, worker));
-          const fin = await step(action('x402.finalize_site_upload'), { siteId: appId }, { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) });
+          const fin = await step(
+            action('x402.finalize_site_upload'),
+            { siteId: appId },
+            { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) },
+          );
           const app = fin.app as { appName?: string; url?: string } | undefined;
           appName = app?.appName ?? appName;
           url = app?.url ?? url;
@@ -239,7 +318,10 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
         appName = app?.appName ?? appName;
         url = app?.url ?? url;
         await progress('published');
-        return okResult({ appId, appName, url, files: fileList, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments }, `Deployed ${files.length} files; live at ${url}. Paid ${paidSoFar()} USDC.`);
+        return okResult(
+          { appId, appName, url, files: fileList, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments },
+          `Deployed ${files.length} files; live at ${url}. Paid ${paidSoFar()} USDC.`,
+        );
       })) as never,
   );
   return ['deploy_site'];

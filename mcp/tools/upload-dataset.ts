@@ -65,11 +65,23 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
       _meta: { 'svc/composite': steps, 'svc/currency': 'USDC' },
     },
     (async (
-      args: { appId: string; file?: string; content?: string; fileName?: string; fileType?: string; name?: string; slug?: string; replaceExisting?: boolean; sheet?: string; dryRun?: boolean },
+      args: {
+        appId: string;
+        file?: string;
+        content?: string;
+        fileName?: string;
+        fileType?: string;
+        name?: string;
+        slug?: string;
+        replaceExisting?: boolean;
+        sheet?: string;
+        dryRun?: boolean;
+      },
       extra: Extra,
     ): Promise<CallToolResult> =>
       guarded(async () => {
-        if (!args.file === (args.content === undefined)) throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was paid.');
+        if (!args.file === (args.content === undefined))
+          throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was paid.');
         let size: number;
         let fileName: string;
         if (args.file) {
@@ -84,7 +96,8 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
           size = st.size;
           fileName = args.fileName ?? path.basename(abs);
         } else {
-          if (!args.fileName) throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was paid.');
+          if (!args.fileName)
+            throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was paid.');
           size = Buffer.byteLength(args.content!, 'utf8');
           fileName = args.fileName;
         }
@@ -110,7 +123,10 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         const plan = steps.map(action);
         const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
         if (args.dryRun) {
-          return okResult({ dryRun: true, strategy: null, asset: null, url: null, plannedCost: atomicToUsdc(planned), paid: '0', payments: [] }, `upload_dataset would cost at most ${atomicToUsdc(planned)} USDC. Nothing was sent or paid.`);
+          return okResult(
+            { dryRun: true, strategy: null, asset: null, url: null, plannedCost: atomicToUsdc(planned), paid: '0', payments: [] },
+            `upload_dataset would cost at most ${atomicToUsdc(planned)} USDC. Nothing was sent or paid.`,
+          );
         }
         const caps = ctx.wallet.config.caps;
         assertWithinCaps(planned, await ctx.wallet.ledger.totals(), { ...caps, perCall: planned }, 'upload_dataset (all steps together)');
@@ -132,14 +148,24 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         let total = 3;
         const progress = async (message: string) => {
           done++;
-          if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done, total, message } }).catch(() => undefined);
+          if (token !== undefined)
+            await extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done, total, message } })
+              .catch(() => undefined);
         };
 
-        const up = (await step(action('x402.create_data_file_upload_url'), { fileName, fileSize: size, ...(args.fileType ? { fileType: args.fileType } : {}) })) as unknown as UploadUrlAnswer;
+        const up = (await step(action('x402.create_data_file_upload_url'), {
+          fileName,
+          fileSize: size,
+          ...(args.fileType ? { fileType: args.fileType } : {}),
+        })) as unknown as UploadUrlAnswer;
         await progress(`upload URL (${up.strategy})`);
         const put = async (url: string, body: Buffer, headers: Record<string, string>, what: string) => {
           const res = await ctx.fetch(url, { method: 'PUT', headers, body: new Uint8Array(body) });
-          if (!res.ok) throw new ToolFailure(`upload_dataset: uploading ${what} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; start again (the upload URL is single-use per part).`);
+          if (!res.ok)
+            throw new ToolFailure(
+              `upload_dataset: uploading ${what} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; start again (the upload URL is single-use per part).`,
+            );
           return res;
         };
         if (up.strategy === 'single') {
@@ -172,7 +198,10 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         });
         await progress('converted');
         const asset = conv.asset as { url?: string } & Record<string, unknown>;
-        return okResult({ strategy: up.strategy, asset, url: asset?.url ?? null, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments }, `Dataset ready at ${asset?.url}. Paid ${paidSoFar()} USDC.`);
+        return okResult(
+          { strategy: up.strategy, asset, url: asset?.url ?? null, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments },
+          `Dataset ready at ${asset?.url}. Paid ${paidSoFar()} USDC.`,
+        );
       })) as never,
   );
   return ['upload_dataset'];

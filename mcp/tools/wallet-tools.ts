@@ -38,7 +38,10 @@ export function findAction(name: string): AgentAction | undefined {
 
 export async function listReceipts(ctx: McpContext, limit = 50, action?: string): Promise<z.infer<typeof ReceiptListSchema>> {
   const all = await ctx.wallet.ledger.entries();
-  const filtered = all.filter((e) => !action || e.action === action || e.action === `x402.${action}`).slice(-limit).reverse();
+  const filtered = all
+    .filter((e) => !action || e.action === action || e.action === `x402.${action}`)
+    .slice(-limit)
+    .reverse();
   const total = filtered.filter((e) => e.status !== 'released').reduce((s, e) => s + BigInt(e.amount), 0n);
   return {
     count: filtered.length,
@@ -53,7 +56,8 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): string[
     'wallet_status',
     {
       title: 'wallet status',
-      description: 'The paying wallet: address, on-chain USDC balance, what was spent this session / in the last 24 h / in total, the spend caps and the headroom left. Free; the caps are set by the user in the MCP server configuration and cannot be changed by a tool.',
+      description:
+        'The paying wallet: address, on-chain USDC balance, what was spent this session / in the last 24 h / in total, the spend caps and the headroom left. Free; the caps are set by the user in the MCP server configuration and cannot be changed by a tool.',
       inputSchema: {},
       outputSchema: WalletStatusSchema,
       annotations: { title: 'wallet status', ...ro, openWorldHint: true },
@@ -65,7 +69,8 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): string[
     'quote',
     {
       title: 'quote',
-      description: 'Price of any action or tool (e.g. "create_app_from_html") and whether the spend caps allow paying it now. Without a name, quotes every paid action. Free; nothing is sent or paid.',
+      description:
+        'Price of any action or tool (e.g. "create_app_from_html") and whether the spend caps allow paying it now. Without a name, quotes every paid action. Free; nothing is sent or paid.',
       inputSchema: { action: z.string().optional().describe('Tool or action name; omit for all') },
       outputSchema: z.object({ quotes: z.array(QuoteSchema) }),
       annotations: { title: 'quote', ...ro },
@@ -74,7 +79,8 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): string[
     ({ action }: { action?: string }) =>
       guarded(async () => {
         const actions = action ? [findAction(action)] : (AGENT_ACTIONS as readonly AgentAction[]);
-        if (actions.some((a) => !a)) throw new ToolFailure(`Unknown action "${action}". Known: ${AGENT_ACTIONS.map((a) => toolNameOf(a as AgentAction)).join(', ')}.`);
+        if (actions.some((a) => !a))
+          throw new ToolFailure(`Unknown action "${action}". Known: ${AGENT_ACTIONS.map((a) => toolNameOf(a as AgentAction)).join(', ')}.`);
         const quotes = [];
         for (const a of actions as AgentAction[]) quotes.push(await quoteAction(ctx, a));
         return okResult({ quotes });
@@ -84,7 +90,8 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): string[
     'list_receipts',
     {
       title: 'list receipts',
-      description: 'Payments this wallet made (newest first) from the local spend ledger: action, price, status (committed, released = refused and not charged, unknown/reserved = counted as spent), receipt id and transaction hash. Free.',
+      description:
+        'Payments this wallet made (newest first) from the local spend ledger: action, price, status (committed, released = refused and not charged, unknown/reserved = counted as spent), receipt id and transaction hash. Free.',
       inputSchema: {
         limit: z.number().int().min(1).max(1000).optional().describe('How many (default 50)'),
         action: z.string().optional().describe('Only this action'),

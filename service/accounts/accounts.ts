@@ -44,7 +44,10 @@ export async function createAccount(db: DbOrTx, input: { email: string; password
 }
 
 export async function findAccountByEmail(db: DbOrTx, email: string): Promise<(Account & { passwordHash: string | null }) | null> {
-  const [row] = await db.select().from(accounts).where(eq(accounts.email, parseEmail(email)));
+  const [row] = await db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.email, parseEmail(email)));
   return row ? { ...toAccount(row), passwordHash: row.passwordHash } : null;
 }
 

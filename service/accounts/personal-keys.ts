@@ -68,7 +68,10 @@ export async function revokePersonalKey(db: DbOrTx, accountId: string, keyId: st
     .where(and(eq(personalKeys.id, keyId), eq(personalKeys.accountId, accountId), isNull(personalKeys.revokedAt)))
     .returning();
   if (row) return toInfo(row);
-  const [existing] = await db.select().from(personalKeys).where(and(eq(personalKeys.id, keyId), eq(personalKeys.accountId, accountId)));
+  const [existing] = await db
+    .select()
+    .from(personalKeys)
+    .where(and(eq(personalKeys.id, keyId), eq(personalKeys.accountId, accountId)));
   if (!existing) throw new AppError('not_found', `key ${keyId} not found for this account`);
   return toInfo(existing); // already revoked: revoking again is a no-op
 }

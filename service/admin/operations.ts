@@ -5,13 +5,7 @@ import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accou
 import { eq } from 'drizzle-orm';
 import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import {
-  deleteFunctionSecret,
-  findOwnedFunction,
-  listFunctionSecretNames,
-  setAllowUserInvoke,
-  setFunctionSecret,
-} from '../functions/functions.js';
+import { deleteFunctionSecret, findOwnedFunction, listFunctionSecretNames, setAllowUserInvoke, setFunctionSecret } from '../functions/functions.js';
 import { AppError } from '../http/app-error.js';
 import { setAccountPassword } from '../dashboard/passwords.js';
 import { runFaucet } from '../payments/faucet.js';
@@ -36,14 +30,11 @@ export const adminOperations = {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { account: { id: account.id, email: account.email }, ...(await setAccountPassword(deps, account.id, i.password)) };
   }),
-  'key.create': op(
-    z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(ScopeSchema).min(1) }),
-    async (deps, i) => {
-      const account = await requireAccountByEmail(deps.db, i.email);
-      const { key, secret } = await createPersonalKey(deps.db, { accountId: account.id, name: i.name, scopes: i.scopes });
-      return { key, secret };
-    },
-  ),
+  'key.create': op(z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(ScopeSchema).min(1) }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    const { key, secret } = await createPersonalKey(deps.db, { accountId: account.id, name: i.name, scopes: i.scopes });
+    return { key, secret };
+  }),
   'key.list': op(z.object({ email: z.string() }), async (deps, i) => {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { keys: await listPersonalKeys(deps.db, account.id) };
@@ -53,14 +44,11 @@ export const adminOperations = {
     return { key: await revokePersonalKey(deps.db, account.id, i.keyId, deps.clock.now()) };
   }),
   // Function secrets are set here or in the dashboard, never through the Account API; values are never printed.
-  'function.secret.set': op(
-    z.object({ email: z.string(), function: z.string().min(1), name: z.string(), value: z.string() }),
-    async (deps, i) => {
-      const account = await requireAccountByEmail(deps.db, i.email);
-      const fn = await findOwnedFunction(deps.db, account.id, i.function);
-      return setFunctionSecret(deps, account.id, fn.id, i.name, i.value);
-    },
-  ),
+  'function.secret.set': op(z.object({ email: z.string(), function: z.string().min(1), name: z.string(), value: z.string() }), async (deps, i) => {
+    const account = await requireAccountByEmail(deps.db, i.email);
+    const fn = await findOwnedFunction(deps.db, account.id, i.function);
+    return setFunctionSecret(deps, account.id, fn.id, i.name, i.value);
+  }),
   'function.secret.list': op(z.object({ email: z.string(), function: z.string().min(1) }), async (deps, i) => {
     const account = await requireAccountByEmail(deps.db, i.email);
     const fn = await findOwnedFunction(deps.db, account.id, i.function);
@@ -77,15 +65,12 @@ export const adminOperations = {
     const view = await setAllowUserInvoke(deps, account.id, fn.id, i.allowUserInvoke);
     return { functionId: view.id, slug: view.slug, allowUserInvoke: view.allowUserInvoke };
   }),
-  'site.file.put': op(
-    z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }),
-    async (deps, i) => {
-      const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
-      if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
-      await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
-      return { site: await viewSite(deps, (await deps.db.select().from(sites).where(eq(sites.id, i.siteId)))[0]) };
-    },
-  ),
+  'site.file.put': op(z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }), async (deps, i) => {
+    const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
+    if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
+    await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
+    return { site: await viewSite(deps, (await deps.db.select().from(sites).where(eq(sites.id, i.siteId)))[0]) };
+  }),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),
 } satisfies Record<string, AdminOperation>;

@@ -7,7 +7,15 @@ import type { Config } from '../config.js';
 import { priceOf } from '../payments/prices.js';
 import { handlerFor } from './typed-handler.js';
 
-type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; required?: string[]; description?: string; items?: JsonSchema; anyOf?: JsonSchema[]; enum?: unknown[] };
+type JsonSchema = {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  description?: string;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  enum?: unknown[];
+};
 
 function pathParams(action: AgentAction): string[] {
   return [...action.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
@@ -19,7 +27,8 @@ export function inputJsonSchemaOf(action: AgentAction): Record<string, unknown> 
   const params = z.toJSONSchema(action.params, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const { $schema: _ignored, ...rest } = body as Record<string, unknown>;
   const properties: Record<string, JsonSchema> = {};
-  for (const [k, v] of Object.entries(params.properties ?? {})) properties[k] = { ...v, description: `${v.description ? `${v.description} ` : ''}(path parameter)` };
+  for (const [k, v] of Object.entries(params.properties ?? {}))
+    properties[k] = { ...v, description: `${v.description ? `${v.description} ` : ''}(path parameter)` };
   Object.assign(properties, body.properties ?? {});
   const required = [...(params.required ?? []), ...(body.required ?? [])];
   return { ...rest, type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
@@ -93,7 +102,16 @@ export function buildPricing(config: Config): Omit<z.output<typeof PricingRespon
     pricingUpdatedAt: config.x402.pricesUpdatedAt,
     pricing: AGENT_ACTIONS.map((a) => {
       const { price, amount, updatedAt } = priceOf(config, a as AgentAction);
-      return { action: a.name, method: a.method, path: a.path, price, amount: amount.toString(), currency: X402_CURRENCY, network: X402_NETWORK, priceUpdatedAt: updatedAt };
+      return {
+        action: a.name,
+        method: a.method,
+        path: a.path,
+        price,
+        amount: amount.toString(),
+        currency: X402_CURRENCY,
+        network: X402_NETWORK,
+        priceUpdatedAt: updatedAt,
+      };
     }),
   };
 }

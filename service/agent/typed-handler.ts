@@ -9,7 +9,7 @@ export type ActionResult<A extends AgentAction> = Omit<z.output<A['output']>, 'o
 export type HandlerFor<A extends AgentAction, S = unknown> = AgentHandler<z.output<A['params']>, z.output<A['input']>, ActionResult<A>, S>;
 
 /** Erased form stored in the registry. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the registry erases each handler's own input/output types
 export type AnyAgentHandler = AgentHandler<any, any, any, any>;
 
 export function handlerFor<A extends AgentAction, S = unknown>(_action: A, handler: HandlerFor<A, S>): AnyAgentHandler {

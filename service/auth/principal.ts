@@ -7,6 +7,4 @@ export interface Principal {
   credential: { kind: 'personal_key' | 'oauth_token'; id: string };
 }
 
-export type CredentialLookup =
-  | { status: 'ok'; principal: Principal }
-  | { status: 'revoked' | 'expired' | 'unknown' };
+export type CredentialLookup = { status: 'ok'; principal: Principal } | { status: 'revoked' | 'expired' | 'unknown' };

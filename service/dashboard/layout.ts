@@ -72,7 +72,15 @@ const NAV: [string, string][] = [
   ['usage', '/dashboard/usage'],
   ['account', '/dashboard/account'],
 ];
-const NAV_LABEL: Record<string, string> = { overview: 'Overview', keys: 'API keys', sites: 'Sites & tables', functions: 'Functions', apps: 'Connected apps', usage: 'Usage', account: 'Account' };
+const NAV_LABEL: Record<string, string> = {
+  overview: 'Overview',
+  keys: 'API keys',
+  sites: 'Sites & tables',
+  functions: 'Functions',
+  apps: 'Connected apps',
+  usage: 'Usage',
+  account: 'Account',
+};
 
 export function layout(opts: LayoutOptions, body: Html): Html {
   return html`<!doctype html>
@@ -80,10 +88,12 @@ export function layout(opts: LayoutOptions, body: Html): Html {
 <title>${opts.title} · svc</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/assets/style.css"></head>
 <body>
 <header class="top"><div class="bar"><a class="brand" href="/dashboard">svc<span>.</span></a>
-${opts.email
-  ? html`<nav class="main">${NAV.map(([k, href]) => html`<a href="${href}" class="${opts.active === k ? 'on' : ''}">${NAV_LABEL[k]}</a>`)}</nav>
+${
+  opts.email
+    ? html`<nav class="main">${NAV.map(([k, href]) => html`<a href="${href}" class="${opts.active === k ? 'on' : ''}">${NAV_LABEL[k]}</a>`)}</nav>
 <div class="who"><span>${opts.email}</span><form class="inline" method="post" action="/dashboard/signout"><input type="hidden" name="csrf" value="${opts.csrf ?? ''}"><button class="link" type="submit">Sign out</button></form></div>`
-  : html`<nav class="main"></nav>`}
+    : html`<nav class="main"></nav>`
+}
 </div></header>
 <main class="${opts.narrow ? 'narrow' : ''}">${body}</main>
 <footer>svc · <a href="/api/v1">Account API</a> · <a href="/api/v1/openapi.json">OpenAPI</a></footer>

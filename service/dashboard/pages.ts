@@ -11,7 +11,7 @@ export interface Chrome {
   csrf: string;
 }
 
-const day = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') + ' UTC' : '—');
+const day = (iso: string | null) => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : '—');
 
 function formatNumber(n: number, unit: string): string {
   if (/bytes/.test(unit)) {
@@ -81,27 +81,37 @@ ${usageCards(usage)}`,
 
 function scopeChecks(selected: readonly Scope[]): Html {
   return html`<div class="checks">${SCOPES.map(
-    (s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${selected.includes(s) ? 'checked' : ''}><span><code>${s}</code><small>${SCOPE_DESCRIPTIONS[s]}</small></span></label>`,
+    (s) =>
+      html`<label><input type="checkbox" name="scopes" value="${s}" ${selected.includes(s) ? 'checked' : ''}><span><code>${s}</code><small>${SCOPE_DESCRIPTIONS[s]}</small></span></label>`,
   )}</div>`;
 }
 
-export function keysPage(chrome: Chrome, input: { keys: PersonalKeyInfo[]; created?: { name: string; secret: string; scopes: Scope[] }; error?: string; ok?: string }): Html {
+export function keysPage(
+  chrome: Chrome,
+  input: { keys: PersonalKeyInfo[]; created?: { name: string; secret: string; scopes: Scope[] }; error?: string; ok?: string },
+): Html {
   const active = input.keys.filter((k) => !k.revokedAt);
   const revoked = input.keys.filter((k) => k.revokedAt);
   return layout(
     { title: 'API keys', active: 'keys', ...chrome },
     html`<h1>Personal API keys</h1><p class="lead">For your own scripts, servers and CI. A key is shown once, stored only as a hash, and can do exactly what its scopes allow. Never put one in a published site or browser JavaScript.</p>
 ${notice('error', input.error)}${notice('ok', input.ok)}
-${input.created
-  ? html`<div class="card" id="new-key"><h2>Key “${input.created.name}” created</h2><p>Copy it now: it will not be shown again.</p>
+${
+  input.created
+    ? html`<div class="card" id="new-key"><h2>Key “${input.created.name}” created</h2><p>Copy it now: it will not be shown again.</p>
 <code class="secret" id="new-key-secret">${input.created.secret}</code><p class="small muted">Scopes: ${input.created.scopes.map((s) => html`<span class="pill">${s}</span>`)}</p></div>`
-  : ''}
-<div class="card"><h2>Active keys</h2>${active.length
-  ? html`<table><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${active.map(
-      (k) => html`<tr data-key="${k.id}"><td>${k.name}</td><td class="mono">${k.prefix}</td><td>${k.scopes.map((s) => html`<span class="pill">${s}</span>`)}</td><td class="small">${day(k.createdAt)}</td><td class="small">${day(k.lastUsedAt)}</td>
+    : ''
+}
+<div class="card"><h2>Active keys</h2>${
+      active.length
+        ? html`<table><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${active.map(
+            (
+              k,
+            ) => html`<tr data-key="${k.id}"><td>${k.name}</td><td class="mono">${k.prefix}</td><td>${k.scopes.map((s) => html`<span class="pill">${s}</span>`)}</td><td class="small">${day(k.createdAt)}</td><td class="small">${day(k.lastUsedAt)}</td>
 <td><form class="inline" method="post" action="/dashboard/keys/${k.id}/revoke">${csrfField(chrome.csrf)}<button class="danger" type="submit">Revoke</button></form></td></tr>`,
-    )}</tbody></table>`
-  : html`<p class="muted">No active keys yet.</p>`}</div>
+          )}</tbody></table>`
+        : html`<p class="muted">No active keys yet.</p>`
+    }</div>
 <div class="card"><h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(chrome.csrf)}
 <label for="key-name">Name</label><input id="key-name" type="text" name="name" maxlength="100" placeholder="e.g. deploy script" required>
 <label>Scopes</label>${scopeChecks(['svc.sites.read', 'svc.usage.read'])}
@@ -115,28 +125,35 @@ export interface SiteTablesView {
   tables: { id: string; name: string; slug: string; records?: number }[] | null;
 }
 
-export function sitesPage(chrome: Chrome, input: { sites: SiteTablesView[]; total: number; tablesAvailable: boolean; writeKey?: { table: string; key: string }; error?: string; ok?: string }): Html {
+export function sitesPage(
+  chrome: Chrome,
+  input: { sites: SiteTablesView[]; total: number; tablesAvailable: boolean; writeKey?: { table: string; key: string }; error?: string; ok?: string },
+): Html {
   return layout(
     { title: 'Sites', active: 'sites', ...chrome },
     html`<h1>Sites and tables</h1><p class="lead">${input.total} site${input.total === 1 ? '' : 's'}. Publish with <code>POST /api/v1/sites</code> or the Agent API.</p>
 ${notice('error', input.error)}${notice('ok', input.ok)}
-${input.writeKey
-  ? html`<div class="card" id="new-write-key"><h2>New write key for “${input.writeKey.table}”</h2><p>The old key stopped working. Copy this one now: it will not be shown again.</p><code class="secret">${input.writeKey.key}</code></div>`
-  : ''}
+${
+  input.writeKey
+    ? html`<div class="card" id="new-write-key"><h2>New write key for “${input.writeKey.table}”</h2><p>The old key stopped working. Copy this one now: it will not be shown again.</p><code class="secret">${input.writeKey.key}</code></div>`
+    : ''
+}
 ${input.sites.length === 0 ? html`<div class="card"><p class="muted">No sites yet.</p></div>` : ''}
 ${input.sites.map(
   ({ site, tables }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat">${site.slug}</h2>
 <span class="pill ${site.published ? 'ok' : 'off'}">${site.published ? 'published' : 'unpublished'}</span><span class="pill">${site.visibility}</span><span class="spacer"></span>
 <a href="${site.pathUrl}">${site.pathUrl}</a></div>
 <p class="small muted">${site.fileCount} files · ${formatNumber(site.bytes, 'bytes')} · updated ${day(site.updatedAt)} · <code>${site.id}</code></p>
-${!input.tablesAvailable
-  ? ''
-  : tables && tables.length
-    ? html`<table><thead><tr><th>Table</th><th>Slug</th><th>Id</th><th></th></tr></thead><tbody>${tables.map(
-        (t) => html`<tr><td>${t.name}</td><td class="mono">${t.slug}</td><td class="mono small">${t.id}</td>
+${
+  !input.tablesAvailable
+    ? ''
+    : tables?.length
+      ? html`<table><thead><tr><th>Table</th><th>Slug</th><th>Id</th><th></th></tr></thead><tbody>${tables.map(
+          (t) => html`<tr><td>${t.name}</td><td class="mono">${t.slug}</td><td class="mono small">${t.id}</td>
 <td><form class="inline" method="post" action="/dashboard/sites/${site.id}/tables/${t.id}/write-key">${csrfField(chrome.csrf)}<button class="danger" type="submit">Regenerate write key</button></form></td></tr>`,
-      )}</tbody></table>`
-    : html`<p class="small muted">No tables.</p>`}</div>`,
+        )}</tbody></table>`
+      : html`<p class="small muted">No tables.</p>`
+}</div>`,
 )}`,
   );
 }
@@ -156,22 +173,27 @@ export function functionsPage(chrome: Chrome, input: { functions: FunctionRowVie
     { title: 'Functions', active: 'functions', ...chrome },
     html`<h1>Functions</h1><p class="lead">Server-side functions of your account. Secret values are write-only: set or delete them here, they are never shown.</p>
 ${notice('error', input.error)}${notice('ok', input.ok)}
-${input.functions === null
-  ? html`<div class="card"><p class="muted">Functions are not available on this server yet.</p></div>`
-  : input.functions.length === 0
-    ? html`<div class="card"><p class="muted">No functions yet. Create one with <code>POST /api/v1/functions</code>.</p></div>`
-    : input.functions.map(
-        (f) => html`<div class="card" data-function="${f.id}"><div class="row"><h2 class="flat">${f.name}</h2><code>${f.slug}</code>
+${
+  input.functions === null
+    ? html`<div class="card"><p class="muted">Functions are not available on this server yet.</p></div>`
+    : input.functions.length === 0
+      ? html`<div class="card"><p class="muted">No functions yet. Create one with <code>POST /api/v1/functions</code>.</p></div>`
+      : input.functions.map(
+          (f) => html`<div class="card" data-function="${f.id}"><div class="row"><h2 class="flat">${f.name}</h2><code>${f.slug}</code>
 <span class="pill ${f.status === 'live' ? 'ok' : f.status === 'draft' ? 'off' : 'bad'}">${f.status === 'draft' ? 'draft only' : f.status.replace('_', ' ')}</span><span class="spacer"></span>
 <form class="inline" method="post" action="/dashboard/functions/${f.id}/user-access">${csrfField(chrome.csrf)}<input type="hidden" name="enabled" value="${f.userAccess ? 'false' : 'true'}">
 <span class="small muted">svc-user access: <b>${f.userAccess ? 'on' : 'off'}</b></span> <button class="secondary" type="submit">${f.userAccess ? 'Turn off' : 'Turn on'}</button></form></div>
-<h3 class="small muted">Secrets</h3>${f.secretNames.length
-          ? html`<table><tbody>${f.secretNames.map(
-              (n) => html`<tr><td class="mono">${n}</td><td class="muted small">value hidden</td><td><form class="inline" method="post" action="/dashboard/functions/${f.id}/secrets/delete">${csrfField(chrome.csrf)}<input type="hidden" name="name" value="${n}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
-            )}</tbody></table>`
-          : html`<p class="small muted">No secrets.</p>`}
+<h3 class="small muted">Secrets</h3>${
+            f.secretNames.length
+              ? html`<table><tbody>${f.secretNames.map(
+                  (n) =>
+                    html`<tr><td class="mono">${n}</td><td class="muted small">value hidden</td><td><form class="inline" method="post" action="/dashboard/functions/${f.id}/secrets/delete">${csrfField(chrome.csrf)}<input type="hidden" name="name" value="${n}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
+                )}</tbody></table>`
+              : html`<p class="small muted">No secrets.</p>`
+          }
 <form method="post" action="/dashboard/functions/${f.id}/secrets" class="row">${csrfField(chrome.csrf)}<input type="text" name="name" placeholder="NAME" required class="w-name"><input type="password" name="value" placeholder="value" required autocomplete="off" class="w-value"><button class="secondary" type="submit">Set secret</button></form></div>`,
-      )}`,
+        )
+}`,
   );
 }
 
@@ -180,17 +202,24 @@ export function appsPage(chrome: Chrome, input: { apps: ConnectedApp[]; ok?: str
     { title: 'Connected apps', active: 'apps', ...chrome },
     html`<h1>Connected apps</h1><p class="lead">Applications you approved with OAuth. Disconnecting one revokes every token it holds at once.</p>
 ${notice('ok', input.ok)}
-<div class="card">${input.apps.length
-  ? html`<table><thead><tr><th>Application</th><th>Scopes</th><th>Approved</th><th>Last used</th><th></th></tr></thead><tbody>${input.apps.map(
-      (a) => html`<tr data-app="${a.clientId}"><td><b>${a.name}</b><div class="small muted">${a.redirectHosts.join(', ')}</div></td><td>${a.scopes.map((s) => html`<span class="pill">${s}</span>`)}</td>
+<div class="card">${
+      input.apps.length
+        ? html`<table><thead><tr><th>Application</th><th>Scopes</th><th>Approved</th><th>Last used</th><th></th></tr></thead><tbody>${input.apps.map(
+            (
+              a,
+            ) => html`<tr data-app="${a.clientId}"><td><b>${a.name}</b><div class="small muted">${a.redirectHosts.join(', ')}</div></td><td>${a.scopes.map((s) => html`<span class="pill">${s}</span>`)}</td>
 <td class="small">${day(a.firstAuthorizedAt)}</td><td class="small">${day(a.lastUsedAt)}</td>
 <td><form class="inline" method="post" action="/dashboard/apps/${a.clientId}/revoke">${csrfField(chrome.csrf)}<button class="danger" type="submit">Disconnect</button></form></td></tr>`,
-    )}</tbody></table>`
-  : html`<p class="muted">No connected apps.</p>`}</div>`,
+          )}</tbody></table>`
+        : html`<p class="muted">No connected apps.</p>`
+    }</div>`,
   );
 }
 
-export function consentPage(chrome: Chrome, input: { clientName: string; clientUri: string | null; redirectHost: string; request: AuthorizationRequest; params: Record<string, string> }): Html {
+export function consentPage(
+  chrome: Chrome,
+  input: { clientName: string; clientUri: string | null; redirectHost: string; request: AuthorizationRequest; params: Record<string, string> },
+): Html {
   return layout(
     { title: `Authorize ${input.clientName}`, narrow: true, ...chrome },
     html`<div class="card consent"><div class="app"><div class="logo">${input.clientName.slice(0, 1).toUpperCase()}</div>
@@ -219,5 +248,8 @@ ${notice('error', input.error)}${notice('ok', input.ok)}
 }
 
 export function errorPage(title: string, message: string, chrome?: Chrome): Html {
-  return layout({ title, narrow: true, ...(chrome ?? {}) }, html`<div class="card"><h1>${title}</h1>${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p></div>`);
+  return layout(
+    { title, narrow: true, ...(chrome ?? {}) },
+    html`<div class="card"><h1>${title}</h1>${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
+  );
 }

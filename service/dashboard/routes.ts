@@ -43,7 +43,10 @@ const DONE: Record<string, string> = {
 };
 
 export function dashboardSecurityHeaders(c: Context, formAction = "'self'"): void {
-  c.header('content-security-policy', `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`);
+  c.header(
+    'content-security-policy',
+    `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  );
   c.header('x-frame-options', 'DENY');
   c.header('x-content-type-options', 'nosniff');
   // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts.
@@ -90,7 +93,11 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
       if (c.req.method === 'POST') {
         form = (await c.req.parseBody({ all: true })) as Record<string, string | string[]>;
         if (!checkCsrf(deps, c, session, form.csrf)) {
-          return renderPage(c, pages.errorPage('Form expired', 'This form is stale or did not come from this dashboard. Reload the page and try again.', chrome), 403);
+          return renderPage(
+            c,
+            pages.errorPage('Form expired', 'This form is stale or did not come from this dashboard. Reload the page and try again.', chrome),
+            403,
+          );
         }
       }
       return handler(c, session, chrome, form);
@@ -103,7 +110,8 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
   // ---- sign up / sign in / sign out ----
 
   app.get('/dashboard/signup', async (c) => {
-    if (!deps.config.dashboard.signupEnabled) return renderPage(c, pages.errorPage('Sign-up is closed', 'This server does not accept new accounts. Ask its operator.'), 403);
+    if (!deps.config.dashboard.signupEnabled)
+      return renderPage(c, pages.errorPage('Sign-up is closed', 'This server does not accept new accounts. Ask its operator.'), 403);
     return renderPage(c, pages.signUpPage({ csrf: anonymousCsrfToken(deps, c), next: safeNext(c.req.query('next')) }));
   });
 
@@ -131,7 +139,10 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
   app.get('/dashboard/signin', async (c) => {
     const next = safeNext(c.req.query('next'));
     if (await currentSession(deps, c)) return c.redirect(next, 303);
-    return renderPage(c, pages.signInPage({ csrf: anonymousCsrfToken(deps, c), next, info: DONE[c.req.query('done') ?? ''], signupEnabled: deps.config.dashboard.signupEnabled }));
+    return renderPage(
+      c,
+      pages.signInPage({ csrf: anonymousCsrfToken(deps, c), next, info: DONE[c.req.query('done') ?? ''], signupEnabled: deps.config.dashboard.signupEnabled }),
+    );
   });
 
   app.post('/dashboard/signin', async (c) => {
@@ -178,7 +189,10 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
         listConnectedApps(deps.db, s.accountId),
         deps.db.select({ n: count() }).from(sites).where(eq(sites.ownerAccountId, s.accountId)),
       ]);
-      return renderPage(c, pages.overviewPage(chrome, { usage, keys: keys.filter((k) => !k.revokedAt).length, sites: Number(n), apps: apps.length, baseUrl: deps.config.baseUrl }));
+      return renderPage(
+        c,
+        pages.overviewPage(chrome, { usage, keys: keys.filter((k) => !k.revokedAt).length, sites: Number(n), apps: apps.length, baseUrl: deps.config.baseUrl }),
+      );
     }),
   );
 
@@ -202,7 +216,8 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
       const scopes = [...new Set(raw.filter((v): v is Scope => typeof v === 'string' && isScope(v)))];
       const keys = () => listPersonalKeys(deps.db, s.accountId);
       if (!name) return renderPage(c, pages.keysPage(chrome, { keys: await keys(), error: 'Give the key a name.' }), 400);
-      if (scopes.length === 0 || scopes.length !== raw.length) return renderPage(c, pages.keysPage(chrome, { keys: await keys(), error: 'Choose at least one known scope.' }), 400);
+      if (scopes.length === 0 || scopes.length !== raw.length)
+        return renderPage(c, pages.keysPage(chrome, { keys: await keys(), error: 'Choose at least one known scope.' }), 400);
       const { secret } = await createPersonalKey(deps.db, { accountId: s.accountId, name, scopes });
       return renderPage(c, pages.keysPage(chrome, { keys: await keys(), created: { name, secret, scopes } }), 201);
     }),
@@ -234,7 +249,10 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
     return { sites: withTables, total, tablesAvailable: resources.listTables !== null };
   }
 
-  app.get('/dashboard/sites', signedIn(async (c, s, chrome) => renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), ok: done(c) }))));
+  app.get(
+    '/dashboard/sites',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), ok: done(c) }))),
+  );
 
   app.post(
     '/dashboard/sites/:siteId/tables/:tableId/write-key',
@@ -256,7 +274,10 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
     return resources.listFunctions ? await resources.listFunctions(deps, s.accountId) : null;
   }
 
-  app.get('/dashboard/functions', signedIn(async (c, s, chrome) => renderPage(c, pages.functionsPage(chrome, { functions: await functionsView(s), ok: done(c) }))));
+  app.get(
+    '/dashboard/functions',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.functionsPage(chrome, { functions: await functionsView(s), ok: done(c) }))),
+  );
 
   function functionAction(run: (s: DashboardSession, functionId: string, form: Record<string, string | string[]>) => Promise<string>) {
     return signedIn(async (c, s, chrome, form) => {
@@ -307,7 +328,8 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
   app.post(
     '/dashboard/account/password',
     signedIn(async (c, s, chrome, form) => {
-      const again = async (error: string, status: number) => renderPage(c, pages.accountPage(chrome, { sessions: await countSessions(deps, s.accountId), error }), status);
+      const again = async (error: string, status: number) =>
+        renderPage(c, pages.accountPage(chrome, { sessions: await countSessions(deps, s.accountId), error }), status);
       try {
         await consumeRateLimit(deps.db, `signin:email:${s.email}`, SIGNIN_LIMIT_PER_EMAIL, 15 * 60_000, deps.clock.now());
         const account = await findAccountByEmail(deps.db, s.email);
@@ -335,7 +357,10 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
 
   // ---- connected OAuth apps ----
 
-  app.get('/dashboard/apps', signedIn(async (c, s, chrome) => renderPage(c, pages.appsPage(chrome, { apps: await listConnectedApps(deps.db, s.accountId), ok: done(c) }))));
+  app.get(
+    '/dashboard/apps',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.appsPage(chrome, { apps: await listConnectedApps(deps.db, s.accountId), ok: done(c) }))),
+  );
 
   app.post(
     '/dashboard/apps/:clientId/revoke',

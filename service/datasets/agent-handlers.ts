@@ -20,7 +20,9 @@ function checkToken(deps: Deps, token: string | undefined, siteId: string, key: 
   if (token === undefined) return;
   const claims = verifyUploadToken(deps.secret, token, deps.clock.now());
   if (!claims || claims.s !== siteId || claims.k !== key) {
-    throw new AppError('validation_failed', 'uploadToken is invalid, expired, or for another key', { issues: [{ field: 'uploadToken', message: 'invalid for this key' }] });
+    throw new AppError('validation_failed', 'uploadToken is invalid, expired, or for another key', {
+      issues: [{ field: 'uploadToken', message: 'invalid for this key' }],
+    });
   }
 }
 

@@ -97,12 +97,18 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
   }
   const info = await deps.blobs.head(input.key);
   if (!info) {
-    throw new AppError('validation_failed', `nothing has been uploaded to "${input.key}" yet${upload.strategy === 'multipart' ? '; upload every part, then call complete_data_file_multipart_upload' : '; PUT the file to the upload URL first'}`, {
-      issues: [{ field: 'key', message: 'not uploaded yet' }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `nothing has been uploaded to "${input.key}" yet${upload.strategy === 'multipart' ? '; upload every part, then call complete_data_file_multipart_upload' : '; PUT the file to the upload URL first'}`,
+      {
+        issues: [{ field: 'key', message: 'not uploaded yet' }],
+      },
+    );
   }
   if (info.size !== upload.declaredBytes) {
-    throw new AppError('validation_failed', `the uploaded file is ${info.size} bytes; ${upload.declaredBytes} were declared`, { issues: [{ field: 'key', message: 'size mismatch' }] });
+    throw new AppError('validation_failed', `the uploaded file is ${info.size} bytes; ${upload.declaredBytes} were declared`, {
+      issues: [{ field: 'key', message: 'size mismatch' }],
+    });
   }
   const stream = await deps.blobs.getStream(input.key);
   if (stream) {
@@ -122,12 +128,17 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
   if (input.slug !== undefined) {
     slug = input.slug.trim().toLowerCase();
     if (!SLUG_PATTERN.test(slug)) {
-      throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', { issues: [{ field: 'slug', message: 'not a slug' }] });
+      throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', {
+        issues: [{ field: 'slug', message: 'not a slug' }],
+      });
     }
   } else slug = slugFromName(name);
   let replacing: DatasetRow | null = null;
   const taken = async (s: string) => {
-    const [t] = await deps.db.select({ id: tables.id, kind: tables.kind }).from(tables).where(and(eq(tables.siteId, site.id), eq(tables.slug, s)));
+    const [t] = await deps.db
+      .select({ id: tables.id, kind: tables.kind })
+      .from(tables)
+      .where(and(eq(tables.siteId, site.id), eq(tables.slug, s)));
     return t ?? null;
   };
   let holder = await taken(slug);
@@ -145,7 +156,10 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
     if (!input.replaceExisting) {
       throw new AppError('slug_taken', `a dataset "${slug}" exists; pass replaceExisting: true to replace its data, or choose another slug`, { slug });
     }
-    [replacing] = await deps.db.select().from(datasets).where(and(eq(datasets.siteId, site.id), eq(datasets.tableId, holder.id)));
+    [replacing] = await deps.db
+      .select()
+      .from(datasets)
+      .where(and(eq(datasets.siteId, site.id), eq(datasets.tableId, holder.id)));
     if (!replacing) throw new AppError('slug_taken', `"${slug}" is taken; choose another slug`, { slug });
   }
   return { key: input.key, fileName: input.fileName, kind, name, slug, sourceBytes: info.size, sheet: input.sheet, replacing };
@@ -182,7 +196,12 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
     let table;
     try {
-      ({ table } = await createTable(deps, site, { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: tableSchemaOf(first.schema) }, db));
+      ({ table } = await createTable(
+        deps,
+        site,
+        { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: tableSchemaOf(first.schema) },
+        db,
+      ));
     } catch (e) {
       if (e instanceof AppError && e.code === 'slug_taken') {
         throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; pass replaceExisting: true or choose another slug`, { slug: plan.slug });
@@ -198,10 +217,19 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     }
     const { count, schema } = loaded;
     // A CSV's schema was guessed from its first MiB; the whole file may have widened a column.
-    if (!sameFields(schema, first.schema)) [table] = await db.update(tables).set({ schema: tableSchemaOf(schema) }).where(eq(tables.id, table.id)).returning();
+    if (!sameFields(schema, first.schema))
+      [table] = await db
+        .update(tables)
+        .set({ schema: tableSchemaOf(schema) })
+        .where(eq(tables.id, table.id))
+        .returning();
     const fields = schema.fields;
     if (count !== schema.records) {
-      throw dataFileInvalid(plan.fileName, file.kind, new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`));
+      throw dataFileInvalid(
+        plan.fileName,
+        file.kind,
+        new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`),
+      );
     }
     const now = deps.clock.now();
     const values = {
@@ -223,16 +251,25 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
         // The old table steps aside under a tombstone slug instead of being deleted here: a reader
         // that resolved the slug to it just before commit still finds its records. It is deleted
         // right after commit (cleanup), and any tombstone a crash left behind by the next conversion.
-        await db.update(tables).set({ slug: `old-${randomBytes(8).toString('hex')}` }).where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
+        await db
+          .update(tables)
+          .set({ slug: `old-${randomBytes(8).toString('hex')}` })
+          .where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
         table = await promoteTable(deps, table, plan.slug, db);
         cleanup = async () => {
           await deps.db.transaction(async (tx) => {
-            const [old] = await tx.select().from(tables).where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
+            const [old] = await tx
+              .select()
+              .from(tables)
+              .where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
             if (old) await deleteTable(deps, old, tx);
           });
         };
       } else {
-        [row] = await db.insert(datasets).values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values }).returning();
+        [row] = await db
+          .insert(datasets)
+          .values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values })
+          .returning();
       }
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });
@@ -255,11 +292,23 @@ async function sweepOrphanTables(deps: Deps, siteId: string, db: DbOrTx): Promis
   const orphans = await db
     .select()
     .from(tables)
-    .where(and(eq(tables.siteId, siteId), eq(tables.kind, 'dataset'), like(tables.slug, 'old-%'), sql`not exists (select 1 from datasets d where d.table_id = ${tables.id})`));
+    .where(
+      and(
+        eq(tables.siteId, siteId),
+        eq(tables.kind, 'dataset'),
+        like(tables.slug, 'old-%'),
+        sql`not exists (select 1 from datasets d where d.table_id = ${tables.id})`,
+      ),
+    );
   for (const t of orphans) await deleteTable(deps, t, db);
 }
 
-export function toDatasetView(deps: Deps, site: Pick<SiteRow, 'slug'>, row: DatasetRow, fields: { name: string; label: string; type: FieldType }[]): DatasetView {
+export function toDatasetView(
+  deps: Deps,
+  site: Pick<SiteRow, 'slug'>,
+  row: DatasetRow,
+  fields: { name: string; label: string; type: FieldType }[],
+): DatasetView {
   return {
     id: row.id,
     slug: row.slug,

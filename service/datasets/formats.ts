@@ -17,7 +17,8 @@ const KINDS: Record<DataFileKind, KindInfo> = {
   geoparquet: { kind: 'geoparquet', contentType: 'application/vnd.apache.parquet', label: 'GeoParquet' },
 };
 
-export const ACCEPTED_KINDS = 'CSV (.csv, .tsv, .txt), XLSX (.xlsx), JSON (.json), GeoJSON (.geojson), Shapefile ZIP (.zip), Parquet (.parquet), GeoParquet (.geoparquet or .parquet with geo metadata)';
+export const ACCEPTED_KINDS =
+  'CSV (.csv, .tsv, .txt), XLSX (.xlsx), JSON (.json), GeoJSON (.geojson), Shapefile ZIP (.zip), Parquet (.parquet), GeoParquet (.geoparquet or .parquet with geo metadata)';
 
 const BY_EXTENSION: Record<string, DataFileKind> = {
   csv: 'csv',
@@ -87,7 +88,7 @@ export function detectKind(fileName: string, fileType?: string): DataFileKind | 
  * before anything is parsed. Text formats are only checked for not being binary.
  */
 export function sniffMismatch(kind: DataFileKind, head: Buffer): string | null {
-  const zip = head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) ;
+  const zip = head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5);
   const par1 = head.length >= 4 && head.subarray(0, 4).toString('latin1') === 'PAR1';
   switch (kind) {
     case 'xlsx':

@@ -79,7 +79,13 @@ export async function loadColumns(db: DbOrTx, tableId: string, file: PreparedFil
 /** Parses `file` here and COPYs its records (binary) into a new column table under `schema`. */
 async function loadRecords(db: DbOrTx, tableId: string, file: PreparedFile, schema: InferredSchema, verify: boolean): Promise<Loaded> {
   await createColumnTable(db, tableId, schema.fields);
-  await copyIntoColumnTable(db, tableId, schema.fields.map((f) => f.name), { kind: 'binary' }, copyChunks(file, schema, verify));
+  await copyIntoColumnTable(
+    db,
+    tableId,
+    schema.fields.map((f) => f.name),
+    { kind: 'binary' },
+    copyChunks(file, schema, verify),
+  );
   await finishColumnTable(db, tableId);
   const count = await loadedCount(db, tableId);
   return { count, schema: { ...schema, records: count } };
@@ -102,7 +108,13 @@ async function inSavepoint<T>(db: DbOrTx, fn: (sp: DbOrTx) => Promise<T>): Promi
  * The CSV fast path. Answers the load, or (when it cannot finish) the complete scan, null when the
  * scan refused the file: the caller then takes the general path.
  */
-async function loadCsvWithCopy(db: DbOrTx, tableId: string, guess: CsvCopyPlan, open: OpenStream, limits: ParseLimits): Promise<Loaded | { full: CsvCopyPlan | null }> {
+async function loadCsvWithCopy(
+  db: DbOrTx,
+  tableId: string,
+  guess: CsvCopyPlan,
+  open: OpenStream,
+  limits: ParseLimits,
+): Promise<Loaded | { full: CsvCopyPlan | null }> {
   const whole = guess.complete ? Promise.resolve(guess) : scanCsvForCopy(await open(), limits);
   whole.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
   const attempt = (plan: CsvCopyPlan): Promise<Loaded | null> =>
@@ -110,7 +122,13 @@ async function loadCsvWithCopy(db: DbOrTx, tableId: string, guess: CsvCopyPlan, 
       await createColumnTable(sp, tableId, plan.schema.fields);
       const bytes = (await open()) as AsyncIterable<Buffer>;
       const format = { kind: 'csv', delimiter: plan.delimiter, header: plan.header, encoding: 'UTF8' } as const;
-      await copyIntoColumnTable(sp, tableId, plan.schema.fields.map((f) => f.name), format, copyTakesStatements(sp) ? csvRecordChunks(bytes) : bytes);
+      await copyIntoColumnTable(
+        sp,
+        tableId,
+        plan.schema.fields.map((f) => f.name),
+        format,
+        copyTakesStatements(sp) ? csvRecordChunks(bytes) : bytes,
+      );
       const full = await whole;
       if (!full || !sameFields(full.schema, plan.schema)) throw new GuessMissed();
       await finishColumnTable(sp, tableId);

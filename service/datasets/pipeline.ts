@@ -7,7 +7,18 @@ import type { Readable } from 'node:stream';
 import type { BlobStore } from '../storage/blob-store.js';
 import { CopyBinaryRows } from '../tables/column-storage.js';
 import { needsSpool, sniffMismatch } from './formats.js';
-import { coerceRecord, coerceValue, fitsType, schemaOf, SchemaInferrer, typeOfValue, widen, type FieldType, type InferredSchema, type ValueSource } from './infer.js';
+import {
+  coerceRecord,
+  coerceValue,
+  fitsType,
+  schemaOf,
+  SchemaInferrer,
+  typeOfValue,
+  widen,
+  type FieldType,
+  type InferredSchema,
+  type ValueSource,
+} from './infer.js';
 import { parseCsv } from './parsers/csv.js';
 import { parseGeoJson, parseJson } from './parsers/json.js';
 import { inspectParquet, parseParquet, parseParquetColumns, type ParquetColumnSlice, type ParquetSliceCache } from './parsers/parquet.js';
@@ -138,11 +149,7 @@ function usable(schema: InferredSchema): InferredSchema {
 }
 
 /** Pass two: the records as Table field values under `schema`, in batches. */
-export async function* coercedBatches(
-  file: PreparedFile,
-  schema: InferredSchema,
-  batchSize: number,
-): AsyncGenerator<Record<string, unknown>[]> {
+export async function* coercedBatches(file: PreparedFile, schema: InferredSchema, batchSize: number): AsyncGenerator<Record<string, unknown>[]> {
   const types = new Map<string, FieldType>(schema.fields.map((f) => [f.name, f.type]));
   let batch: Record<string, unknown>[] = [];
   for await (const r of file.records()) {
@@ -177,7 +184,15 @@ async function inferColumns(slices: AsyncIterable<ParquetColumnSlice>, sampleRec
     }
     records += slice.length;
   }
-  return { ...usable(schemaOf(names.map((n, i) => [n, types[i]]), Math.min(records, sampleRecords))), complete: records <= sampleRecords };
+  return {
+    ...usable(
+      schemaOf(
+        names.map((n, i) => [n, types[i]]),
+        Math.min(records, sampleRecords),
+      ),
+    ),
+    complete: records <= sampleRecords,
+  };
 }
 
 /** Thrown by `copyChunks` in `verify` mode: a record does not fit the guessed schema. */

@@ -19,8 +19,7 @@ export function datasetRoutes(deps: Deps) {
       path: '/sites/{siteId}/datasets',
       tags: ['Datasets'],
       summary: 'List Site datasets',
-      description:
-        'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
+      description: 'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
       security: securityFor('svc.data.read'),
       middleware: [requireScope(deps, 'svc.data.read')] as const,
       request: { params: SiteIdParam },

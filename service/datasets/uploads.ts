@@ -21,7 +21,10 @@ export function datasetsPrefix(siteId: string): string {
 /** A file name as a safe last key segment: `My Data (1).csv` → `My_Data_1_.csv`. */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? 'file';
-  const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '').slice(-120);
+  const cleaned = base
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^\.+/, '')
+    .slice(-120);
   return cleaned || 'file';
 }
 
@@ -39,16 +42,25 @@ export interface UploadPlan {
 export function planUpload(deps: Deps, input: { fileName: string; fileSize: number; fileType?: string }): UploadPlan {
   const kind = detectKind(input.fileName, input.fileType);
   if (!kind) {
-    throw new AppError('validation_failed', `"${input.fileName}"${input.fileType ? ` (${input.fileType})` : ''} is not a data file kind we convert; accepted: ${ACCEPTED_KINDS}`, {
-      issues: [{ field: 'fileName', message: `unsupported kind; accepted: ${ACCEPTED_KINDS}` }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `"${input.fileName}"${input.fileType ? ` (${input.fileType})` : ''} is not a data file kind we convert; accepted: ${ACCEPTED_KINDS}`,
+      {
+        issues: [{ field: 'fileName', message: `unsupported kind; accepted: ${ACCEPTED_KINDS}` }],
+      },
+    );
   }
   const c = deps.config.datasets;
   if (!Number.isSafeInteger(input.fileSize) || input.fileSize < 1) {
-    throw new AppError('validation_failed', 'fileSize must be a positive whole number of bytes', { issues: [{ field: 'fileSize', message: 'positive integer' }] });
+    throw new AppError('validation_failed', 'fileSize must be a positive whole number of bytes', {
+      issues: [{ field: 'fileSize', message: 'positive integer' }],
+    });
   }
   if (input.fileSize > c.maxFileBytes) {
-    throw new AppError('payload_too_large', `the file is ${input.fileSize} bytes; data files may be at most ${c.maxFileBytes} bytes`, { max: c.maxFileBytes, size: input.fileSize });
+    throw new AppError('payload_too_large', `the file is ${input.fileSize} bytes; data files may be at most ${c.maxFileBytes} bytes`, {
+      max: c.maxFileBytes,
+      size: input.fileSize,
+    });
   }
   return { kind, ...partsFor(deps, input.fileSize) };
 }
@@ -135,7 +147,15 @@ export async function createUpload(
   if (plan.strategy === 'single') {
     const put = await deps.blobs.presignPut(key, { contentType, contentLength: input.fileSize, expiresInSeconds: ttl });
     await db.insert(datasetUploads).values({
-      id, siteId: site.id, key, fileName: input.fileName, format: plan.kind, declaredBytes: input.fileSize, strategy: 'single', expiresAt, createdAt: now,
+      id,
+      siteId: site.id,
+      key,
+      fileName: input.fileName,
+      format: plan.kind,
+      declaredBytes: input.fileSize,
+      strategy: 'single',
+      expiresAt,
+      createdAt: now,
     });
     return { strategy: 'single', key, uploadToken, kind: plan.kind, upload: { url: put.url, method: 'PUT', headers: put.headers }, expiresAt: put.expiresAt };
   }
@@ -146,14 +166,35 @@ export async function createUpload(
     parts.push({ partNumber: n, url: await deps.blobs.presignPart(mp, n, ttl), size });
   }
   await db.insert(datasetUploads).values({
-    id, siteId: site.id, key, fileName: input.fileName, format: plan.kind, declaredBytes: input.fileSize, strategy: 'multipart', multipartUploadId: mp.uploadId, expiresAt, createdAt: now,
+    id,
+    siteId: site.id,
+    key,
+    fileName: input.fileName,
+    format: plan.kind,
+    declaredBytes: input.fileSize,
+    strategy: 'multipart',
+    multipartUploadId: mp.uploadId,
+    expiresAt,
+    createdAt: now,
   });
-  return { strategy: 'multipart', key, uploadToken, kind: plan.kind, uploadId: mp.uploadId, partSize: plan.partSize, parts, expiresAt: expiresAt.toISOString() };
+  return {
+    strategy: 'multipart',
+    key,
+    uploadToken,
+    kind: plan.kind,
+    uploadId: mp.uploadId,
+    partSize: plan.partSize,
+    parts,
+    expiresAt: expiresAt.toISOString(),
+  };
 }
 
 /** The upload slot holding `key` on this site; 404 otherwise (another site's key is not found). */
 export async function getSiteUpload(db: DbOrTx, siteId: string, key: string): Promise<UploadRow> {
-  const [row] = await db.select().from(datasetUploads).where(and(eq(datasetUploads.siteId, siteId), eq(datasetUploads.key, key)));
+  const [row] = await db
+    .select()
+    .from(datasetUploads)
+    .where(and(eq(datasetUploads.siteId, siteId), eq(datasetUploads.key, key)));
   if (!row) throw new AppError('not_found', `no data-file upload with key "${key}" on this app; request one with create_data_file_upload_url`);
   return row;
 }

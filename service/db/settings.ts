@@ -9,7 +9,10 @@ import { settings } from './schema/index.js';
  */
 export async function getOrCreateSecret(db: Db, name: string): Promise<string> {
   const key = `secret:${name}`;
-  await db.insert(settings).values({ key, value: randomBytes(32).toString('base64url') }).onConflictDoNothing();
+  await db
+    .insert(settings)
+    .values({ key, value: randomBytes(32).toString('base64url') })
+    .onConflictDoNothing();
   const [row] = await db.select().from(settings).where(eq(settings.key, key));
   return row.value;
 }

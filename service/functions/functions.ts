@@ -1,10 +1,6 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
-import {
-  SECRET_NAME_PATTERN,
-  type CreateFunctionBody,
-  type FunctionView,
-} from '../../shared/account-api/functions.js';
+import { SECRET_NAME_PATTERN, type CreateFunctionBody, type FunctionView } from '../../shared/account-api/functions.js';
 import type { DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
 import { newId } from '../db/ids.js';
@@ -192,12 +188,7 @@ async function changeActiveFunction(
     .update(functions)
     .set(set)
     .where(
-      and(
-        eq(functions.id, functionId),
-        eq(functions.accountId, accountId),
-        eq(functions.state, 'active'),
-        channel === 'account_api' ? noSecrets : undefined,
-      ),
+      and(eq(functions.id, functionId), eq(functions.accountId, accountId), eq(functions.state, 'active'), channel === 'account_api' ? noSecrets : undefined),
     )
     .returning();
   if (!row) {
@@ -302,6 +293,9 @@ export async function listFunctionSecretNames(deps: Deps, accountId: string, fun
 
 /** Secret values for one invocation (runtime only). */
 export async function loadSecretValues(db: DbOrTx, functionId: string): Promise<Record<string, string>> {
-  const rows = await db.select({ name: functionSecrets.name, value: functionSecrets.value }).from(functionSecrets).where(eq(functionSecrets.functionId, functionId));
+  const rows = await db
+    .select({ name: functionSecrets.name, value: functionSecrets.value })
+    .from(functionSecrets)
+    .where(eq(functionSecrets.functionId, functionId));
   return Object.fromEntries(rows.map((r) => [r.name, r.value]));
 }

@@ -1,10 +1,5 @@
 import { and, eq, isNotNull, or, sql } from 'drizzle-orm';
-import {
-  FORWARDABLE_HEADERS,
-  INVOKE_MAX_RESPONSE_BYTES,
-  type InvokeFunctionBody,
-  type InvokeFunctionResponse,
-} from '../../shared/account-api/functions.js';
+import { FORWARDABLE_HEADERS, INVOKE_MAX_RESPONSE_BYTES, type InvokeFunctionBody, type InvokeFunctionResponse } from '../../shared/account-api/functions.js';
 import type { Principal } from '../auth/principal.js';
 import { functionInvocationCounts, functions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -124,7 +119,12 @@ export function normalizeResponse(value: SandboxValue): InvokeFunctionResponse['
   if (value.kind === 'string') return cut(200, {}, 'text', value.text, value.text);
   const v: unknown = JSON.parse(value.json);
   const isResponse =
-    v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => RESPONSE_KEYS.has(k)) && ('status' in v || 'body' in v);
+    v !== null &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    Object.keys(v).length > 0 &&
+    Object.keys(v).every((k) => RESPONSE_KEYS.has(k)) &&
+    ('status' in v || 'body' in v);
   if (!isResponse) return cut(200, {}, 'json', v, value.json);
   const r = v as { status?: unknown; headers?: unknown; body?: unknown };
   const status = r.status === undefined ? 200 : r.status;
@@ -148,13 +148,7 @@ export function normalizeResponse(value: SandboxValue): InvokeFunctionResponse['
 }
 
 /** Applies the 256 KiB content limit: a larger body becomes its first 256 KiB as text, marked truncated. */
-function cut(
-  status: number,
-  headers: Record<string, string>,
-  bodyType: 'json' | 'text',
-  body: unknown,
-  content: string,
-): InvokeFunctionResponse['response'] {
+function cut(status: number, headers: Record<string, string>, bodyType: 'json' | 'text', body: unknown, content: string): InvokeFunctionResponse['response'] {
   const buf = Buffer.from(content, 'utf8');
   if (buf.length <= INVOKE_MAX_RESPONSE_BYTES) return { status, headers, bodyType, body, truncated: false, bytes: buf.length };
   let end = INVOKE_MAX_RESPONSE_BYTES;

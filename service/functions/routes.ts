@@ -18,15 +18,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
-import {
-  createFunction,
-  deleteFunction,
-  getOwnedFunction,
-  listOwnedFunctions,
-  publishFunction,
-  replaceDraft,
-  viewFunction,
-} from './functions.js';
+import { createFunction, deleteFunction, getOwnedFunction, listOwnedFunctions, publishFunction, replaceDraft, viewFunction } from './functions.js';
 import { assertInvokeCredential, invokeFunction } from './invoke.js';
 import { sandboxRunner } from './runner.js';
 

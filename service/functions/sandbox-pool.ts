@@ -85,7 +85,14 @@ export class SandboxPool implements SandboxRunner {
       const waited = Date.now() - job.queuedAt;
       const wallMs = job.limits.wallMs - waited;
       if (wallMs <= 0) {
-        job.resolve({ ok: false, reason: 'timeout', message: `the function waited ${waited} ms for a sandbox and was not started`, cpuMs: 0, wallMs: waited, hostCalls: 0 });
+        job.resolve({
+          ok: false,
+          reason: 'timeout',
+          message: `the function waited ${waited} ms for a sandbox and was not started`,
+          cpuMs: 0,
+          wallMs: waited,
+          hostCalls: 0,
+        });
         continue;
       }
       slot.job = job;
@@ -128,7 +135,13 @@ export class SandboxPool implements SandboxRunner {
       },
       (e: unknown) => {
         if (slot.job === job) {
-          slot.worker.postMessage({ type: 'host-result', id: job.id, callId: msg.callId, ok: false, message: e instanceof Error ? e.message : String(e) } satisfies ToWorker);
+          slot.worker.postMessage({
+            type: 'host-result',
+            id: job.id,
+            callId: msg.callId,
+            ok: false,
+            message: e instanceof Error ? e.message : String(e),
+          } satisfies ToWorker);
         }
       },
     );

@@ -68,9 +68,7 @@ export interface SandboxStats {
   hostCalls: number;
 }
 
-export type SandboxOutcome =
-  | ({ ok: true; value: SandboxValue } & SandboxStats)
-  | ({ ok: false; reason: SandboxFailure; message: string } & SandboxStats);
+export type SandboxOutcome = ({ ok: true; value: SandboxValue } & SandboxStats) | ({ ok: false; reason: SandboxFailure; message: string } & SandboxStats);
 
 let modulePromise: Promise<QuickJSWASMModule> | null = null;
 let moduleLoads = 0;
@@ -200,7 +198,8 @@ export async function runInSandbox(input: SandboxInput, host: SandboxHost, limit
           }
         } else {
           const d = vm.dump(errorHandle) as unknown;
-          message = d && typeof d === 'object' && 'message' in d ? `${(d as { name?: string }).name ?? 'Error'}: ${(d as { message: string }).message}` : String(d);
+          message =
+            d && typeof d === 'object' && 'message' in d ? `${(d as { name?: string }).name ?? 'Error'}: ${(d as { message: string }).message}` : String(d);
         }
       } finally {
         errorHandle.dispose();
@@ -321,7 +320,9 @@ export async function runInSandbox(input: SandboxInput, host: SandboxHost, limit
           h.dispose();
           throw new GuestFailure(
             'never_resolved',
-            what === 'module' ? 'the module never finished loading (a top-level await that never settles)' : 'the handler returned a promise that can never settle',
+            what === 'module'
+              ? 'the module never finished loading (a top-level await that never settles)'
+              : 'the handler returned a promise that can never settle',
           );
         }
         const left = wallDeadline - performance.now();
@@ -386,7 +387,8 @@ export async function runInSandbox(input: SandboxInput, host: SandboxHost, limit
     discardModule();
     const message = e instanceof Error ? e.message : String(e);
     if (interrupted) return { ok: false, reason: 'timeout', message: timeoutMessage(interrupted, limits), ...stats() };
-    if (/out of memory|memory access out of bounds/i.test(message)) return { ok: false, reason: 'out_of_memory', message: `out of memory (limit ${limits.memoryBytes} bytes)`, ...stats() };
+    if (/out of memory|memory access out of bounds/i.test(message))
+      return { ok: false, reason: 'out_of_memory', message: `out of memory (limit ${limits.memoryBytes} bytes)`, ...stats() };
     if (/call stack|stack overflow/i.test(message)) return { ok: false, reason: 'stack_overflow', message: 'stack overflow', ...stats() };
     return { ok: false, reason: 'sandbox_error', message: 'the sandbox failed while running this function', ...stats() };
   } finally {

@@ -21,7 +21,12 @@ export async function consumeRateLimit(db: Db, key: string, limit: number, windo
     .returning({ count: rateLimitWindows.count });
   if (row.count > limit) {
     const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - t) / 1000));
-    throw new AppError('rate_limited', `rate limit of ${limit} requests per ${windowMs / 1000} s reached; retry in ${retryAfter} s`, { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: retryAfter }, { 'Retry-After': String(retryAfter) });
+    throw new AppError(
+      'rate_limited',
+      `rate limit of ${limit} requests per ${windowMs / 1000} s reached; retry in ${retryAfter} s`,
+      { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: retryAfter },
+      { 'Retry-After': String(retryAfter) },
+    );
   }
   // Old windows are dead weight: trim them now and then, not on every request.
   if (row.count === 1 && Math.random() < 0.01) {

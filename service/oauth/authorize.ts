@@ -21,7 +21,16 @@ export type AuthorizationCheck =
   | { kind: 'redirect'; location: string }
   | { kind: 'ok'; request: AuthorizationRequest; client: OAuthClientRow };
 
-export const AUTHORIZATION_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'resource', 'code_challenge', 'code_challenge_method', 'state'] as const;
+export const AUTHORIZATION_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'resource',
+  'code_challenge',
+  'code_challenge_method',
+  'state',
+] as const;
 
 export function resourceOf(deps: Deps): string {
   return `${deps.config.baseUrl}/api/v1`;
@@ -55,9 +64,15 @@ export async function checkAuthorizationRequest(deps: Deps, params: Record<strin
   });
   if (params.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
   if (params.code_challenge_method !== 'S256') {
-    return fail('invalid_request', params.code_challenge_method ? `code_challenge_method ${params.code_challenge_method} is refused; use S256` : 'code_challenge_method=S256 is required (PKCE)');
+    return fail(
+      'invalid_request',
+      params.code_challenge_method
+        ? `code_challenge_method ${params.code_challenge_method} is refused; use S256`
+        : 'code_challenge_method=S256 is required (PKCE)',
+    );
   }
-  if (!params.code_challenge || !S256_CHALLENGE.test(params.code_challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)');
+  if (!params.code_challenge || !S256_CHALLENGE.test(params.code_challenge))
+    return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)');
   const resource = resourceOf(deps);
   if (params.resource !== resource) return fail('invalid_target', `resource must be ${resource}`);
   const asked = (params.scope ?? '').split(' ').filter(Boolean);

@@ -88,7 +88,10 @@ export async function registerClient(deps: Deps, input: unknown): Promise<Regist
   }
   const authMethod = m.token_endpoint_auth_method ?? 'none';
   if (authMethod !== 'none') {
-    throw new OAuthError('invalid_client_metadata', `token_endpoint_auth_method ${authMethod} is not supported; register a public client ("none") and use PKCE`);
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `token_endpoint_auth_method ${authMethod} is not supported; register a public client ("none") and use PKCE`,
+    );
   }
   const badGrant = (m.grant_types ?? []).find((g) => g !== 'authorization_code' && g !== 'refresh_token');
   if (badGrant) throw new OAuthError('invalid_client_metadata', `grant_types: ${badGrant} is not supported (authorization_code, refresh_token)`);

@@ -93,7 +93,10 @@ export function oauthRoutes(deps: Deps): Hono {
   app.use('/oauth/token', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
   app.use(
     '/oauth/*',
-    bodyLimit({ maxSize: OAUTH_BODY_LIMIT, onError: (c) => oauthErrorResponse(c, new OAuthError('invalid_request', `request body exceeds ${OAUTH_BODY_LIMIT} bytes`, 413)) }),
+    bodyLimit({
+      maxSize: OAUTH_BODY_LIMIT,
+      onError: (c) => oauthErrorResponse(c, new OAuthError('invalid_request', `request body exceeds ${OAUTH_BODY_LIMIT} bytes`, 413)),
+    }),
   );
 
   app.get('/.well-known/oauth-authorization-server', (c) => c.json(authorizationServerMetadata(deps)));
@@ -154,14 +157,21 @@ export function oauthRoutes(deps: Deps): Hono {
     }
     const chrome = { email: session.email, csrf: sessionCsrfToken(deps, session) };
     if (!checkCsrf(deps, c, session, form.csrf)) {
-      return renderPage(c, pages.errorPage('Form expired', 'This approval did not come from the svc consent screen, or it expired. Start again from the application.', chrome), 403);
+      return renderPage(
+        c,
+        pages.errorPage('Form expired', 'This approval did not come from the svc consent screen, or it expired. Start again from the application.', chrome),
+        403,
+      );
     }
     const check = await checkAuthorizationRequest(deps, params);
     if (check.kind === 'fatal') return renderPage(c, pages.errorPage('Authorization request refused', check.message, chrome), 400);
     if (check.kind === 'redirect') return c.redirect(check.location, 303);
     const { request } = check;
     if (form.decision !== 'approve') {
-      return c.redirect(clientRedirect(deps, request.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: request.state }), 303);
+      return c.redirect(
+        clientRedirect(deps, request.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: request.state }),
+        303,
+      );
     }
     const code = await issueAuthorizationCode(deps, {
       accountId: session.accountId,
@@ -182,7 +192,12 @@ export function oauthRoutes(deps: Deps): Hono {
       let tokens;
       if (form.grant_type === 'authorization_code') {
         if (!form.code) throw new OAuthError('invalid_request', 'code is required');
-        tokens = await exchangeAuthorizationCode(deps, { clientId: form.client_id, code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier });
+        tokens = await exchangeAuthorizationCode(deps, {
+          clientId: form.client_id,
+          code: form.code,
+          redirectUri: form.redirect_uri,
+          codeVerifier: form.code_verifier,
+        });
       } else if (form.grant_type === 'refresh_token') {
         if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
         tokens = await refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope });

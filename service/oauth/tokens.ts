@@ -78,7 +78,14 @@ async function issueTokenPair(deps: Deps, db: DbOrTx, grantId: string, scopes: S
   const { accessTokenTtlSeconds, refreshTokenTtlSeconds } = deps.config.oauth;
   await db.insert(oauthTokens).values([
     { hash: hashCredential(access), kind: 'access', grantId, scopes, expiresAt: new Date(now.getTime() + accessTokenTtlSeconds * 1000), createdAt: now },
-    { hash: hashCredential(refresh), kind: 'refresh', grantId, scopes: refreshScopes, expiresAt: new Date(now.getTime() + refreshTokenTtlSeconds * 1000), createdAt: now },
+    {
+      hash: hashCredential(refresh),
+      kind: 'refresh',
+      grantId,
+      scopes: refreshScopes,
+      expiresAt: new Date(now.getTime() + refreshTokenTtlSeconds * 1000),
+      createdAt: now,
+    },
   ]);
   return { access_token: access, token_type: 'Bearer', expires_in: accessTokenTtlSeconds, refresh_token: refresh, scope: scopes.join(' ') };
 }
@@ -147,10 +154,7 @@ export async function exchangeAuthorizationCode(
 }
 
 /** `grant_type=refresh_token` (RFC 6749 §6) with rotation: each refresh token works once. */
-export async function refreshAccessToken(
-  deps: Deps,
-  input: { clientId: string; refreshToken: string; scope: string | undefined },
-): Promise<TokenResponse> {
+export async function refreshAccessToken(deps: Deps, input: { clientId: string; refreshToken: string; scope: string | undefined }): Promise<TokenResponse> {
   const now = deps.clock.now();
   const found = await loadToken(deps.db, 'refresh', input.refreshToken);
   if (!found) throw new OAuthError('invalid_grant', 'unknown refresh token');
@@ -161,7 +165,10 @@ export async function refreshAccessToken(
     // Someone holds a copy of a spent refresh token: the legitimate client or a thief. Either way the
     // family is no longer trustworthy (OAuth 2.0 Security BCP, RFC 9700 §4.14.2).
     await revokeGrant(deps.db, grant.id, now, 'refresh_reuse');
-    return new OAuthError('invalid_grant', 'refresh token reuse detected: every token of this authorization is revoked; the user must approve the application again');
+    return new OAuthError(
+      'invalid_grant',
+      'refresh token reuse detected: every token of this authorization is revoked; the user must approve the application again',
+    );
   };
   if (token.usedAt) throw await reuse();
   if (token.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired; the user must approve the application again');
@@ -170,7 +177,8 @@ export async function refreshAccessToken(
   if (input.scope !== undefined) {
     const asked = [...new Set(input.scope.split(' ').filter(Boolean))];
     const extra = asked.filter((s) => !(allowed as string[]).includes(s));
-    if (asked.length === 0 || extra.length) throw new OAuthError('invalid_scope', `scope may only narrow the approved scopes (${allowed.join(' ')}); not approved: ${extra.join(' ') || '(empty)'}`);
+    if (asked.length === 0 || extra.length)
+      throw new OAuthError('invalid_scope', `scope may only narrow the approved scopes (${allowed.join(' ')}); not approved: ${extra.join(' ') || '(empty)'}`);
     scopes = asked as Scope[];
   }
   const issued = await deps.db.transaction(async (tx) => {
@@ -275,4 +283,3 @@ export async function revokeConnectedApp(db: DbOrTx, accountId: string, clientId
     .returning({ id: oauthGrants.id });
   return rows.length;
 }
-

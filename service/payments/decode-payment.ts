@@ -1,10 +1,5 @@
 import { PAYMENT_HEADERS } from '../../shared/agent-api/network.js';
-import {
-  PaymentPayloadV1Schema,
-  PaymentPayloadV2Schema,
-  type Authorization,
-  type PaymentPayloadV2,
-} from '../../shared/agent-api/payment-requirements.js';
+import { PaymentPayloadV1Schema, PaymentPayloadV2Schema, type Authorization, type PaymentPayloadV2 } from '../../shared/agent-api/payment-requirements.js';
 import { PaymentRequiredError } from './payment-required.js';
 
 /** A payment header of either generation, normalised. */
@@ -34,7 +29,8 @@ export function decodePaymentHeader(get: (name: string) => string | undefined): 
   const v1 = get(PAYMENT_HEADERS.v1Request);
   if (v2) {
     const parsed = PaymentPayloadV2Schema.safeParse(decodeJson(v2));
-    if (!parsed.success) throw new PaymentRequiredError('invalid_payment_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact payment: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new PaymentRequiredError('invalid_payment_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact payment: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     return {
       version: 2,
@@ -49,7 +45,8 @@ export function decodePaymentHeader(get: (name: string) => string | undefined): 
   if (v1) {
     const raw = decodeJson(v1) as { x402Version?: unknown };
     const parsed = PaymentPayloadV1Schema.safeParse({ ...(raw as object), x402Version: raw?.x402Version === 2 ? 1 : raw?.x402Version });
-    if (!parsed.success) throw new PaymentRequiredError('invalid_payment_payload', `X-PAYMENT is not an x402 exact payment: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new PaymentRequiredError('invalid_payment_payload', `X-PAYMENT is not an x402 exact payment: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     return { version: 1, network: p.network, scheme: p.scheme, authorization: p.payload.authorization, signature: p.payload.signature as `0x${string}` };
   }

@@ -5,9 +5,16 @@ import { AppError } from '../http/app-error.js';
 import { isDevFacilitator } from './facilitator.js';
 
 /** Dev-chain only: mints test USDC to an address. Refuses in chain/remote mode. */
-export async function runFaucet(deps: Deps, address: string, usdc: string): Promise<{ address: string; minted: string; balance: string; txHash: string; rpcUrl: string }> {
+export async function runFaucet(
+  deps: Deps,
+  address: string,
+  usdc: string,
+): Promise<{ address: string; minted: string; balance: string; txHash: string; rpcUrl: string }> {
   if (!isDevFacilitator(deps.facilitator)) {
-    throw new AppError('bad_request', `the faucet only works with the local dev chain (SVC_X402_MODE=dev); this service settles in "${deps.config.x402.mode}" mode with real USDC`);
+    throw new AppError(
+      'bad_request',
+      `the faucet only works with the local dev chain (SVC_X402_MODE=dev); this service settles in "${deps.config.x402.mode}" mode with real USDC`,
+    );
   }
   if (!isAddress(address, { strict: false })) throw new AppError('validation_failed', `not a 0x address: ${address}`);
   let atomic: bigint;

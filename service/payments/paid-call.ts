@@ -48,7 +48,9 @@ function canonicalJson(v: unknown): string {
 
 /** What "the same request" means for replays and Idempotency-Key: action + path params + parsed body. */
 export function requestHashOf(action: string, params: unknown, input: unknown): string {
-  return createHash('sha256').update(canonicalJson([action, params, input])).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson([action, params, input]))
+    .digest('hex');
 }
 
 function successStatus(action: AgentAction): number {
@@ -143,7 +145,8 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     if (idemKey && alreadySettled === undefined) {
       const idem = await findIdempotency(deps.db, wallet, idemKey);
       if (idem) {
-        if (idem.requestHash !== requestHash) throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
+        if (idem.requestHash !== requestHash)
+          throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
         const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
         if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
         if (done?.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
@@ -170,7 +173,10 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     if (amount > 0n && alreadySettled === undefined) {
       const v = await deps.facilitator.verify(verified);
       if (!v.isValid) {
-        throw new PaymentRequiredError(v.invalidReason ?? 'invalid_payment', `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged`);
+        throw new PaymentRequiredError(
+          v.invalidReason ?? 'invalid_payment',
+          `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged`,
+        );
       }
     }
 
@@ -220,9 +226,13 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
         if (amount > 0n && alreadySettled === undefined) {
           const s = await deps.facilitator.settle(verified, (hash) => (txHash = hash));
           if (!s.success) {
-            throw new AppError('payment_settlement_failed', `settlement failed (${s.errorReason ?? 'unknown'}); the work was rolled back and nothing was charged`, {
-              reason: s.errorReason,
-            });
+            throw new AppError(
+              'payment_settlement_failed',
+              `settlement failed (${s.errorReason ?? 'unknown'}); the work was rolled back and nothing was charged`,
+              {
+                reason: s.errorReason,
+              },
+            );
           }
           txHash = s.transaction;
           settledNow = true;

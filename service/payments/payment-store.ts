@@ -5,7 +5,10 @@ import { x402Idempotency, x402Payments } from '../db/schema/index.js';
 export type PaymentRow = typeof x402Payments.$inferSelect;
 
 export async function findPayment(db: DbOrTx, payer: string, nonce: string): Promise<PaymentRow | undefined> {
-  const [row] = await db.select().from(x402Payments).where(and(eq(x402Payments.payer, payer), eq(x402Payments.nonce, nonce)));
+  const [row] = await db
+    .select()
+    .from(x402Payments)
+    .where(and(eq(x402Payments.payer, payer), eq(x402Payments.nonce, nonce)));
   return row;
 }
 
@@ -14,7 +17,10 @@ export async function deletePayment(db: DbOrTx, payer: string, nonce: string): P
 }
 
 export async function findIdempotency(db: DbOrTx, wallet: string, key: string) {
-  const [row] = await db.select().from(x402Idempotency).where(and(eq(x402Idempotency.wallet, wallet), eq(x402Idempotency.key, key)));
+  const [row] = await db
+    .select()
+    .from(x402Idempotency)
+    .where(and(eq(x402Idempotency.wallet, wallet), eq(x402Idempotency.key, key)));
   return row;
 }
 
@@ -42,5 +48,8 @@ export async function waitForPayment(db: Db, payer: string, nonce: string, timeo
 
 /** Settling rows last touched before `before` (candidates for reconciliation). */
 export async function staleSettlingPayments(db: DbOrTx, before: Date): Promise<PaymentRow[]> {
-  return db.select().from(x402Payments).where(and(eq(x402Payments.status, 'settling'), lt(x402Payments.updatedAt, before)));
+  return db
+    .select()
+    .from(x402Payments)
+    .where(and(eq(x402Payments.status, 'settling'), lt(x402Payments.updatedAt, before)));
 }

@@ -42,7 +42,12 @@ export async function reconcileOrphanedPayments(deps: Deps, graceMs = 120_000): 
       const txHash = row.txHash ?? (await finder.findSettlement?.(row.payer, row.nonce).catch(() => undefined)) ?? '';
       await deps.db.update(x402Payments).set({ status: 'orphaned', txHash, updatedAt: now }).where(where);
       report.orphaned.push({ payer: row.payer, nonce: row.nonce, action: row.action, txHash });
-      deps.log.error('x402 payment settled without committed work (crash?): marked orphaned', { payer: row.payer, nonce: row.nonce, amount: row.amount, txHash });
+      deps.log.error('x402 payment settled without committed work (crash?): marked orphaned', {
+        payer: row.payer,
+        nonce: row.nonce,
+        amount: row.amount,
+        txHash,
+      });
     } else if (used === false && row.validBefore * 1000 <= now.getTime()) {
       await deps.db.delete(x402Payments).where(where);
       report.released++;

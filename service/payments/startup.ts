@@ -19,7 +19,8 @@ export async function startPayments(deps: Deps): Promise<string> {
       return `UNAVAILABLE: the dev chain could not start (${(e as Error).message}); paid calls answer 503. Use SVC_X402_MODE=chain or remote, or fix anvil.`;
     }
   } else {
-    line = x.mode === 'chain' ? `on-chain settlement via ${x.rpcUrl}; recipient ${x.recipient}` : `remote facilitator ${x.facilitatorUrl}; recipient ${x.recipient}`;
+    line =
+      x.mode === 'chain' ? `on-chain settlement via ${x.rpcUrl}; recipient ${x.recipient}` : `remote facilitator ${x.facilitatorUrl}; recipient ${x.recipient}`;
   }
   // A fresh dev chain knows nothing of earlier runs; reconciliation only means something on a real chain.
   if (x.mode !== 'dev') {

@@ -38,14 +38,18 @@ export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectat
   };
   if (p.scheme !== 'exact') refuse('unsupported_scheme', `scheme ${p.scheme} is not accepted; use "exact"`);
   const networkOk = p.version === 1 ? p.network === X402_NETWORK_V1 : p.network === X402_NETWORK;
-  if (!networkOk) refuse('invalid_network', `network ${p.network} is not accepted; pay on ${p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK} (chain ${BASE_CHAIN_ID})`);
+  if (!networkOk)
+    refuse('invalid_network', `network ${p.network} is not accepted; pay on ${p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK} (chain ${BASE_CHAIN_ID})`);
   if (p.accepted) {
     if (!isAddressEqual(p.accepted.asset as Address, USDC_ADDRESS)) refuse('invalid_asset', `asset ${p.accepted.asset} is not USDC (${USDC_ADDRESS})`);
-    if (!isAddressEqual(p.accepted.payTo as Address, e.recipient as Address)) refuse('invalid_exact_evm_payload_recipient_mismatch', `payTo must be ${e.recipient}`);
-    if (BigInt(p.accepted.amount) !== e.amount) refuse('invalid_exact_evm_payload_authorization_value', `accepted amount ${p.accepted.amount} differs from the price ${e.amount}`);
+    if (!isAddressEqual(p.accepted.payTo as Address, e.recipient as Address))
+      refuse('invalid_exact_evm_payload_recipient_mismatch', `payTo must be ${e.recipient}`);
+    if (BigInt(p.accepted.amount) !== e.amount)
+      refuse('invalid_exact_evm_payload_authorization_value', `accepted amount ${p.accepted.amount} differs from the price ${e.amount}`);
   }
   const a = p.authorization;
-  if (!isAddressEqual(a.to as Address, e.recipient as Address)) refuse('invalid_exact_evm_payload_recipient_mismatch', `the authorization pays ${a.to}; pay ${e.recipient}`);
+  if (!isAddressEqual(a.to as Address, e.recipient as Address))
+    refuse('invalid_exact_evm_payload_recipient_mismatch', `the authorization pays ${a.to}; pay ${e.recipient}`);
   const value = BigInt(a.value);
   if (value !== e.amount) {
     refuse('invalid_exact_evm_payload_authorization_value', `the authorization is for ${value} atomic USDC; this action costs exactly ${e.amount}`);
@@ -82,7 +86,8 @@ export function assertPaymentWindow(p: PaymentAttempt, e: PaymentExpectation): v
   };
   const a = p.authorization;
   if (BigInt(a.validAfter) > BigInt(e.nowSeconds)) refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');
-  if (BigInt(a.validBefore) <= BigInt(e.nowSeconds + SETTLE_MARGIN_SECONDS)) refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires too soon to settle); sign a new one');
+  if (BigInt(a.validBefore) <= BigInt(e.nowSeconds + SETTLE_MARGIN_SECONDS))
+    refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires too soon to settle); sign a new one');
   if (BigInt(a.validBefore) > BigInt(e.nowSeconds + e.maxTimeoutSeconds + SKEW_SECONDS)) {
     refuse('invalid_exact_evm_payload_authorization_valid_before', `the authorization is valid for longer than the ${e.maxTimeoutSeconds} s asked for`);
   }

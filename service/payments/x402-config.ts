@@ -61,7 +61,8 @@ export function parseX402Config(e: X402Env): X402Config {
   const facilitatorUrl = e.SVC_X402_FACILITATOR_URL?.trim().replace(/\/+$/, '') || undefined;
   if (mode === 'chain') {
     if (!rpcUrl) fail('SVC_X402_RPC_URL', 'required when SVC_X402_MODE=chain');
-    if (!settlerKey || !/^0x[0-9a-fA-F]{64}$/.test(settlerKey)) fail('SVC_X402_SETTLER_KEY', 'required when SVC_X402_MODE=chain: a 0x-prefixed 32-byte hex private key');
+    if (!settlerKey || !/^0x[0-9a-fA-F]{64}$/.test(settlerKey))
+      fail('SVC_X402_SETTLER_KEY', 'required when SVC_X402_MODE=chain: a 0x-prefixed 32-byte hex private key');
   }
   if (mode === 'remote' && !facilitatorUrl) fail('SVC_X402_FACILITATOR_URL', 'required when SVC_X402_MODE=remote');
 

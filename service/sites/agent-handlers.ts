@@ -50,17 +50,20 @@ function touched(row: SiteRow): TouchedApp {
 
 function appResult(deps: Deps, row: SiteRow, status: AppStatus) {
   const view = toSiteView(deps.config, row);
-  return { app: { appId: row.id, status, appName: row.slug, visibility: row.visibility, published: status === 'deleted' ? false : row.published, url: view.url } };
+  return {
+    app: { appId: row.id, status, appName: row.slug, visibility: row.visibility, published: status === 'deleted' ? false : row.published, url: view.url },
+  };
 }
 
 function sitePath(field: string, p: string): string {
   const r = SitePathSchema.safeParse(p);
-  if (!r.success) throw new AppError('validation_failed', `invalid ${field}: ${r.error.issues[0]?.message}`, { issues: [{ field, message: r.error.issues[0]?.message }] });
+  if (!r.success)
+    throw new AppError('validation_failed', `invalid ${field}: ${r.error.issues[0]?.message}`, { issues: [{ field, message: r.error.issues[0]?.message }] });
   return r.data;
 }
 
 /** Loads the app if the paying wallet owns it; another wallet's app is a 404, like none. */
-function ownedApp(deps: Deps, db: DbOrTx, wallet: string, siteId: string): Promise<SiteRow> {
+function ownedApp(db: DbOrTx, wallet: string, siteId: string): Promise<SiteRow> {
   return getOwnedSite(db, walletOwner(wallet), siteId).catch((e: unknown) => {
     if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${siteId} not found for this wallet`);
     throw e;
@@ -124,7 +127,11 @@ export const appAgentHandlers = {
 
   [listApps.name]: handlerFor(listApps, {
     async run({ deps, wallet, tx }) {
-      const rows = await tx.select().from(sites).where(ownedBy(walletOwner(wallet))).orderBy(desc(sites.createdAt), asc(sites.id));
+      const rows = await tx
+        .select()
+        .from(sites)
+        .where(ownedBy(walletOwner(wallet)))
+        .orderBy(desc(sites.createdAt), asc(sites.id));
       const apps = [];
       for (const row of rows) {
         const v = await viewSite(deps, row, tx);
@@ -151,10 +158,14 @@ export const appAgentHandlers = {
     async check({ deps, input }) {
       const slug = SlugSchema.safeParse(input.name);
       if (!slug.success) {
-        throw new AppError('validation_failed', `invalid name: ${slug.error.issues[0]?.message}`, { issues: [{ field: 'name', message: slug.error.issues[0]?.message }] });
+        throw new AppError('validation_failed', `invalid name: ${slug.error.issues[0]?.message}`, {
+          issues: [{ field: 'name', message: slug.error.issues[0]?.message }],
+        });
       }
       if (input.visibility === 'public' && input.password) {
-        throw new AppError('validation_failed', 'a password makes the app private: drop visibility "public" or the password', { issues: [{ field: 'visibility', message: 'public with a password' }] });
+        throw new AppError('validation_failed', 'a password makes the app private: drop visibility "public" or the password', {
+          issues: [{ field: 'visibility', message: 'public with a password' }],
+        });
       }
       if (await isSlugTaken(deps.db, slug.data)) {
         const suggestion = await suggestAvailableSlug(deps.db, slug.data);
@@ -162,7 +173,12 @@ export const appAgentHandlers = {
       }
     },
     async run({ deps, wallet, input, tx }) {
-      const row = await createSite(deps, walletOwner(wallet), { slug: input.name, html: input.html, password: input.password, visibility: input.visibility, status: 'created' }, tx);
+      const row = await createSite(
+        deps,
+        walletOwner(wallet),
+        { slug: input.name, html: input.html, password: input.password, visibility: input.visibility, status: 'created' },
+        tx,
+      );
       return { result: appResult(deps, row, 'created'), app: touched(row) };
     },
   }),
@@ -171,15 +187,17 @@ export const appAgentHandlers = {
     async check({ deps, wallet, params, input }) {
       sitePath('path', input.path);
       if (input.contentType !== undefined && !isValidContentType(input.contentType)) {
-        throw new AppError('validation_failed', `invalid contentType: ${input.contentType}`, { issues: [{ field: 'contentType', message: 'not a media type' }] });
+        throw new AppError('validation_failed', `invalid contentType: ${input.contentType}`, {
+          issues: [{ field: 'contentType', message: 'not a media type' }],
+        });
       }
-      const site = await ownedApp(deps, deps.db, wallet, params.siteId);
+      const site = await ownedApp(deps.db, wallet, params.siteId);
       await assertCanWriteFile(deps, site, sitePath('path', input.path), Buffer.byteLength(input.content, 'utf8'));
     },
     async run({ deps, wallet, params, input, tx }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       await writeSiteFile(deps, site, { path: sitePath('path', input.path), bytes: Buffer.from(input.content, 'utf8'), contentType: input.contentType }, tx);
-      const row = await ownedApp(deps, tx, wallet, params.siteId);
+      const row = await ownedApp(tx, wallet, params.siteId);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
   }),
@@ -187,12 +205,14 @@ export const appAgentHandlers = {
   [updateAppMeta.name]: handlerFor(updateAppMeta, {
     async check({ deps, wallet, params, input }) {
       if (input.visibility === 'public' && typeof input.password === 'string') {
-        throw new AppError('validation_failed', 'a password makes the app private: drop visibility "public" or the password', { issues: [{ field: 'visibility', message: 'public with a password' }] });
+        throw new AppError('validation_failed', 'a password makes the app private: drop visibility "public" or the password', {
+          issues: [{ field: 'visibility', message: 'public with a password' }],
+        });
       }
-      await ownedApp(deps, deps.db, wallet, params.siteId);
+      await ownedApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, input, tx }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       // A password makes the app private; making it public removes the password; null removes it.
       let passwordHash = site.passwordHash;
       let visibility = input.visibility ?? site.visibility;
@@ -209,10 +229,10 @@ export const appAgentHandlers = {
 
   [publishApp.name]: handlerFor(publishApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps, deps.db, wallet, params.siteId);
+      await ownedApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       const row = await updateSite(deps, site, { published: true, status: 'published' }, tx);
       return { result: appResult(deps, row, 'published'), app: touched(row) };
     },
@@ -220,10 +240,10 @@ export const appAgentHandlers = {
 
   [unpublishApp.name]: handlerFor(unpublishApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps, deps.db, wallet, params.siteId);
+      await ownedApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       const row = await updateSite(deps, site, { published: false, status: 'updated' }, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
@@ -231,10 +251,10 @@ export const appAgentHandlers = {
 
   [deleteApp.name]: handlerFor(deleteApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps, deps.db, wallet, params.siteId);
+      await ownedApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       // Tables, datasets and file rows hang off the site with ON DELETE CASCADE; blobs go after commit.
       await deleteSite(deps, site, tx);
       return { result: appResult(deps, site, 'deleted'), app: touched(site), afterCommit: () => deleteSiteBlobs(deps, site.id) };
@@ -243,20 +263,23 @@ export const appAgentHandlers = {
 
   [createSiteUploadUrls.name]: handlerFor(createSiteUploadUrls, {
     async check({ deps, wallet, params, input }) {
-      const site = await ownedApp(deps, deps.db, wallet, params.siteId);
+      const site = await ownedApp(deps.db, wallet, params.siteId);
       const seen = new Set<string>();
       input.files.forEach((f, i) => {
         const p = sitePath(`files.${i}.path`, f.path);
-        if (seen.has(p)) throw new AppError('validation_failed', `files.${i}.path: ${p} is listed twice`, { issues: [{ field: `files.${i}.path`, message: 'duplicate' }] });
+        if (seen.has(p))
+          throw new AppError('validation_failed', `files.${i}.path: ${p} is listed twice`, { issues: [{ field: `files.${i}.path`, message: 'duplicate' }] });
         seen.add(p);
-        if (!isValidContentType(f.type)) throw new AppError('validation_failed', `files.${i}.type: not a media type`, { issues: [{ field: `files.${i}.type`, message: 'not a media type' }] });
+        if (!isValidContentType(f.type))
+          throw new AppError('validation_failed', `files.${i}.type: not a media type`, { issues: [{ field: `files.${i}.type`, message: 'not a media type' }] });
         const max = deps.config.limits.maxFileBytes;
-        if (f.size > max) throw new AppError('payload_too_large', `${p} is ${f.size} bytes; the limit per file is ${max} bytes`, { path: p, size: f.size, max });
+        if (f.size > max)
+          throw new AppError('payload_too_large', `${p} is ${f.size} bytes; the limit per file is ${max} bytes`, { path: p, size: f.size, max });
       });
       for (const f of input.files) await assertCanWriteFile(deps, site, sitePath('path', f.path), f.size);
     },
     async run({ deps, wallet, params, input, tx }) {
-      await ownedApp(deps, tx, wallet, params.siteId);
+      await ownedApp(tx, wallet, params.siteId);
       const batch = randomBytes(8).toString('hex');
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + SITE_UPLOAD_URL_TTL_SECONDS;
       const files = [];
@@ -268,7 +291,7 @@ export const appAgentHandlers = {
         claims.files.push({ path, size: f.size, type: f.type, key });
         files.push({ path, size: f.size, type: f.type, method: 'PUT' as const, uploadUrl: put.url, headers: put.headers, expiresAt: put.expiresAt });
       }
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       return {
         result: { uploadToken: signUploadToken(deps.secret, claims), expiresAt: new Date(exp * 1000).toISOString(), files },
         app: touched(site),
@@ -278,18 +301,23 @@ export const appAgentHandlers = {
 
   [finalizeSiteUpload.name]: handlerFor(finalizeSiteUpload, {
     async check({ deps, wallet, params, input }) {
-      const site = await ownedApp(deps, deps.db, wallet, params.siteId);
+      const site = await ownedApp(deps.db, wallet, params.siteId);
       const claims = readUploadToken(deps, input.uploadToken, params.siteId, wallet);
       return { site, claims, files: await checkArrivedFiles(deps, claims, input) };
     },
     async run({ deps, wallet, params, input, tx, state }) {
-      const site = await ownedApp(deps, tx, wallet, params.siteId);
+      const site = await ownedApp(tx, wallet, params.siteId);
       for (const f of state.files) await assertCanWriteFile(deps, site, f.path, f.size, tx);
       let row = await recordSiteFiles(deps, site, state.files, tx);
       const entryPoint = sitePath('entryPoint', input.entryPoint);
-      const [entry] = await tx.select({ path: siteFiles.path }).from(siteFiles).where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, entryPoint)));
+      const [entry] = await tx
+        .select({ path: siteFiles.path })
+        .from(siteFiles)
+        .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, entryPoint)));
       if (!entry) {
-        throw new AppError('validation_failed', `entryPoint ${entryPoint} is neither among the uploaded files nor an existing file of the app`, { issues: [{ field: 'entryPoint', message: 'no such file' }] });
+        throw new AppError('validation_failed', `entryPoint ${entryPoint} is neither among the uploaded files nor an existing file of the app`, {
+          issues: [{ field: 'entryPoint', message: 'no such file' }],
+        });
       }
       row = await updateSite(deps, row, { entryPoint, status: 'updated' }, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };

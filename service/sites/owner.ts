@@ -8,9 +8,7 @@ export const accountOwner = (accountId: string): SiteOwner => ({ kind: 'account'
 export const walletOwner = (wallet: string): SiteOwner => ({ kind: 'wallet', wallet: wallet.toLowerCase() });
 
 export function ownerColumns(owner: SiteOwner): { ownerAccountId: string | null; ownerWallet: string | null } {
-  return owner.kind === 'account'
-    ? { ownerAccountId: owner.accountId, ownerWallet: null }
-    : { ownerAccountId: null, ownerWallet: owner.wallet };
+  return owner.kind === 'account' ? { ownerAccountId: owner.accountId, ownerWallet: null } : { ownerAccountId: null, ownerWallet: owner.wallet };
 }
 
 export function ownedBy(owner: SiteOwner): SQL {

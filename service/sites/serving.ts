@@ -90,7 +90,7 @@ function htmlResponse(c: Context, status: 401 | 404 | 429, html: string, mount: 
 async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mount: Mount): Promise<Response> {
   const site = SLUG_PATTERN.test(slug) ? await loadSite(deps, slug) : null;
   const privateWithoutPassword = site?.visibility === 'private' && !site.passwordHash;
-  if (!site || !site.published || privateWithoutPassword) {
+  if (!site?.published || privateWithoutPassword) {
     return htmlResponse(c, 404, notFoundPage(`There is no published site named "${slug}".`), mount);
   }
 
@@ -125,7 +125,7 @@ async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: Cach
   };
   if (mount.pathMode) headers['content-security-policy'] = PATH_MODE_CSP;
   const inm = c.req.header('if-none-match');
-  if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
+  if (inm?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
     return new Response(null, { status: 304, headers });
   }
   headers['content-length'] = String(file.size);
@@ -149,12 +149,7 @@ async function unlock(deps: Deps, c: Context, site: CachedSite, mount: Mount): P
   // Only same-site relative targets: never an open redirect.
   const next = nextRaw.startsWith(`${mount.prefix}/`) && !nextRaw.startsWith('//') ? nextRaw : `${mount.prefix}/`;
   if (!(await verifyPassword(password, site.passwordHash!))) {
-    return htmlResponse(
-      c,
-      401,
-      passwordPage({ action: `${mount.prefix}/${UNLOCK_PATH}`, next, slug: site.slug, error: 'Wrong password.' }),
-      mount,
-    );
+    return htmlResponse(c, 401, passwordPage({ action: `${mount.prefix}/${UNLOCK_PATH}`, next, slug: site.slug, error: 'Wrong password.' }), mount);
   }
   setCookie(c, unlockCookieName(site.id), signUnlockCookie(deps.secret, site.id, site.passwordHash!, Date.now()), {
     path: mount.prefix || '/',

@@ -9,6 +9,7 @@ export const SitePathSchema = z
   .max(512)
   .transform((p) => p.replace(/^(\.\/|\/)+/, ''))
   .refine((p) => p.length > 0, 'path is empty')
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   .refine((p) => !/[\\\u0000-\u001f\u007f]/.test(p), 'path has a backslash or control character')
   .refine((p) => p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..'), 'path has an empty, "." or ".." segment');
 

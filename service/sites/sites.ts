@@ -164,19 +164,21 @@ function slugTaken(slug: string, suggestion: string): AppError {
 
 /** The site if `owner` owns it; otherwise 404 (another owner's site is indistinguishable from none). */
 export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string): Promise<SiteRow> {
-  const [row] = await db.select().from(sites).where(and(eq(sites.id, siteId), ownedBy(owner)));
+  const [row] = await db
+    .select()
+    .from(sites)
+    .where(and(eq(sites.id, siteId), ownedBy(owner)));
   if (!row) throw new AppError('not_found', `site ${siteId} not found`);
   return row;
 }
 
-export async function listOwnedSites(
-  deps: Deps,
-  owner: SiteOwner,
-  page: { limit: number; offset: number },
-): Promise<{ sites: SiteView[]; total: number }> {
+export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit: number; offset: number }): Promise<{ sites: SiteView[]; total: number }> {
   const rows = await deps.db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
   const [{ n }] = await deps.db.select({ n: count() }).from(sites).where(ownedBy(owner));
-  const stats = await siteStats(deps.db, rows.map((r) => r.id));
+  const stats = await siteStats(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return { sites: rows.map((r) => toSiteView(deps.config, r, stats.get(r.id))), total: Number(n) };
 }
 
@@ -205,7 +207,11 @@ async function assertStorageQuota(deps: Deps, db: DbOrTx, owner: SiteOwner, addB
   const used = await ownerStorageBytes(db, owner);
   const max = deps.config.limits.maxStorageBytes;
   if (used + addBytes > max) {
-    throw new AppError('quota_exceeded', `storage limit reached: ${used} of ${max} bytes used, ${addBytes} more requested`, { limit: 'storageBytes', max, current: used });
+    throw new AppError('quota_exceeded', `storage limit reached: ${used} of ${max} bytes used, ${addBytes} more requested`, {
+      limit: 'storageBytes',
+      max,
+      current: used,
+    });
   }
 }
 
@@ -216,11 +222,15 @@ function ownerOf(site: SiteRow): SiteOwner {
 /** Checks, before any bytes move, that a file of `size` bytes may be added or replace one at `path`. */
 export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size: number, db: DbOrTx = deps.db): Promise<void> {
   assertFileSize(deps, path, size);
-  const [existing] = await db.select({ size: siteFiles.size }).from(siteFiles).where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
+  const [existing] = await db
+    .select({ size: siteFiles.size })
+    .from(siteFiles)
+    .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
   if (!existing) {
     const [{ n }] = await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id));
     const max = deps.config.limits.maxFilesPerSite;
-    if (Number(n) >= max) throw new AppError('quota_exceeded', `file limit reached (${max} files per site)`, { limit: 'filesPerSite', max, current: Number(n) });
+    if (Number(n) >= max)
+      throw new AppError('quota_exceeded', `file limit reached (${max} files per site)`, { limit: 'filesPerSite', max, current: Number(n) });
   }
   await assertStorageQuota(deps, db, ownerOf(site), size - (existing?.size ?? 0));
 }
@@ -253,7 +263,13 @@ export interface SiteFileRecord {
 }
 
 /** Upserts file rows and bumps the site's version (one statement each), then invalidates the cache. */
-export async function recordSiteFiles(deps: Deps, site: SiteRow, files: SiteFileRecord[], db: DbOrTx = deps.db, status: SiteRow['status'] = 'updated'): Promise<SiteRow> {
+export async function recordSiteFiles(
+  deps: Deps,
+  site: SiteRow,
+  files: SiteFileRecord[],
+  db: DbOrTx = deps.db,
+  status: SiteRow['status'] = 'updated',
+): Promise<SiteRow> {
   const now = deps.clock.now();
   for (const f of files) {
     await db

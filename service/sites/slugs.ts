@@ -13,8 +13,58 @@ export const SlugSchema = z
   .regex(SLUG_PATTERN, 'use 1–63 lower-case letters, digits and inner hyphens (a DNS label)')
   .refine((s) => !RESERVED.has(s), 'this name is reserved');
 
-const ADJECTIVES = ['amber', 'brave', 'calm', 'crisp', 'daring', 'eager', 'fancy', 'gentle', 'golden', 'happy', 'jolly', 'kind', 'lively', 'lucky', 'mellow', 'nimble', 'quiet', 'rapid', 'sunny', 'swift', 'tidy', 'vivid', 'witty', 'zesty'];
-const NOUNS = ['otter', 'falcon', 'maple', 'harbor', 'comet', 'meadow', 'pixel', 'river', 'summit', 'willow', 'canyon', 'ember', 'lagoon', 'orchid', 'prairie', 'quartz', 'sparrow', 'tundra', 'valley', 'breeze', 'cedar', 'delta', 'glacier', 'island'];
+const ADJECTIVES = [
+  'amber',
+  'brave',
+  'calm',
+  'crisp',
+  'daring',
+  'eager',
+  'fancy',
+  'gentle',
+  'golden',
+  'happy',
+  'jolly',
+  'kind',
+  'lively',
+  'lucky',
+  'mellow',
+  'nimble',
+  'quiet',
+  'rapid',
+  'sunny',
+  'swift',
+  'tidy',
+  'vivid',
+  'witty',
+  'zesty',
+];
+const NOUNS = [
+  'otter',
+  'falcon',
+  'maple',
+  'harbor',
+  'comet',
+  'meadow',
+  'pixel',
+  'river',
+  'summit',
+  'willow',
+  'canyon',
+  'ember',
+  'lagoon',
+  'orchid',
+  'prairie',
+  'quartz',
+  'sparrow',
+  'tundra',
+  'valley',
+  'breeze',
+  'cedar',
+  'delta',
+  'glacier',
+  'island',
+];
 
 /** A readable random name such as `swift-otter-4821`. */
 export function randomSlug(): string {

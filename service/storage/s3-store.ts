@@ -33,10 +33,7 @@ export class S3BlobStore implements BlobStore {
       endpoint: config.endpoint,
       region: config.region,
       forcePathStyle: config.forcePathStyle,
-      credentials:
-        config.accessKeyId && config.secretAccessKey
-          ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
-          : undefined,
+      credentials: config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
     });
   }
 
@@ -84,9 +81,7 @@ export class S3BlobStore implements BlobStore {
     const items = await this.list(prefix);
     for (let i = 0; i < items.length; i += 1000) {
       const batch = items.slice(i, i + 1000);
-      await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((b) => ({ Key: b.key })), Quiet: true } }),
-      );
+      await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((b) => ({ Key: b.key })), Quiet: true } }));
     }
     return items.length;
   }
@@ -95,9 +90,7 @@ export class S3BlobStore implements BlobStore {
     const out: BlobInfo[] = [];
     let token: string | undefined;
     do {
-      const r = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
+      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
       for (const o of r.Contents ?? []) if (o.Key) out.push({ key: o.Key, size: Number(o.Size ?? 0) });
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);

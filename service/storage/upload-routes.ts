@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { LOCAL_UPLOAD_PATH, LocalBlobStore } from './local-store.js';
+import { LOCAL_UPLOAD_PATH, type LocalBlobStore } from './local-store.js';
 
 /** Largest single part accepted by the local store's multipart upload (S3 allows 5 GiB). */
 const MAX_PART_BYTES = 128 * 1024 * 1024;

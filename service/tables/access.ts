@@ -56,9 +56,14 @@ export async function authorizeTableRequest(
   } else if (apiKey !== undefined) {
     const key = apiKey.trim();
     const found = key.startsWith(PERSONAL_KEY_PREFIX) ? await resolveCredential(deps, key) : { status: 'unknown' as const };
-    if (found.status !== 'ok') throw new AppError('unauthorized', `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`);
+    if (found.status !== 'ok')
+      throw new AppError(
+        'unauthorized',
+        `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`,
+      );
     const { principal } = found;
-    if (site.ownerAccountId !== principal.accountId) throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
+    if (site.ownerAccountId !== principal.accountId)
+      throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
     const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];
     if (!principal.scopes.some((s) => needed.includes(s))) {
       const required = op === 'read' ? 'svc.data.read' : 'svc.data.write';

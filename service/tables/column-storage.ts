@@ -124,7 +124,13 @@ export async function loadedCount(db: DbOrTx, tableId: string): Promise<number> 
  * takes one `COPY … FROM '/dev/blob'` per chunk, so each chunk must end on a record boundary (the
  * header, when there is one, is in the first chunk).
  */
-export async function copyIntoColumnTable(db: DbOrTx, tableId: string, columns: readonly string[], format: CopyFormat, chunks: AsyncIterable<Buffer>): Promise<void> {
+export async function copyIntoColumnTable(
+  db: DbOrTx,
+  tableId: string,
+  columns: readonly string[],
+  format: CopyFormat,
+  chunks: AsyncIterable<Buffer>,
+): Promise<void> {
   const binary = format.kind === 'binary';
   const target = `${columnTableName(tableId)} (${(binary ? ['id', ...columns] : columns).map(quoteColumn).join(', ')})`;
   const driver = driverOf(db);

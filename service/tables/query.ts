@@ -4,7 +4,7 @@ import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } fr
 import { AppError } from '../http/app-error.js';
 import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from './column-storage.js';
 import type { FieldIssue } from './records.js';
-import type { TableRow } from './tables.js';
+import type { TableRow } from '../db/schema/tables.js';
 import { isValidDate, normaliseDatetime, normaliseValue } from './records.js';
 
 /**
@@ -45,9 +45,31 @@ export interface TableQueryPlan {
 }
 
 const KNOWN_PARAMS = new Set([
-  'limit', 'offset', 'includeTotal', 'field', 'value', 'filter', 'filterValue', 'sortField', 'sortDir', 'sort', 'q', 'searchFields',
-  'dateField', 'dateFrom', 'dateTo', 'fields', 'columns', 'compact', 'aggregate', 'aggregateField', 'groupBy', 'bbox',
-  'longitudeField', 'latitudeField', 'cursor',
+  'limit',
+  'offset',
+  'includeTotal',
+  'field',
+  'value',
+  'filter',
+  'filterValue',
+  'sortField',
+  'sortDir',
+  'sort',
+  'q',
+  'searchFields',
+  'dateField',
+  'dateFrom',
+  'dateTo',
+  'fields',
+  'columns',
+  'compact',
+  'aggregate',
+  'aggregateField',
+  'groupBy',
+  'bbox',
+  'longitudeField',
+  'latitudeField',
+  'cursor',
 ]);
 const BRACKET_FILTER = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/;
 const ORDERABLE: FieldType[] = ['string', 'number', 'integer', 'boolean', 'date', 'datetime'];
@@ -69,7 +91,7 @@ function parseBool(text: string | null, param: string, issues: IssueList): boole
   return false;
 }
 
-function parseInt(text: string | null, param: string, min: number, max: number, dflt: number, issues: IssueList): number {
+function parseIntParam(text: string | null, param: string, min: number, max: number, dflt: number, issues: IssueList): number {
   if (text === null || text === '') return dflt;
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
     issues.add(param, `expected an integer from ${min} to ${max}`);
@@ -170,8 +192,8 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     else issues.add(key, 'unknown query parameter');
   }
 
-  const limit = parseInt(get('limit'), 'limit', 1, TABLE_LIMITS.maxLimit, TABLE_LIMITS.defaultLimit, issues);
-  const offset = parseInt(get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0, issues);
+  const limit = parseIntParam(get('limit'), 'limit', 1, TABLE_LIMITS.maxLimit, TABLE_LIMITS.defaultLimit, issues);
+  const offset = parseIntParam(get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0, issues);
   const includeTotal = parseBool(get('includeTotal'), 'includeTotal', issues);
   const compact = parseBool(get('compact'), 'compact', issues);
 
@@ -211,7 +233,7 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     if (fields.length === 0 && !searchFieldsText) issues.add('q', 'the table has no string fields; name searchFields');
     search = { q, fields };
   } else if (searchFieldsText) {
-    splitList(searchFieldsText).forEach((n) => ref(n, 'searchFields'));
+    for (const n of splitList(searchFieldsText)) ref(n, 'searchFields');
   }
 
   let dateRange: TableQueryPlan['dateRange'];
@@ -258,7 +280,10 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     };
     const lon = pick('longitudeField', ['longitude', 'lon', 'lng', 'long']);
     const lat = pick('latitudeField', ['latitude', 'lat']);
-    for (const [f, p] of [[lon, 'longitudeField'], [lat, 'latitudeField']] as const) {
+    for (const [f, p] of [
+      [lon, 'longitudeField'],
+      [lat, 'latitudeField'],
+    ] as const) {
       if (f && f.type !== 'number' && f.type !== 'integer') issues.add(p, `field "${f.name}" is ${f.type}, not number`);
     }
     if (lon && lat && !issues.issues.some((i) => i.field === 'bbox')) bbox = { lon, lat, minLon, minLat, maxLon, maxLat };
@@ -295,7 +320,8 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   if (cursorText) {
     const p = decodeCursor(cursorText);
     if (!p) issues.add('cursor', 'not a cursor of this API; pass nextCursor unchanged');
-    else if (p.s !== sortSignature(sort) || p.v.length !== sort.length - 1) issues.add('cursor', 'the cursor belongs to another sort order; keep the same sort while paging');
+    else if (p.s !== sortSignature(sort) || p.v.length !== sort.length - 1)
+      issues.add('cursor', 'the cursor belongs to another sort order; keep the same sort while paging');
     else cursor = { values: p.v, id: p.id };
     if (get('offset')) issues.add('offset', 'use either cursor or offset');
   }
@@ -305,7 +331,7 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   if (get('fields') && get('columns')) issues.add('columns', 'use either fields or columns');
   if (fieldsText !== null) {
     projection = splitList(fieldsText);
-    projection.forEach((n) => ref(n, get('fields') !== null ? 'fields' : 'columns'));
+    for (const n of projection) ref(n, get('fields') !== null ? 'fields' : 'columns');
   }
 
   let aggregate: TableQueryPlan['aggregate'];
@@ -318,7 +344,8 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
       const fn = agg as Aggregate;
       const field = aggField ? ref(aggField, 'aggregateField') : undefined;
       if (!aggField && fn !== 'count') issues.add('aggregateField', `${fn} needs aggregateField`);
-      if (field && (fn === 'sum' || fn === 'avg') && field.type !== 'number' && field.type !== 'integer') issues.add('aggregateField', `${fn} needs a number field; "${field.name}" is ${field.type}`);
+      if (field && (fn === 'sum' || fn === 'avg') && field.type !== 'number' && field.type !== 'integer')
+        issues.add('aggregateField', `${fn} needs a number field; "${field.name}" is ${field.type}`);
       if (field && (fn === 'min' || fn === 'max') && !ORDERABLE.includes(field.type)) issues.add('aggregateField', `field "${field.name}" is json`);
       const g = groupBy ? ref(groupBy, 'groupBy') : undefined;
       if (g && !ORDERABLE.includes(g.type)) issues.add('groupBy', `field "${g.name}" is json and cannot be grouped`);
@@ -496,15 +523,23 @@ function cursorSql(src: RecordSource, sort: SortKey[], cursor: { values: unknown
     if (after) ors.push(sql.join([...eqs, after], sql` and `));
     eqs.push(v === null || v === undefined ? sql`${e} is null` : sql`${e} = ${src.param(k.field, v)}`);
   });
-  return sql`(${sql.join(ors.map((o) => sql`(${o})`), sql` or `)})`;
+  return sql`(${sql.join(
+    ors.map((o) => sql`(${o})`),
+    sql` or `,
+  )})`;
 }
 
 function whereSql(src: RecordSource, plan: TableQueryPlan, withCursor = true): SQL {
   const parts: SQL[] = src.scope ? [src.scope] : [];
   for (const f of plan.filters) parts.push(filterSql(src, f));
-  if (plan.search && plan.search.fields.length) {
+  if (plan.search?.fields.length) {
     const pattern = `%${escapeLike(plan.search.q)}%`;
-    parts.push(sql`(${sql.join(plan.search.fields.map((f) => sql`${src.text(f)} ilike ${pattern}`), sql` or `)})`);
+    parts.push(
+      sql`(${sql.join(
+        plan.search.fields.map((f) => sql`${src.text(f)} ilike ${pattern}`),
+        sql` or `,
+      )})`,
+    );
   }
   if (plan.dateRange) {
     const { field } = plan.dateRange;
@@ -527,7 +562,13 @@ function whereSql(src: RecordSource, plan: TableQueryPlan, withCursor = true): S
 function orderSql(src: RecordSource, sort: SortKey[]): SQL {
   return sql.join(
     sort.map((k) =>
-      k.field === 'id' ? (k.dir === 'asc' ? sql`r.id asc` : sql`r.id desc`) : k.dir === 'asc' ? sql`${src.field(k.field)} asc nulls last` : sql`${src.field(k.field)} desc nulls first`,
+      k.field === 'id'
+        ? k.dir === 'asc'
+          ? sql`r.id asc`
+          : sql`r.id desc`
+        : k.dir === 'asc'
+          ? sql`${src.field(k.field)} asc nulls last`
+          : sql`${src.field(k.field)} desc nulls first`,
     ),
     sql`, `,
   );
@@ -562,6 +603,9 @@ export function compileAggregateQuery(src: RecordSource, plan: TableQueryPlan): 
 
 /** The cursor of the row after which the next page starts. */
 export function nextCursorFor(plan: TableQueryPlan, last: { id: number; fields: Record<string, unknown> }): string {
-  const values = plan.sort.filter((k) => k.field !== 'id').map((k) => (k.field as FieldRef).name).map((n) => last.fields[n] ?? null);
+  const values = plan.sort
+    .filter((k) => k.field !== 'id')
+    .map((k) => (k.field as FieldRef).name)
+    .map((n) => last.fields[n] ?? null);
   return encodeCursor({ s: sortSignature(plan.sort), v: values, id: last.id });
 }

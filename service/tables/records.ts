@@ -91,10 +91,11 @@ export function normaliseRecord(schema: TableSchema, input: unknown, mode: Recor
   const values = input as Record<string, unknown>;
   const known = new Map(schema.fields.map((f) => [f.name, f]));
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) issues.push({ field: `${prefix}${key}`, message: `unknown field "${key}" (schema fields: ${schema.fields.map((f) => f.name).join(', ')})` });
+    if (!known.has(key))
+      issues.push({ field: `${prefix}${key}`, message: `unknown field "${key}" (schema fields: ${schema.fields.map((f) => f.name).join(', ')})` });
   }
   for (const f of schema.fields) {
-    const has = Object.prototype.hasOwnProperty.call(values, f.name);
+    const has = Object.hasOwn(values, f.name);
     const v = has ? values[f.name] : undefined;
     if (v === undefined || v === null) {
       if (f.required && (mode === 'full' || has)) issues.push({ field: `${prefix}${f.name}`, message: 'required' });
@@ -114,10 +115,14 @@ export function normaliseRecord(schema: TableSchema, input: unknown, mode: Recor
 export function recordValidationError(issues: FieldIssue[], what: string): AppError {
   const shown = issues.slice(0, 20);
   const summary = shown.map((i) => `${i.field}: ${i.message}`).join('; ');
-  return new AppError('validation_failed', `invalid ${what}: ${summary}${issues.length > shown.length ? ` (and ${issues.length - shown.length} more)` : ''}; nothing was written`, {
-    issues: shown,
-    issueCount: issues.length,
-  });
+  return new AppError(
+    'validation_failed',
+    `invalid ${what}: ${summary}${issues.length > shown.length ? ` (and ${issues.length - shown.length} more)` : ''}; nothing was written`,
+    {
+      issues: shown,
+      issueCount: issues.length,
+    },
+  );
 }
 
 /** Validates a batch: all or nothing. Throws a 400 naming every bad field (first 20). */

@@ -30,7 +30,10 @@ export function tableRoutes(deps: Deps) {
     async (c) => {
       const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
       const rows = await listSiteTables(deps, site, deps.db, 'table');
-      const counts = await recordCounts(deps.db, rows.map((t) => t.id));
+      const counts = await recordCounts(
+        deps.db,
+        rows.map((t) => t.id),
+      );
       return c.json({ ok: true as const, tables: rows.map((t) => toTableView(deps.config, site, t, counts.get(t.id) ?? 0)) }, 200);
     },
   );

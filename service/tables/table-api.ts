@@ -15,22 +15,33 @@ import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord,
 export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promise<T>, isolationLevel?: 'repeatable read'): Promise<T> {
   const ms = deps.config.tables.statementTimeoutMs;
   try {
-    return await deps.db.transaction(async (tx) => {
-      // Both settings last for this transaction only. Custom plans: a prepared statement's generic
-      // plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
-      // Awaited before the query: pipelined with it, the timeout did not apply (test/tables/timeout.test.ts).
-      const settings = tx.execute(sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`);
-      await settings;
-      return fn(tx);
-    }, isolationLevel ? { isolationLevel } : undefined);
+    return await deps.db.transaction(
+      async (tx) => {
+        // Both settings last for this transaction only. Custom plans: a prepared statement's generic
+        // plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
+        // Awaited before the query: pipelined with it, the timeout did not apply (test/tables/timeout.test.ts).
+        const settings = tx.execute(
+          sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`,
+        );
+        await settings;
+        return fn(tx);
+      },
+      isolationLevel ? { isolationLevel } : undefined,
+    );
   } catch (e) {
     // A value that passed the query checks but not the column's type (a dataset's date of year 0…).
     if (isDataException(e)) {
       const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
-      throw new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, { issues: [{ field: 'query', message: 'a value does not fit its field' }] });
+      throw new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, {
+        issues: [{ field: 'query', message: 'a value does not fit its field' }],
+      });
     }
     if (sqlStateOf(e) === '57014') {
-      throw new AppError('query_timeout', `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`, { timeoutMs: ms });
+      throw new AppError(
+        'query_timeout',
+        `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`,
+        { timeoutMs: ms },
+      );
     }
     throw e;
   }
@@ -89,7 +100,9 @@ async function readJson(c: Context): Promise<Record<string, unknown>> {
 function onlyKeys(body: Record<string, unknown>, allowed: string[], what: string): void {
   const extra = Object.keys(body).filter((k) => !allowed.includes(k));
   if (extra.length) {
-    throw new AppError('validation_failed', `invalid body: unexpected ${extra.join(', ')} (${what})`, { issues: extra.map((k) => ({ field: k, message: `unexpected; ${what}` })) });
+    throw new AppError('validation_failed', `invalid body: unexpected ${extra.join(', ')} (${what})`, {
+      issues: extra.map((k) => ({ field: k, message: `unexpected; ${what}` })),
+    });
   }
 }
 
@@ -170,14 +183,20 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     const { table } = await open(c, 'POST', 'insert');
     const body = await readJson(c);
     onlyKeys(body, ['record', 'records'], 'send {record} or {records}');
-    if ('record' in body === 'records' in body) throw new AppError('validation_failed', 'invalid body: send either record (one object) or records (an array)', { issues: [{ field: 'record', message: 'required' }] });
+    if ('record' in body === 'records' in body)
+      throw new AppError('validation_failed', 'invalid body: send either record (one object) or records (an array)', {
+        issues: [{ field: 'record', message: 'required' }],
+      });
     if ('records' in body) {
-      if (!Array.isArray(body.records)) throw new AppError('validation_failed', 'invalid body: records: expected an array', { issues: [{ field: 'records', message: 'expected an array' }] });
+      if (!Array.isArray(body.records))
+        throw new AppError('validation_failed', 'invalid body: records: expected an array', { issues: [{ field: 'records', message: 'expected an array' }] });
       const records = await insertRecords(deps, table, body.records);
       return c.json({ ok: true, inserted: records.length, records }, 201);
     }
     if (typeof body.record !== 'object' || body.record === null || Array.isArray(body.record)) {
-      throw new AppError('validation_failed', 'invalid body: record: expected an object of field name to value', { issues: [{ field: 'record', message: 'expected an object' }] });
+      throw new AppError('validation_failed', 'invalid body: record: expected an object of field name to value', {
+        issues: [{ field: 'record', message: 'expected an object' }],
+      });
     }
     const [record] = await insertRecords(deps, table, [body.record]).catch((e: unknown) => {
       throw renamePrefix(e, 'records.0.', 'record.');
@@ -190,7 +209,9 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     const body = await readJson(c);
     onlyKeys(body, ['fields'], 'send {fields}');
     if (typeof body.fields !== 'object' || body.fields === null || Array.isArray(body.fields)) {
-      throw new AppError('validation_failed', 'invalid body: fields: expected an object of the fields to change', { issues: [{ field: 'fields', message: 'expected an object' }] });
+      throw new AppError('validation_failed', 'invalid body: fields: expected an object of the fields to change', {
+        issues: [{ field: 'fields', message: 'expected an object' }],
+      });
     }
     return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), body.fields) });
   });
@@ -200,9 +221,14 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     const body = await readJson(c);
     onlyKeys(body, ['record', 'fields'], 'send {record}: the complete new record');
     const record = body.record ?? body.fields;
-    if ('record' in body && 'fields' in body) throw new AppError('validation_failed', 'invalid body: send record or fields, not both', { issues: [{ field: 'fields', message: 'send record or fields, not both' }] });
+    if ('record' in body && 'fields' in body)
+      throw new AppError('validation_failed', 'invalid body: send record or fields, not both', {
+        issues: [{ field: 'fields', message: 'send record or fields, not both' }],
+      });
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      throw new AppError('validation_failed', 'invalid body: record: expected the complete record as an object', { issues: [{ field: 'record', message: 'expected an object' }] });
+      throw new AppError('validation_failed', 'invalid body: record: expected the complete record as an object', {
+        issues: [{ field: 'record', message: 'expected an object' }],
+      });
     }
     return c.json({ ok: true, record: await replaceRecord(deps, table, c.req.param('recordId'), record) });
   });
@@ -217,7 +243,12 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   // Methods that exist but not on this address: a 405 naming what the address takes.
   const wrongAddress = (allowed: string) => async (c: Context) => {
     await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
-    throw new AppError('method_not_allowed', `${c.req.method} is not supported on ${new URL(c.req.url).pathname} (use ${allowed})`, { method: c.req.method }, { Allow: `${allowed}, OPTIONS` });
+    throw new AppError(
+      'method_not_allowed',
+      `${c.req.method} is not supported on ${new URL(c.req.url).pathname} (use ${allowed})`,
+      { method: c.req.method },
+      { Allow: `${allowed}, OPTIONS` },
+    );
   };
   r.on(['PATCH', 'PUT', 'DELETE'], base, wrongAddress('GET, POST'));
   r.on(['POST', 'PATCH', 'PUT', 'DELETE'], `${base}/schema`, wrongAddress('GET'));

@@ -1,12 +1,21 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
-import { TableSchemaSchema, TABLE_LIMITS, TABLE_METHODS, type TableMethod, type TableRecord, type TableSchema, type TableView } from '../../shared/tables/schema.js';
+import {
+  TableSchemaSchema,
+  TABLE_LIMITS,
+  TABLE_METHODS,
+  type TableMethod,
+  type TableRecord,
+  type TableSchema,
+  type TableView,
+} from '../../shared/tables/schema.js';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { isUniqueViolation, rowsOf } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
+import type { TableRow } from '../db/schema/tables.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { validationError } from '../http/handle-error.js';
@@ -25,7 +34,7 @@ export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
  * transaction to run in.
  */
 
-export type TableRow = typeof tables.$inferSelect;
+export type { TableRow };
 export type TableKind = TableRow['kind'];
 
 export const WRITE_KEY_PREFIX = 'svc_tk_';
@@ -81,13 +90,18 @@ export function slugFromName(name: string): string {
 function parseSlug(slug: string): string {
   const s = slug.trim().toLowerCase();
   if (!SLUG_PATTERN.test(s)) {
-    throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', { issues: [{ field: 'slug', message: 'use 1–63 lower-case letters, digits and inner hyphens' }] });
+    throw new AppError('validation_failed', 'invalid slug: use 1–63 lower-case letters, digits and inner hyphens', {
+      issues: [{ field: 'slug', message: 'use 1–63 lower-case letters, digits and inner hyphens' }],
+    });
   }
   return s;
 }
 
 async function slugTaken(db: DbOrTx, siteId: string, slug: string): Promise<boolean> {
-  const [row] = await db.select({ id: tables.id }).from(tables).where(and(eq(tables.siteId, siteId), eq(tables.slug, slug)));
+  const [row] = await db
+    .select({ id: tables.id })
+    .from(tables)
+    .where(and(eq(tables.siteId, siteId), eq(tables.slug, slug)));
   return Boolean(row);
 }
 
@@ -135,7 +149,12 @@ export async function createTable(
   const kind = input.kind ?? 'table';
   const [{ n }] = await db.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id));
   const max = deps.config.tables.maxTablesPerSite;
-  if (Number(n) >= max) throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, { limit: 'tablesPerSite', max, current: Number(n) });
+  if (Number(n) >= max)
+    throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, {
+      limit: 'tablesPerSite',
+      max,
+      current: Number(n),
+    });
 
   let slug: string;
   if (input.slug !== undefined && input.slug !== '') {
@@ -180,7 +199,11 @@ export async function getTableBySlugs(deps: Deps, siteSlug: string, tableSlug: s
   const s = siteSlug.toLowerCase();
   const t = tableSlug.toLowerCase();
   if (!SLUG_PATTERN.test(s) || !SLUG_PATTERN.test(t)) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
-  const [row] = await db.select({ site: sites, table: tables }).from(tables).innerJoin(sites, eq(sites.id, tables.siteId)).where(and(eq(sites.slug, s), eq(tables.slug, t)));
+  const [row] = await db
+    .select({ site: sites, table: tables })
+    .from(tables)
+    .innerJoin(sites, eq(sites.id, tables.siteId))
+    .where(and(eq(sites.slug, s), eq(tables.slug, t)));
   if (!row) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
   return row;
 }
@@ -232,7 +255,10 @@ export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sche
 export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'siteId'>, slug: string, db: DbOrTx = deps.db): Promise<TableRow> {
   const s = parseSlug(slug);
   const swap = async (tx: DbOrTx) => {
-    const replaced = await tx.delete(tables).where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id))).returning();
+    const replaced = await tx
+      .delete(tables)
+      .where(and(eq(tables.siteId, table.siteId), eq(tables.slug, s), ne(tables.id, table.id)))
+      .returning();
     for (const old of replaced) {
       await dropTableFieldIndexes(tx, old);
       if (old.storage === 'columns') await dropColumnTable(tx, old.id);
@@ -267,10 +293,15 @@ export function parseRecordId(id: string): number | null {
  */
 export async function insertRecords(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, records: unknown[], db: DbOrTx = deps.db): Promise<TableRecord[]> {
   if (!Array.isArray(records) || records.length === 0) {
-    throw new AppError('validation_failed', 'invalid body: records: give at least one record', { issues: [{ field: 'records', message: 'give at least one record' }] });
+    throw new AppError('validation_failed', 'invalid body: records: give at least one record', {
+      issues: [{ field: 'records', message: 'give at least one record' }],
+    });
   }
   if (records.length > TABLE_LIMITS.maxBatch) {
-    throw new AppError('payload_too_large', `at most ${TABLE_LIMITS.maxBatch} records per call (got ${records.length}); split the batch`, { max: TABLE_LIMITS.maxBatch, got: records.length });
+    throw new AppError('payload_too_large', `at most ${TABLE_LIMITS.maxBatch} records per call (got ${records.length}); split the batch`, {
+      max: TABLE_LIMITS.maxBatch,
+      got: records.length,
+    });
   }
   const values = normaliseRecords(table.schema, records);
   const now = deps.clock.now();
@@ -327,7 +358,12 @@ export async function bulkInsertRecords(
   return total;
 }
 
-export async function getRecord(deps: Deps, table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>, recordId: string, db: DbOrTx = deps.db): Promise<TableRecord> {
+export async function getRecord(
+  deps: Deps,
+  table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
+  recordId: string,
+  db: DbOrTx = deps.db,
+): Promise<TableRecord> {
   const id = parseRecordId(recordId);
   if (table.storage === 'columns') {
     // Column storage keeps no per-record times: a dataset's records are as old as its load.
@@ -336,13 +372,25 @@ export async function getRecord(deps: Deps, table: Pick<TableRow, 'id' | 'storag
     if (!row) throw new AppError('not_found', `record ${recordId} not found`);
     return toRecord({ id: Number(row.id), fields: src.rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
   }
-  const [row] = id === null ? [] : await db.select().from(tableRecords).where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)));
+  const [row] =
+    id === null
+      ? []
+      : await db
+          .select()
+          .from(tableRecords)
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)));
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
   return toRecord(row);
 }
 
 /** PATCH: changes the given fields, keeps the others (null clears a field). */
-export async function updateRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, fields: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
+export async function updateRecord(
+  deps: Deps,
+  table: Pick<TableRow, 'id' | 'schema'>,
+  recordId: string,
+  fields: unknown,
+  db: DbOrTx = deps.db,
+): Promise<TableRecord> {
   const issues: FieldIssue[] = [];
   const patch = normaliseRecord(table.schema, fields, 'partial', 'fields.', issues);
   if (issues.length) throw recordValidationError(issues, 'fields');
@@ -350,7 +398,13 @@ export async function updateRecord(deps: Deps, table: Pick<TableRow, 'id' | 'sch
 }
 
 /** Sets one record's fields (a value or an SQL expression); 404 when the id is not this table's. */
-async function setRecordFields(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, fields: PgUpdateSetSource<typeof tableRecords>['fields'], db: DbOrTx): Promise<TableRecord> {
+async function setRecordFields(
+  deps: Deps,
+  table: Pick<TableRow, 'id'>,
+  recordId: string,
+  fields: PgUpdateSetSource<typeof tableRecords>['fields'],
+  db: DbOrTx,
+): Promise<TableRecord> {
   const id = parseRecordId(recordId);
   const [row] =
     id === null
@@ -365,7 +419,13 @@ async function setRecordFields(deps: Deps, table: Pick<TableRow, 'id'>, recordId
 }
 
 /** PUT: the record becomes exactly `record` (fields left out are removed; required ones checked). */
-export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, recordId: string, record: unknown, db: DbOrTx = deps.db): Promise<TableRecord> {
+export async function replaceRecord(
+  deps: Deps,
+  table: Pick<TableRow, 'id' | 'schema'>,
+  recordId: string,
+  record: unknown,
+  db: DbOrTx = deps.db,
+): Promise<TableRecord> {
   const issues: FieldIssue[] = [];
   const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
   if (issues.length) throw recordValidationError(issues, 'record');
@@ -374,7 +434,13 @@ export async function replaceRecord(deps: Deps, table: Pick<TableRow, 'id' | 'sc
 
 export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<void> {
   const id = parseRecordId(recordId);
-  const deleted = id === null ? [] : await db.delete(tableRecords).where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id))).returning({ id: tableRecords.id });
+  const deleted =
+    id === null
+      ? []
+      : await db
+          .delete(tableRecords)
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
+          .returning({ id: tableRecords.id });
   if (deleted.length === 0) throw new AppError('not_found', `record ${recordId} not found`);
 }
 

@@ -23,10 +23,7 @@ export function usageRoutes(deps: Deps) {
     async (c) => {
       const accountId = c.var.principal.accountId;
       const rpm = deps.config.limits.rateLimitPerMinute;
-      return c.json(
-        { ok: true as const, accountId, usage: await accountUsage(deps, accountId), rateLimit: { requestsPerMinute: rpm > 0 ? rpm : null } },
-        200,
-      );
+      return c.json({ ok: true as const, accountId, usage: await accountUsage(deps, accountId), rateLimit: { requestsPerMinute: rpm > 0 ? rpm : null } }, 200);
     },
   );
   return r;

@@ -27,6 +27,4 @@ export const DatasetSchema = z
   })
   .meta({ id: 'Dataset' });
 
-export const DatasetListResponseSchema = z
-  .object({ ok: z.literal(true), datasets: z.array(DatasetSchema) })
-  .meta({ id: 'DatasetList' });
+export const DatasetListResponseSchema = z.object({ ok: z.literal(true), datasets: z.array(DatasetSchema) }).meta({ id: 'DatasetList' });

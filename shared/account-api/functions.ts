@@ -13,11 +13,7 @@ export const INVOKE_MAX_RESPONSE_BYTES = 256 * 1024;
 /** Request headers a caller may forward to the function; anything else is refused with 400. */
 export const FORWARDABLE_HEADERS = ['accept', 'accept-language', 'content-type', 'if-match', 'if-none-match', 'user-agent'] as const;
 
-export const FunctionSlugSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(FUNCTION_SLUG_PATTERN, 'use 1–63 lower-case letters, digits and inner hyphens');
+export const FunctionSlugSchema = z.string().trim().toLowerCase().regex(FUNCTION_SLUG_PATTERN, 'use 1–63 lower-case letters, digits and inner hyphens');
 
 export const FunctionSchema = z
   .object({
@@ -34,7 +30,9 @@ export const FunctionSchema = z
     publishedAt: z.string().datetime().nullable(),
     allowUserInvoke: z
       .boolean()
-      .describe('svc-user access: other accounts’ personal keys may invoke the live version. Set on create; changed in the dashboard or with `svc function access`'),
+      .describe(
+        'svc-user access: other accounts’ personal keys may invoke the live version. Set on create; changed in the dashboard or with `svc function access`',
+      ),
     secretNames: z.array(z.string()).describe('Names of configured secrets; values are never returned'),
     invokePath: z.string().describe('/api/v1/functions/invoke/{slug}'),
     createdAt: z.string().datetime(),

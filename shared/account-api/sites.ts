@@ -20,11 +20,7 @@ export const SiteSchema = z
 
 export const PublishSiteBodySchema = z
   .object({
-    requestId: z
-      .string()
-      .min(1)
-      .max(200)
-      .describe('Unique per publish request; repeating it returns the first result and creates nothing'),
+    requestId: z.string().min(1).max(200).describe('Unique per publish request; repeating it returns the first result and creates nothing'),
     html: z.string().min(1).describe('Complete HTML document served as index.html'),
     slug: z.string().optional().describe('Desired short name (DNS label); a readable free name is chosen when omitted'),
   })
@@ -64,9 +60,7 @@ export const SiteContentResponseSchema = z
   .object({
     ok: z.literal(true),
     siteId: z.string(),
-    files: z.array(
-      z.object({ path: z.string(), contentType: z.string(), size: z.number().int(), content: z.string().describe('UTF-8 text') }),
-    ),
+    files: z.array(z.object({ path: z.string(), contentType: z.string(), size: z.number().int(), content: z.string().describe('UTF-8 text') })),
     truncated: z.boolean().describe('True when more text exists than one answer carries (5 MiB); ask for paths'),
   })
   .meta({ id: 'SiteContent' });

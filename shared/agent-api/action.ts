@@ -5,11 +5,7 @@ import type { z } from 'zod';
  * `GET /api/x402/pricing`, and the MCP tools are all generated from the catalogue of these
  * (shared/agent-api/catalogue.ts). A price or a field exists only here.
  */
-export interface AgentAction<
-  P extends z.ZodObject = z.ZodObject,
-  I extends z.ZodType = z.ZodType,
-  O extends z.ZodObject = z.ZodObject,
-> {
+export interface AgentAction<P extends z.ZodObject = z.ZodObject, I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
   /** `x402.create_app_from_html` — the MCP tool name is this without `x402.`. */
   name: `x402.${string}`;
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';

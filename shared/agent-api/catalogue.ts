@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { AgentAction } from './action.js';
 import { APP_ACTIONS } from './actions/apps.js';
 import { DATASET_ACTIONS } from './actions/datasets.js';

@@ -14,7 +14,11 @@ export const AGGREGATES = ['count', 'sum', 'avg', 'min', 'max'] as const;
 export type Aggregate = (typeof AGGREGATES)[number];
 
 const list = (description: string) => z.string().optional().describe(description);
-const flag = (description: string) => z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional().describe(description);
+const flag = (description: string) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+    .optional()
+    .describe(description);
 
 export const TableFilterSchema = z.object({
   field: z.string().describe('Schema field name'),
@@ -24,7 +28,13 @@ export const TableFilterSchema = z.object({
 
 export const TableQuerySchema = z
   .object({
-    limit: z.coerce.number().int().min(1).max(TABLE_LIMITS.maxLimit).optional().describe(`Page size, 1–${TABLE_LIMITS.maxLimit} (default ${TABLE_LIMITS.defaultLimit})`),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(TABLE_LIMITS.maxLimit)
+      .optional()
+      .describe(`Page size, 1–${TABLE_LIMITS.maxLimit} (default ${TABLE_LIMITS.defaultLimit})`),
     offset: z.coerce.number().int().min(0).optional().describe('Records to skip (default 0)'),
     includeTotal: flag('Also return `total`, the number of matching records'),
     field: z.string().optional().describe('Equality filter: field name (with `value`)'),
@@ -96,11 +106,17 @@ export const TableAggregateResponseSchema = z
     ok: z.literal(true),
     aggregate: z.enum(AGGREGATES),
     field: z.string().nullable(),
-    value: z.union([z.number(), z.string()]).nullable().optional().describe('Without groupBy. min/max of text, date and datetime fields are text; null over no values'),
+    value: z
+      .union([z.number(), z.string()])
+      .nullable()
+      .optional()
+      .describe('Without groupBy. min/max of text, date and datetime fields are text; null over no values'),
     count: z.number().int().optional().describe('Without groupBy: matching records'),
     groupBy: z.string().optional(),
     groups: z
-      .array(z.object({ key: z.unknown().describe('Group key (null groups last)'), value: z.union([z.number(), z.string()]).nullable(), count: z.number().int() }))
+      .array(
+        z.object({ key: z.unknown().describe('Group key (null groups last)'), value: z.union([z.number(), z.string()]).nullable(), count: z.number().int() }),
+      )
       .optional()
       .describe('With groupBy: ordered by key'),
     truncated: z.boolean().optional().describe(`With groupBy: true when more than ${TABLE_LIMITS.maxGroups} groups exist`),

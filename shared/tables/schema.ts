@@ -79,11 +79,7 @@ export const CreateTableBodySchema = z
     slug: z.string().optional().describe('URL name in {site_host}/api/data/<site_slug>/<slug>; derived from the name when omitted'),
     requireReadKey: z.boolean().default(false).describe('When true, GET and /schema need x-svc-write-key (or x-svc-api-key)'),
     schema: TableSchemaSchema,
-    methods: z
-      .array(z.enum(TABLE_METHODS))
-      .min(1)
-      .optional()
-      .describe('Table API methods enabled (default all five); a disabled method answers 405'),
+    methods: z.array(z.enum(TABLE_METHODS)).min(1).optional().describe('Table API methods enabled (default all five); a disabled method answers 405'),
     publicInsert: z.boolean().default(false).describe('When true, POST needs no key (GET/PATCH/PUT/DELETE are unaffected)'),
   })
   .meta({ id: 'CreateTableRequest' });
@@ -118,9 +114,7 @@ export const CreateTableResponseSchema = z
   })
   .meta({ id: 'CreateTableResponse' });
 
-export const TableListResponseSchema = z
-  .object({ ok: z.literal(true), tables: z.array(TableViewSchema) })
-  .meta({ id: 'TableList' });
+export const TableListResponseSchema = z.object({ ok: z.literal(true), tables: z.array(TableViewSchema) }).meta({ id: 'TableList' });
 
 export const TableRecordSchema = z
   .object({

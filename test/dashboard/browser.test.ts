@@ -107,7 +107,8 @@ describe.skipIf(!hasChromium).each(dbKinds())('Dashboard and consent screen in h
       code_challenge: createHash('sha256').update(verifier).digest('base64url'),
       code_challenge_method: 'S256',
       state: 'xyz',
-    })) authorize.searchParams.set(k, v);
+    }))
+      authorize.searchParams.set(k, v);
     await page.goto(authorize.toString());
     expect(await page.textContent('h1')).toContain('Acme Site Builder');
     expect(await page.locator('li[data-scope]').count()).toBe(2);
@@ -118,7 +119,13 @@ describe.skipIf(!hasChromium).each(dbKinds())('Dashboard and consent screen in h
     const token = await fetch(`${h.url}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', client_id, code: back.searchParams.get('code')!, redirect_uri: callbackUrl, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id,
+        code: back.searchParams.get('code')!,
+        redirect_uri: callbackUrl,
+        code_verifier: verifier,
+      }),
     });
     expect(token.status).toBe(200);
     const { access_token } = await token.json();

@@ -25,7 +25,12 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
   it('sign-up starts a session in a signed, HttpOnly, SameSite cookie; sign-out ends it for good', async () => {
     const browser = new BrowserClient(h.url);
     const page = await (await browser.get('/dashboard/signup')).text();
-    const res = await browser.post('/dashboard/signup', { csrf: inputValue(page, 'csrf'), next: '/dashboard', email: 'Cookie@Example.com', password: PASSWORD });
+    const res = await browser.post('/dashboard/signup', {
+      csrf: inputValue(page, 'csrf'),
+      next: '/dashboard',
+      email: 'Cookie@Example.com',
+      password: PASSWORD,
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/dashboard');
     const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
@@ -39,7 +44,10 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     // A tampered cookie (signature broken) is no session.
     const forged = new BrowserClient(h.url);
     const value = browser.cookies.get('svc_session')!;
-    forged.cookies.set('svc_session', value.replace(/^./, (ch) => (ch === 'a' ? 'b' : 'a')));
+    forged.cookies.set(
+      'svc_session',
+      value.replace(/^./, (ch) => (ch === 'a' ? 'b' : 'a')),
+    );
     expect((await forged.get('/dashboard')).status).toBe(303);
 
     const stolen = new Map(browser.cookies);
@@ -112,7 +120,11 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
   it('creates a key shown once, which then works on the Account API with its scopes only, and revokes it', async () => {
     const { browser } = await user();
     const page = await (await browser.get('/dashboard/keys')).text();
-    const created = await browser.post('/dashboard/keys', { csrf: formFields(page, '/dashboard/keys').csrf, name: 'ci script', scopes: ['svc.sites.read', 'svc.usage.read'] });
+    const created = await browser.post('/dashboard/keys', {
+      csrf: formFields(page, '/dashboard/keys').csrf,
+      name: 'ci script',
+      scopes: ['svc.sites.read', 'svc.usage.read'],
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
     const html = await created.text();
@@ -134,11 +146,13 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     expect((await after.json()).error.message).toContain('revoked');
   });
 
-  it("keys of another account cannot be revoked by id", async () => {
+  it('keys of another account cannot be revoked by id', async () => {
     const alice = await user();
     const bob = await user();
     const alicePage = await (await alice.browser.get('/dashboard/keys')).text();
-    const made = await (await alice.browser.post('/dashboard/keys', { csrf: formFields(alicePage, '/dashboard/keys').csrf, name: 'mine', scopes: 'svc.usage.read' })).text();
+    const made = await (
+      await alice.browser.post('/dashboard/keys', { csrf: formFields(alicePage, '/dashboard/keys').csrf, name: 'mine', scopes: 'svc.usage.read' })
+    ).text();
     const secret = /id="new-key-secret">(svc_pat_[\w-]+)</.exec(made)![1];
     const keyId = /data-key="(key_[0-9a-z]+)"/.exec(made)![1];
     const bobPage = await (await bob.browser.get('/dashboard/keys')).text();
@@ -198,7 +212,11 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
   it('HTML from users is escaped, never executed', async () => {
     const { browser } = await user();
     const page = await (await browser.get('/dashboard/keys')).text();
-    const res = await browser.post('/dashboard/keys', { csrf: formFields(page, '/dashboard/keys').csrf, name: '<script>alert(1)</script>', scopes: 'svc.usage.read' });
+    const res = await browser.post('/dashboard/keys', {
+      csrf: formFields(page, '/dashboard/keys').csrf,
+      name: '<script>alert(1)</script>',
+      scopes: 'svc.usage.read',
+    });
     const html = await res.text();
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');

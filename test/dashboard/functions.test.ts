@@ -26,7 +26,11 @@ describe.each(dbKinds())('Dashboard functions, and OAuth tokens at invoke (%s)',
 
   async function liveFunction(key: string, body: string) {
     const slug = `dash-fn-${kind}-${++n}`;
-    const res = await h.fetch('/api/v1/functions', { method: 'POST', key, json: { name: `Fn ${n}`, slug, code: `export default () => ${JSON.stringify(body)}` } });
+    const res = await h.fetch('/api/v1/functions', {
+      method: 'POST',
+      key,
+      json: { name: `Fn ${n}`, slug, code: `export default () => ${JSON.stringify(body)}` },
+    });
     expect(res.status).toBe(201);
     const { function: fn } = await res.json();
     expect((await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key })).status).toBe(200);

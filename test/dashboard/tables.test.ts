@@ -15,9 +15,13 @@ describe.each(dbKinds())('Dashboard sites and tables (%s)', (kind) => {
     const browser = new BrowserClient(h.url);
     expect((await signUp(browser, `tables${++n}-${kind}@example.com`, 'a long enough password')).status).toBe(303);
     const page = await (await browser.get('/dashboard/keys')).text();
-    const made = await (await browser.post('/dashboard/keys', { csrf: formFields(page, '/dashboard/keys').csrf, name: 'k', scopes: ['svc.publish', 'svc.data.write'] })).text();
+    const made = await (
+      await browser.post('/dashboard/keys', { csrf: formFields(page, '/dashboard/keys').csrf, name: 'k', scopes: ['svc.publish', 'svc.data.write'] })
+    ).text();
     const key = /id="new-key-secret">(svc_pat_[\w-]+)</.exec(made)![1];
-    const { site } = await (await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'x', html: '<p>t</p>', slug: `tbl-site-${kind}-${n}` } })).json();
+    const { site } = await (
+      await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'x', html: '<p>t</p>', slug: `tbl-site-${kind}-${n}` } })
+    ).json();
     const res = await h.fetch(`/api/v1/sites/${site.id}/tables`, {
       method: 'POST',
       key,
@@ -48,7 +52,7 @@ describe.each(dbKinds())('Dashboard sites and tables (%s)', (kind) => {
     expect(await (await browser.get('/dashboard/sites')).text()).not.toContain(newKey);
   });
 
-  it("another account cannot regenerate the key of a table it does not own", async () => {
+  it('another account cannot regenerate the key of a table it does not own', async () => {
     const { site, table } = await ownerWithTable();
     const { browser: other } = await ownerWithTable();
     const page = await (await other.get('/dashboard/sites')).text();

@@ -2,7 +2,15 @@ import { Readable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../service/db/client.js';
-import { columnRowFields, columnSelectList, columnTableName, copyIntoColumnTable, CopyBinaryRows, createColumnTable, finishColumnTable } from '../../service/tables/column-storage.js';
+import {
+  columnRowFields,
+  columnSelectList,
+  columnTableName,
+  copyIntoColumnTable,
+  CopyBinaryRows,
+  createColumnTable,
+  finishColumnTable,
+} from '../../service/tables/column-storage.js';
 import { GUESS_RECORDS } from '../../service/datasets/load.js';
 import { scanCsvForCopy } from '../../service/datasets/parsers/csv-scan.js';
 import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';
@@ -75,7 +83,7 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const rows: unknown[][] = [
       [-1.5, -9007199254740991, true, '0001-01-01', '1969-12-31T23:59:59.999Z', 'ascii', { a: [1, 'é', null] }],
       [-0, 9007199254740991, false, '1999-12-31', '1900-02-28T12:00:00.000Z', 'Zürich — 東京 🚀', 'text'],
-      [1.7976931348623157e308, 0, null, '2000-01-01', '2000-01-01T00:00:00.000Z', 'x'.repeat(70) + 'é', [1, 2]],
+      [1.7976931348623157e308, 0, null, '2000-01-01', '2000-01-01T00:00:00.000Z', `${'x'.repeat(70)}é`, [1, 2]],
       [5e-324, 1, true, '9999-12-31', '9999-12-31T23:59:59.999Z', 'tab\there, line\nbreak, back\\slash, quote"', 42],
       [null, null, null, null, null, null, null],
     ];
@@ -88,9 +96,19 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
         enc.add(r);
         chunks.push(enc.take()); // one tuple per chunk: PGlite's statement-per-chunk path too
       }
-      await copyIntoColumnTable(tx, tableId, fields.map((f) => f.name), { kind: 'binary' }, (async function* () { yield* chunks; })());
+      await copyIntoColumnTable(
+        tx,
+        tableId,
+        fields.map((f) => f.name),
+        { kind: 'binary' },
+        (async function* () {
+          yield* chunks;
+        })(),
+      );
       await finishColumnTable(tx, tableId);
-      const out = rowsOf<Record<string, unknown>>(await tx.execute(sql`select ${columnSelectList(fields)} from ${sql.raw(columnTableName(tableId))} r order by id`));
+      const out = rowsOf<Record<string, unknown>>(
+        await tx.execute(sql`select ${columnSelectList(fields)} from ${sql.raw(columnTableName(tableId))} r order by id`),
+      );
       await tx.execute(sql.raw(`drop table ${columnTableName(tableId)}`));
       return out;
     });
@@ -118,14 +136,31 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const fastRecords = await all(app.slug, 'fast');
     expect(fastRecords).toEqual(await all(app.slug, 'slow'));
     expect(fastRecords.map((r) => r.id)).toEqual(Array.from({ length: 2500 }, (_, i) => String(i + 1)));
-    expect(fastRecords[0].fields).toEqual({ n: 0, price: 0, active: true, day: '2024-01-01', at: '2024-03-01T08:00:00.000Z', zip: '00000', note: 'multi\nline 0' });
-    expect(fastRecords[4].fields).toEqual({ n: 4, name: 'name 4, "quoted" é', price: 5, active: true, day: '2024-05-05', at: '2024-03-01T10:04:00.250Z', zip: '00004', note: 'x' });
+    expect(fastRecords[0].fields).toEqual({
+      n: 0,
+      price: 0,
+      active: true,
+      day: '2024-01-01',
+      at: '2024-03-01T08:00:00.000Z',
+      zip: '00000',
+      note: 'multi\nline 0',
+    });
+    expect(fastRecords[4].fields).toEqual({
+      n: 4,
+      name: 'name 4, "quoted" é',
+      price: 5,
+      active: true,
+      day: '2024-05-05',
+      at: '2024-03-01T10:04:00.250Z',
+      zip: '00004',
+      note: 'x',
+    });
   });
 
   it('sub-millisecond date-times are stored as shown (milliseconds, rounded alike on both paths): cursors never repeat a row', async () => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);
-    const body = 'at,k\n' + Array.from({ length: 12 }, (_, i) => `2024-05-01T10:00:00.${String(1230 + i * 3).padStart(4, '0')}Z,${i}`).join('\n') + '\n';
+    const body = `at,k\n${Array.from({ length: 12 }, (_, i) => `2024-05-01T10:00:00.${String(1230 + i * 3).padStart(4, '0')}Z,${i}`).join('\n')}\n`;
     const fast = await uploadAndConvert(h, wallet, app.id, 'subms.csv', Buffer.from(body));
     const slow = await uploadAndConvert(h, wallet, app.id, 'subms2.csv', Buffer.from(`${body}\n`));
     for (const slug of [fast.asset.slug, slow.asset.slug]) {
@@ -150,10 +185,17 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const bytes = Buffer.from(`n,s,b\n${rows.join('\n')}\n1.5,x,\n`);
     expect(bytes.length).toBeGreaterThan(1024 * 1024);
     const { asset } = await uploadAndConvert(h, wallet, app.id, 'wide.csv', bytes);
-    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([['n', 'number'], ['s', 'string'], ['b', 'boolean']]);
+    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([
+      ['n', 'number'],
+      ['s', 'string'],
+      ['b', 'boolean'],
+    ]);
     expect(asset.recordCount).toBe(120_001);
     const last = await get(app.slug, 'wide', '?sortField=id&sortDir=desc&limit=2');
-    expect(last.body.records.map((r: { fields: unknown }) => r.fields)).toEqual([{ n: 1.5, s: 'x' }, { n: 119_999, s: '119999', b: false }]);
+    expect(last.body.records.map((r: { fields: unknown }) => r.fields)).toEqual([
+      { n: 1.5, s: 'x' },
+      { n: 119_999, s: '119999', b: false },
+    ]);
     const schema = await get(app.slug, 'wide', '/schema');
     expect(schema.body.schema.fields.map((f: { type: string }) => f.type)).toEqual(['number', 'string', 'boolean']);
     const sum = await get(app.slug, 'wide', '?aggregate=sum&aggregateField=n');
@@ -178,10 +220,16 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const records: Record<string, unknown>[] = Array.from({ length: GUESS_RECORDS + 50 }, (_, i) => ({ n: i, s: `s${i}` }));
     records.push({ n: 1.5, s: 'last', extra: true });
     const { asset } = await uploadAndConvert(h, wallet, app.id, 'guess.json', Buffer.from(JSON.stringify(records)));
-    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([['n', 'number'], ['s', 'string'], ['extra', 'boolean']]);
+    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([
+      ['n', 'number'],
+      ['s', 'string'],
+      ['extra', 'boolean'],
+    ]);
     expect(asset.recordCount).toBe(GUESS_RECORDS + 51);
     const last = await get(app.slug, 'guess', '?filter[extra][isnull]=false');
-    expect(last.body.records.map((r: { id: string; fields: unknown }) => [r.id, r.fields])).toEqual([[String(GUESS_RECORDS + 51), { n: 1.5, s: 'last', extra: true }]]);
+    expect(last.body.records.map((r: { id: string; fields: unknown }) => [r.id, r.fields])).toEqual([
+      [String(GUESS_RECORDS + 51), { n: 1.5, s: 'last', extra: true }],
+    ]);
     // The guess held for this one: read once.
     const { asset: held } = await uploadAndConvert(h, wallet, app.id, 'held.json', Buffer.from(JSON.stringify(records.slice(0, -1))));
     expect(held.fields.map((f) => f.type)).toEqual(['integer', 'string']);
@@ -193,20 +241,35 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const app = await walletApp(h, wallet);
     const rows = GUESS_RECORDS + 500;
     const held = await uploadAndConvert(h, wallet, app.id, 'held.parquet', mixedParquet(rows, 42));
-    expect(held.asset.fields.map((f) => [f.name, f.type])).toEqual([['n', 'integer'], ['price', 'integer'], ['flag', 'boolean'], ['name', 'string'], ['at', 'datetime'], ['meta', 'json']]);
+    expect(held.asset.fields.map((f) => [f.name, f.type])).toEqual([
+      ['n', 'integer'],
+      ['price', 'integer'],
+      ['flag', 'boolean'],
+      ['name', 'string'],
+      ['at', 'datetime'],
+      ['meta', 'json'],
+    ]);
     const missed = await uploadAndConvert(h, wallet, app.id, 'missed.parquet', mixedParquet(rows, 2.5));
     expect(missed.asset.fields.map((f) => f.type)).toEqual(['integer', 'number', 'boolean', 'string', 'datetime', 'json']);
-    for (const [slug, last] of [['held', 42], ['missed', 2.5]] as const) {
+    for (const [slug, last] of [
+      ['held', 42],
+      ['missed', 2.5],
+    ] as const) {
       const records = await all(app.slug, slug);
       expect(records.length).toBe(rows);
       const expected = (i: number) => {
-        const f: Record<string, unknown> = { price: i === rows - 1 ? last : i % 100, at: `2024-01-01T12:00:${String(i % 60).padStart(2, '0')}.000Z`, meta: { i, even: i % 2 === 0 } };
+        const f: Record<string, unknown> = {
+          price: i === rows - 1 ? last : i % 100,
+          at: `2024-01-01T12:00:${String(i % 60).padStart(2, '0')}.000Z`,
+          meta: { i, even: i % 2 === 0 },
+        };
         if (i !== 3) f.n = i;
         if (i % 5 !== 0) f.flag = i % 2 === 0;
         if (i % 7 !== 0) f.name = `row ${i}`;
         return f;
       };
-      for (const i of [0, 1, 3, 5, 7, 3999, 4000, GUESS_RECORDS, rows - 1]) expect(records[i], `${slug} row ${i}`).toEqual({ id: String(i + 1), fields: expected(i) });
+      for (const i of [0, 1, 3, 5, 7, 3999, 4000, GUESS_RECORDS, rows - 1])
+        expect(records[i], `${slug} row ${i}`).toEqual({ id: String(i + 1), fields: expected(i) });
       const sum = await get(app.slug, slug, '?aggregate=sum&aggregateField=n');
       expect(sum.body.value).toBe(((rows - 1) * rows) / 2 - 3);
     }
@@ -252,7 +315,9 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     }
     const expected = records
       .map((r, i) => ({ ...r, id: i + 1 }))
-      .sort((x, y) => (x.day === y.day ? (x.name === null ? 1 : y.name === null ? -1 : x.name < y.name ? -1 : x.name > y.name ? 1 : 0) : x.day < y.day ? 1 : -1))
+      .sort((x, y) =>
+        x.day === y.day ? (x.name === null ? 1 : y.name === null ? -1 : x.name < y.name ? -1 : x.name > y.name ? 1 : 0) : x.day < y.day ? 1 : -1,
+      )
       .map((r) => r.id);
     expect(sorted).toEqual(expected);
 

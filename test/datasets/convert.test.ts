@@ -2,16 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteSite, deleteSiteBlobs } from '../../service/sites/sites.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import {
-  CITIES,
-  citiesCsv,
-  citiesGeoJson,
-  citiesGeoParquet,
-  citiesJson,
-  citiesParquet,
-  citiesShapefileZip,
-  citiesXlsx,
-} from './fixtures.js';
+import { CITIES, citiesCsv, citiesGeoJson, citiesGeoParquet, citiesJson, citiesParquet, citiesShapefileZip, citiesXlsx } from './fixtures.js';
 import { agentCall, handlers, newWallet, putFile, rejects, uploadAndConvert, walletApp } from './helpers.js';
 
 const SMALL_PARTS = { SVC_DATASET_MULTIPART_THRESHOLD_BYTES: String(5 * 1024 * 1024), SVC_DATASET_PART_BYTES: String(5 * 1024 * 1024) };
@@ -88,7 +79,11 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
       }
 
       // Datasets are read-only through the Table API.
-      const post = await fetch(`${h.url}/api/data/${app.slug}/cities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ record: { name: 'x' } }) });
+      const post = await fetch(`${h.url}/api/data/${app.slug}/cities`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ record: { name: 'x' } }),
+      });
       expect([401, 403, 405]).toContain(post.status);
     });
   }
@@ -143,8 +138,8 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     ['CSV with an unterminated quote', 'bad.csv', () => Buffer.from('a,b\n1,2\n3,"x\n'), /quot/i, {}],
     ['JSON with a syntax error', 'bad.json', () => Buffer.from('[{"a":1},\n{"a":2,}]'), /row 2, line 2/, { row: 2, line: 2 }],
     ['GeoJSON without FeatureCollection', 'bad.geojson', () => Buffer.from('{"type":"GeometryCollection","geometries":[]}'), /GeoJSON/, {}],
-    ['XLSX that is a zip of something else', 'bad.xlsx', async () => (await citiesShapefileZip()), /XLSX|sheet/, {}],
-    ['Shapefile ZIP without a .shp', 'bad.zip', async () => (await citiesXlsx()), /\.shp/, {}],
+    ['XLSX that is a zip of something else', 'bad.xlsx', async () => await citiesShapefileZip(), /XLSX|sheet/, {}],
+    ['Shapefile ZIP without a .shp', 'bad.zip', async () => await citiesXlsx(), /\.shp/, {}],
     ['truncated Parquet', 'bad.parquet', () => citiesParquet('SNAPPY').subarray(0, 300), /Parquet/, {}],
   ];
   for (const [label, fileName, make, message, location] of malformed) {
@@ -197,7 +192,10 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     expect(after.body.total).toBe(5000);
 
     // A failed replacement leaves the current data as it was.
-    await rejects(uploadAndConvert(h, wallet, app.id, 'data.csv', Buffer.from('version,n\n3,1\n3\n'), { slug: 'data', replaceExisting: true }), 'data_file_invalid');
+    await rejects(
+      uploadAndConvert(h, wallet, app.id, 'data.csv', Buffer.from('version,n\n3,1\n3\n'), { slug: 'data', replaceExisting: true }),
+      'data_file_invalid',
+    );
     expect((await tableGet(app.slug, 'data', '?includeTotal=true&limit=1')).body.total).toBe(5000);
   });
 
@@ -213,13 +211,22 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     expect(answer.parts!.length).toBe(Math.ceil(bytes.length / (5 * 1024 * 1024)));
     // Completing with a wrong ETag is refused and can be retried correctly.
     await rejects(
-      agentCall(h, handlers.complete, wallet, app.id, { uploadId: answer.uploadId, key: answer.key, parts: answer.parts!.map((p) => ({ ETag: '"00"', PartNumber: p.partNumber })) }),
+      agentCall(h, handlers.complete, wallet, app.id, {
+        uploadId: answer.uploadId,
+        key: answer.key,
+        parts: answer.parts!.map((p) => ({ ETag: '"00"', PartNumber: p.partNumber })),
+      }),
       'validation_failed',
     );
     await putFile(h, wallet, app.id, answer, bytes);
     const { asset } = await agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'big.csv' });
     expect(asset.recordCount).toBe(40_000);
-    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([['source_id', 'integer'], ['name', 'string'], ['score', 'number'], ['even', 'boolean']]);
+    expect(asset.fields.map((f) => [f.name, f.type])).toEqual([
+      ['source_id', 'integer'],
+      ['name', 'string'],
+      ['score', 'number'],
+      ['even', 'boolean'],
+    ]);
     const r = await tableGet(app.slug, 'big', '?field=source_id&value=12346');
     expect(r.body.records[0].fields).toEqual({ source_id: 12346, name: `name-12346-${pad}`, score: 3086.5, even: true });
   });

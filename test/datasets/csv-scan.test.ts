@@ -35,7 +35,10 @@ async function scanSchema(bytes: Buffer, chunk?: number) {
 }
 
 const accepted: [string, string | Buffer][] = [
-  ['plain, every type', 'id,name,price,active,day,at,zip\n1,Ann,1.5,true,2024-02-29,2024-01-01T10:00:00Z,00501\n2,Bob,-3,FALSE,2023-12-31,2024-01-01 10:00+02:00,10001\n'],
+  [
+    'plain, every type',
+    'id,name,price,active,day,at,zip\n1,Ann,1.5,true,2024-02-29,2024-01-01T10:00:00Z,00501\n2,Bob,-3,FALSE,2023-12-31,2024-01-01 10:00+02:00,10001\n',
+  ],
   ['quoted cells with delimiters, newlines and escaped quotes', 'a,b\n"x, y","line 1\nline 2"\n"say ""hi""",2\n""," 7 "\n'],
   ['CRLF line ends, no final line end', 'a,b\r\n1,2\r\n3,"4\r\n5"'],
   ['UTF-8 BOM and accents in the header', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('Città,Größe\nRoma,3\nZürich,1e3\n')])],
@@ -104,7 +107,7 @@ describe('CSV fast path: the scan', () => {
   });
 
   it('a sample is a guess (complete: false) that the whole file may widen', async () => {
-    const head = 'n,s\n' + Array.from({ length: 40_000 }, (_, i) => `${i},${i}`).join('\n');
+    const head = `n,s\n${Array.from({ length: 40_000 }, (_, i) => `${i},${i}`).join('\n')}`;
     const bytes = Buffer.from(`${head}\n1.5,x\n`);
     const sample = await scanCsvForCopy(stream(bytes, 4096), limits, { sampleBytes: 64 * 1024 });
     expect(sample!.complete).toBe(false);

@@ -81,7 +81,17 @@ export function citiesGeoJson(): Buffer {
         {
           type: 'Feature',
           properties: { name: 'Lake', country: 'CH', population: 0, capital: false, founded: null },
-          geometry: { type: 'Polygon', coordinates: [[[8, 47], [9, 47], [9, 48], [8, 47]]] },
+          geometry: {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [8, 47],
+                [9, 47],
+                [9, 48],
+                [8, 47],
+              ],
+            ],
+          },
         },
       ],
     }),
@@ -150,7 +160,12 @@ const compressors = {
   LZ4_RAW: lz4Literals,
 };
 
-function writeParquet(columnData: Parameters<typeof parquetWrite>[0]['columnData'], codec: ParquetCodec, kvMetadata?: { key: string; value: string }[], rowGroupSize?: number): Buffer {
+function writeParquet(
+  columnData: Parameters<typeof parquetWrite>[0]['columnData'],
+  codec: ParquetCodec,
+  kvMetadata?: { key: string; value: string }[],
+  rowGroupSize?: number,
+): Buffer {
   const writer = new ByteWriter();
   parquetWrite({ writer, columnData, codec, compressors, kvMetadata, rowGroupSize });
   return Buffer.from(writer.getBuffer());
@@ -201,7 +216,17 @@ export function citiesGeoParquet(codec: ParquetCodec = 'SNAPPY'): Buffer {
   const geo = { version: '1.1.0', primary_column: 'geom', columns: { geom: { encoding: 'WKB', geometry_types: ['Point', 'Polygon'] } } };
   const geoms = [
     ...CITIES.map((c) => ({ type: 'Point', coordinates: [c.lon, c.lat] })),
-    { type: 'Polygon', coordinates: [[[8, 47], [9, 47], [9, 48], [8, 47]]] },
+    {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [8, 47],
+          [9, 47],
+          [9, 48],
+          [8, 47],
+        ],
+      ],
+    },
   ];
   return writeParquet(
     [

@@ -11,7 +11,13 @@ export const newWallet = () => `0x${randomBytes(20).toString('hex')}`;
  * Runs an Agent API handler the way the paid-call machinery does (service/agent/handler.ts):
  * `check` first (free), then `run` inside a transaction that commits only if `run` succeeds.
  */
-export async function agentCall<O>(h: Harness, handler: AgentHandler<{ siteId: string }, never, O, never>, wallet: string, siteId: string, input: unknown): Promise<O> {
+export async function agentCall<O>(
+  h: Harness,
+  handler: AgentHandler<{ siteId: string }, never, O, never>,
+  wallet: string,
+  siteId: string,
+  input: unknown,
+): Promise<O> {
   const call = { deps: h.deps, wallet, params: { siteId }, input: input as never };
   const state = handler.check ? await handler.check(call) : (undefined as never);
   const work = await h.deps.db.transaction((tx) => handler.run({ ...call, tx, state }));
@@ -21,7 +27,12 @@ export async function agentCall<O>(h: Harness, handler: AgentHandler<{ siteId: s
 
 export const handlers = {
   upload: datasetAgentHandlers['x402.create_data_file_upload_url'] as unknown as AgentHandler<{ siteId: string }, never, UploadAnswer, never>,
-  complete: datasetAgentHandlers['x402.complete_data_file_multipart_upload'] as unknown as AgentHandler<{ siteId: string }, never, { ok: true; success: boolean; key: string; size: number }, never>,
+  complete: datasetAgentHandlers['x402.complete_data_file_multipart_upload'] as unknown as AgentHandler<
+    { siteId: string },
+    never,
+    { ok: true; success: boolean; key: string; size: number },
+    never
+  >,
   convert: datasetAgentHandlers['x402.convert_data_file_to_api'] as unknown as AgentHandler<{ siteId: string }, never, ConvertAnswer, never>,
 };
 
@@ -40,7 +51,16 @@ export interface UploadAnswer {
 export interface ConvertAnswer {
   ok: true;
   replaced: boolean;
-  asset: { id: string; slug: string; tableId: string; url: string; pathUrl: string; recordCount: number; format: string; fields: { name: string; type: string }[] };
+  asset: {
+    id: string;
+    slug: string;
+    tableId: string;
+    url: string;
+    pathUrl: string;
+    recordCount: number;
+    format: string;
+    fields: { name: string; type: string }[];
+  };
 }
 
 /** An app owned by `wallet`, as create_app_from_html makes it. */

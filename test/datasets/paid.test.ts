@@ -17,7 +17,10 @@ describe.each(dbKinds())('Datasets through the paid Agent API (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  const call = paidCaller(() => h, () => pay);
+  const call = paidCaller(
+    () => h,
+    () => pay,
+  );
   const balance = () => devChain(h).balanceOf(wallet.address);
 
   it('upload URL (0.001) → PUT → convert (0.01) → Table API; bad files and kinds cost nothing', async () => {
@@ -42,7 +45,11 @@ describe.each(dbKinds())('Datasets through the paid Agent API (%s)', (kind) => {
     expect(put.status).toBe(200);
 
     before = await balance();
-    const conv = await call('POST', `/api/x402/apps/${siteId}/data-files/convert`, { key: up.body.key, fileName: 'cities.csv', uploadToken: up.body.uploadToken });
+    const conv = await call('POST', `/api/x402/apps/${siteId}/data-files/convert`, {
+      key: up.body.key,
+      fileName: 'cities.csv',
+      uploadToken: up.body.uploadToken,
+    });
     expect(conv.status).toBe(200);
     expect(conv.body.asset).toMatchObject({ slug: 'cities', recordCount: 5, format: 'csv' });
     expect(conv.body.receipt).toMatchObject({ action: 'x402.convert_data_file_to_api', price: '0.01' });

@@ -20,12 +20,14 @@ import {
 } from './fixtures.js';
 
 /** Opens the bytes as a stream in small chunks, so chunk boundaries fall everywhere. */
-const opener = (buf: Buffer, chunk = 7) => async () =>
-  Readable.from(
-    (function* () {
-      for (let i = 0; i < buf.length; i += chunk) yield buf.subarray(i, i + chunk);
-    })(),
-  );
+const opener =
+  (buf: Buffer, chunk = 7) =>
+  async () =>
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < buf.length; i += chunk) yield buf.subarray(i, i + chunk);
+      })(),
+    );
 
 async function convert(buf: Buffer, kind: DataFileKind, options: { sheet?: string; limits?: ParseLimits; chunk?: number } = {}) {
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
@@ -95,7 +97,14 @@ describe('CSV', () => {
     it(`reads ${JSON.stringify(delim)}-separated values with a BOM, quotes and CRLF`, async () => {
       const r = await convert(citiesCsv(delim), 'csv');
       expect(typeMap(r.fields)).toEqual({
-        name: 'string', country: 'string', population: 'integer', area: 'number', capital: 'boolean', founded: 'date', lon: 'number', lat: 'number',
+        name: 'string',
+        country: 'string',
+        population: 'integer',
+        area: 'number',
+        capital: 'boolean',
+        founded: 'date',
+        lon: 'number',
+        lat: 'number',
       });
       expect(r.rows).toHaveLength(5);
       expect(r.rows[4]).toMatchObject({ name: 'Zürich, "Downtown"', population: 421000, capital: false, founded: '1218-02-01' });
@@ -185,14 +194,23 @@ describe('GeoJSON', () => {
 
   it('refuses something that is not a FeatureCollection', async () => {
     expect((await failure(Buffer.from('{"type":"Topology","features":[]}'), 'geojson')).message).toMatch(/Topology/);
-    expect((await failure(Buffer.from('{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point"}}]}'), 'geojson')).message).toMatch(/geometry/);
+    expect((await failure(Buffer.from('{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point"}}]}'), 'geojson')).message).toMatch(
+      /geometry/,
+    );
   });
 });
 
 describe('Shapefile ZIP', () => {
   it('reads the .shp/.dbf inside a folder of the zip', async () => {
     const r = await convert(await citiesShapefileZip(), 'shapefile', { chunk: 1000 });
-    expect(typeMap(r.fields)).toMatchObject({ name: 'string', country: 'string', population: 'integer', geometry: 'json', longitude: 'number', latitude: 'number' });
+    expect(typeMap(r.fields)).toMatchObject({
+      name: 'string',
+      country: 'string',
+      population: 'integer',
+      geometry: 'json',
+      longitude: 'number',
+      latitude: 'number',
+    });
     expect(r.rows).toHaveLength(5);
     expect(r.rows[0]).toMatchObject({ name: 'Berlin', country: 'DE', population: 3645000, longitude: 13.405, latitude: 52.52 });
   });
@@ -211,7 +229,14 @@ describe('Parquet', () => {
       const r = await convert(citiesParquet(codec, 2), 'parquet', { chunk: 64 * 1024 });
       expect(r.kind).toBe('parquet');
       expect(typeMap(r.fields)).toEqual({
-        name: 'string', country: 'string', population: 'integer', area: 'number', capital: 'boolean', seen_at: 'datetime', lon: 'number', lat: 'number',
+        name: 'string',
+        country: 'string',
+        population: 'integer',
+        area: 'number',
+        capital: 'boolean',
+        seen_at: 'datetime',
+        lon: 'number',
+        lat: 'number',
       });
       expect(r.rows.map((x) => x.name)).toEqual(CITIES.map((c) => c.name));
       expect(r.rows[0]).toMatchObject({ population: 3645000, seen_at: '2024-01-01T12:30:00.000Z' });

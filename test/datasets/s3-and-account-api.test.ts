@@ -40,7 +40,10 @@ describe.each(dbKinds())('Datasets on a real S3-compatible server, and the Accou
     expect(answer.parts![0].url).toContain(s3.endpoint);
 
     // Parts missing → the completion is refused (before payment) until all are given.
-    await rejects(agentCall(h, handlers.complete, wallet, app.id, { uploadId: answer.uploadId, key: answer.key, parts: [{ ETag: '"x"', PartNumber: 1 }] }), 'validation_failed');
+    await rejects(
+      agentCall(h, handlers.complete, wallet, app.id, { uploadId: answer.uploadId, key: answer.key, parts: [{ ETag: '"x"', PartNumber: 1 }] }),
+      'validation_failed',
+    );
     // Converting before completion: not uploaded yet.
     await rejects(agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'big.csv' }), 'validation_failed');
 
@@ -48,7 +51,9 @@ describe.each(dbKinds())('Datasets on a real S3-compatible server, and the Accou
     expect((await h.deps.blobs.head(answer.key))?.size).toBe(bytes.length);
     // Completing again is harmless (the store forgot the upload id; the file is there).
     const again = await agentCall(h, handlers.complete, wallet, app.id, {
-      uploadId: answer.uploadId, key: answer.key, parts: answer.parts!.map((p) => ({ ETag: '"whatever"', PartNumber: p.partNumber })),
+      uploadId: answer.uploadId,
+      key: answer.key,
+      parts: answer.parts!.map((p) => ({ ETag: '"whatever"', PartNumber: p.partNumber })),
     });
     expect(again).toMatchObject({ success: true, size: bytes.length });
 
@@ -88,7 +93,12 @@ describe.each(dbKinds())('Datasets on a real S3-compatible server, and the Accou
     const body = await res.json();
     expect(body.datasets).toHaveLength(1);
     expect(body.datasets[0]).toMatchObject({
-      slug: 'cities', name: 'Cities', format: 'geojson', fileName: 'cities.geojson', recordCount: 6, sourceBytes: bytes.length,
+      slug: 'cities',
+      name: 'Cities',
+      format: 'geojson',
+      fileName: 'cities.geojson',
+      recordCount: 6,
+      sourceBytes: bytes.length,
       pathUrl: `${h.url}/api/data/${site.slug}/cities`,
     });
     expect(body.datasets[0].fields).toContainEqual({ name: 'geometry', label: 'geometry', type: 'json' });

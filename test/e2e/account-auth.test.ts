@@ -18,7 +18,11 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
   let h: Harness;
   beforeAll(async () => {
     // A fixed clock 10 s into a minute: the rate-limit window is deterministic.
-    h = await startHarness(kind, { SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_MAX_SITES_PER_ACCOUNT: '3' }, { clock: { now: () => new Date('2026-01-01T00:00:10Z') } });
+    h = await startHarness(
+      kind,
+      { SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_MAX_SITES_PER_ACCOUNT: '3' },
+      { clock: { now: () => new Date('2026-01-01T00:00:10Z') } },
+    );
   });
   afterAll(async () => h?.close());
 

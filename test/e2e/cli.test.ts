@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../service/config.js';
-import { startService, type RunningService } from '../../service/server.js';
+import { startService, type RunningService } from '../../cli/server.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/svc.mjs');

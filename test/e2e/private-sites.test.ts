@@ -29,7 +29,12 @@ describe('private and unpublished sites', () => {
 
   it('a password-protected site shows a password page, then serves after the right password', async () => {
     const { accountId } = await h.account();
-    const site = await createSite(h.deps, accountOwner(accountId), { slug: 'secret-garden', html: '<h1>Secret</h1>', password: 'open sesame', status: 'created' });
+    const site = await createSite(h.deps, accountOwner(accountId), {
+      slug: 'secret-garden',
+      html: '<h1>Secret</h1>',
+      password: 'open sesame',
+      status: 'created',
+    });
     expect(site.visibility).toBe('private');
     await writeSiteFile(h.deps, site, { path: 'css/app.css', bytes: Buffer.from('body{}') });
     const base = `${h.url}/s/secret-garden`;
@@ -41,11 +46,19 @@ describe('private and unpublished sites', () => {
     expect(page).not.toContain('Secret</h1>');
     expect((await fetch(`${base}/css/app.css`)).status).toBe(401);
 
-    const wrong = await fetch(`${base}/__svc/unlock`, { method: 'POST', body: new URLSearchParams({ password: 'nope', next: '/s/secret-garden/' }), redirect: 'manual' });
+    const wrong = await fetch(`${base}/__svc/unlock`, {
+      method: 'POST',
+      body: new URLSearchParams({ password: 'nope', next: '/s/secret-garden/' }),
+      redirect: 'manual',
+    });
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).toContain('Wrong password');
 
-    const right = await fetch(`${base}/__svc/unlock`, { method: 'POST', body: new URLSearchParams({ password: 'open sesame', next: 'https://evil.example/' }), redirect: 'manual' });
+    const right = await fetch(`${base}/__svc/unlock`, {
+      method: 'POST',
+      body: new URLSearchParams({ password: 'open sesame', next: 'https://evil.example/' }),
+      redirect: 'manual',
+    });
     expect(right.status).toBe(303);
     expect(right.headers.get('location')).toBe('/s/secret-garden/'); // never an open redirect
     const cookie = right.headers.get('set-cookie')!;
@@ -88,9 +101,9 @@ describe('private and unpublished sites', () => {
     expect(await (await fetch(`${h.url}/s/paths/docs/`)).text()).toBe('<p>docs</p>');
     expect((await fetch(`${h.url}/s/paths/img/dot.svg`)).headers.get('content-type')).toBe('image/svg+xml');
     for (const raw of ['/s/paths/%2e%2e/%2e%2e/package.json', '/s/paths/..%2f..%2fpackage.json', '/s/paths/%2e%2e%2f%2e%2e%2fpackage.json']) {
-      const escape = await rawGet(h.url, raw);
-      expect(escape.status, raw).toBe(404);
-      expect(escape.body, raw).not.toContain('dependencies'); // never a file outside the site
+      const escaped = await rawGet(h.url, raw);
+      expect(escaped.status, raw).toBe(404);
+      expect(escaped.body, raw).not.toContain('dependencies'); // never a file outside the site
     }
     const redirect = await fetch(`${h.url}/s/paths`, { redirect: 'manual' });
     expect(redirect.status).toBe(301);

@@ -28,7 +28,16 @@ describe('npm start serves the MCP server beside the service', { timeout: 180_00
   it('announces the MCP URL, which lists every catalogue tool and answers a free call', async () => {
     const [port, mcpPort] = [await freePort(), await freePort()];
     child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
-      env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_MCP_PORT: String(mcpPort), SVC_LOG_LEVEL: 'warn', SVC_WALLET_PRIVATE_KEY: '', SVC_WALLET_KEY_FILE: '' },
+      env: {
+        ...process.env,
+        SVC_DATA_DIR: dataDir,
+        PORT: String(port),
+        SVC_BASE_URL: `http://127.0.0.1:${port}`,
+        SVC_MCP_PORT: String(mcpPort),
+        SVC_LOG_LEVEL: 'warn',
+        SVC_WALLET_PRIVATE_KEY: '',
+        SVC_WALLET_KEY_FILE: '',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let banner = '';

@@ -47,9 +47,7 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
   it('the same requestId again returns the first site and creates nothing', async () => {
     const { key } = await h.account();
     const first = await (await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'same', html: html('A') } })).json();
-    const results = await Promise.all(
-      [1, 2, 3].map(() => h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'same', html: html('B') } })),
-    );
+    const results = await Promise.all([1, 2, 3].map(() => h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'same', html: html('B') } })));
     for (const r of results) {
       expect(r.status).toBe(200);
       const b = await r.json();
@@ -62,9 +60,7 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
 
   it('concurrent first publishes with one requestId make exactly one site', async () => {
     const { key } = await h.account();
-    const results = await Promise.all(
-      [1, 2, 3, 4].map(() => h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'race', html: html('R') } })),
-    );
+    const results = await Promise.all([1, 2, 3, 4].map(() => h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'race', html: html('R') } })));
     const bodies = await Promise.all(results.map((r) => r.json()));
     expect(new Set(bodies.map((b) => b.site.id)).size).toBe(1);
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 201]);
@@ -75,7 +71,11 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
     const alice = await h.account();
     const bob = await h.account();
     const { site } = await (await h.fetch('/api/v1/sites', { method: 'POST', key: alice.key, json: { requestId: 'x', html: html('Alice') } })).json();
-    for (const [method, p] of [['GET', `/api/v1/sites/${site.id}`], ['GET', `/api/v1/sites/${site.id}/content`], ['DELETE', `/api/v1/sites/${site.id}`]] as const) {
+    for (const [method, p] of [
+      ['GET', `/api/v1/sites/${site.id}`],
+      ['GET', `/api/v1/sites/${site.id}/content`],
+      ['DELETE', `/api/v1/sites/${site.id}`],
+    ] as const) {
       const r = await h.fetch(p, { method, key: bob.key });
       expect(r.status).toBe(404);
       expect((await r.json()).error.code).toBe('not_found');

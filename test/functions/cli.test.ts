@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../service/config.js';
-import { startService, type RunningService } from '../../service/server.js';
+import { startService, type RunningService } from '../../cli/server.js';
 
 const BIN = path.resolve('bin/svc.mjs');
 
@@ -42,7 +42,9 @@ describe('svc function secret / access through the running service', () => {
         body: init.json === undefined ? undefined : JSON.stringify(init.json),
       });
 
-    const created = await (await api('/api/v1/functions', owner, { method: 'POST', json: { name: 'cli', slug: 'cli-fn', code: 'export default () => SVC_SECRETS.TOKEN ?? "none"' } })).json();
+    const created = await (
+      await api('/api/v1/functions', owner, { method: 'POST', json: { name: 'cli', slug: 'cli-fn', code: 'export default () => SVC_SECRETS.TOKEN ?? "none"' } })
+    ).json();
     await api(`/api/v1/functions/${created.function.id}/publish`, owner, { method: 'POST' });
 
     const set = await cli(['function', 'secret', 'set', '--email', 'owner@example.com', '--function', 'cli-fn', '--name', 'TOKEN'], 'from-stdin-123\n');

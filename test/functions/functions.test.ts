@@ -47,8 +47,12 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
 
     const pub = await (await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key: a.key })).json();
     expect(pub.function).toMatchObject({ status: 'live', liveVersion: 1, hasUnpublishedChanges: false });
-    let res = await invoke(a, fn.slug);
-    expect(await res.json()).toMatchObject({ ok: true, function: { id: fn.id, slug: fn.slug, version: 1 }, response: { status: 200, bodyType: 'text', body: 'v1', truncated: false, bytes: 2 } });
+    const res = await invoke(a, fn.slug);
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      function: { id: fn.id, slug: fn.slug, version: 1 },
+      response: { status: 200, bodyType: 'text', body: 'v1', truncated: false, bytes: 2 },
+    });
 
     const draft = await h.fetch(`/api/v1/functions/${fn.id}/draft`, { method: 'PUT', key: a.key, json: { code: 'export default () => "v2"' } });
     expect(draft.status).toBe(200);
@@ -206,8 +210,13 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     for (let i = 0; i < 2; i++) {
       const out = await (await invoke(a, probe.slug, { method: 'POST', path: '/', body: { x: 1 } })).json();
       expect(out.response.body).toEqual({
-        process: 'undefined', require: 'undefined', fetch: 'undefined', module: 'undefined',
-        viaFunction: 'undefined', leftover: 'undefined', polluted: null,
+        process: 'undefined',
+        require: 'undefined',
+        fetch: 'undefined',
+        module: 'undefined',
+        viaFunction: 'undefined',
+        leftover: 'undefined',
+        polluted: null,
       });
     }
     // The host (this very process runs the service) is untouched.
@@ -249,13 +258,19 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     expect(aOther.caller).not.toBe(a1.caller); // per Function: two Functions cannot correlate a caller
 
     // Size limits are enforced and reported to the function.
-    const big = await live(alice, `export default async () => {
+    const big = await live(
+      alice,
+      `export default async () => {
       try { await SVC_MEMORY.caller.set('big', 'x'.repeat(20000)); return 'stored' } catch (e) { return e.message }
-    }`);
+    }`,
+    );
     expect((await call(alice, big.slug)).toString()).toMatch(/limit is 16384/);
-    const many = await live(alice, `export default async () => {
+    const many = await live(
+      alice,
+      `export default async () => {
       try { for (let i = 0; i < 10; i++) await SVC_MEMORY.caller.set('k' + i, 'y'.repeat(9000)); return 'stored' } catch (e) { return e.message }
-    }`);
+    }`,
+    );
     expect(await call(alice, many.slug)).toMatch(/would exceed 65536 bytes/);
   });
 
@@ -286,7 +301,9 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
   it('secrets: names shown, values never; draft and publish refused with 409 while secrets exist; the function reads them', async () => {
     const a = await h.account();
     const fn = await live(a, 'export default () => ({ token: SVC_SECRETS.API_TOKEN ?? null, names: Object.keys(SVC_SECRETS) })');
-    const set = (await runAdminOperation(h.deps, 'function.secret.set', { email: a.email, function: fn.slug, name: 'API_TOKEN', value: 's3cr3t-value' })) as { secretNames: string[] };
+    const set = (await runAdminOperation(h.deps, 'function.secret.set', { email: a.email, function: fn.slug, name: 'API_TOKEN', value: 's3cr3t-value' })) as {
+      secretNames: string[];
+    };
     expect(set.secretNames).toEqual(['API_TOKEN']);
 
     const got = await h.fetch(`/api/v1/functions/${fn.id}`, { key: a.key });

@@ -35,7 +35,11 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
   afterAll(async () => h?.close());
 
   async function liveFunction(key: string, slug: string) {
-    const res = await h.fetch('/api/v1/functions', { method: 'POST', key, json: { name: slug, slug, code: 'export default () => "hi"', allowUserInvoke: true } });
+    const res = await h.fetch('/api/v1/functions', {
+      method: 'POST',
+      key,
+      json: { name: slug, slug, code: 'export default () => "hi"', allowUserInvoke: true },
+    });
     const { function: fn } = await res.json();
     expect((await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key })).status).toBe(200);
     return fn as { id: string; slug: string };
@@ -51,7 +55,13 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
     const client = await registerClient(h.deps, { redirect_uris: [redirectUri], client_name: 'test' });
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const code = await issueAuthorizationCode(h.deps, { accountId: owner.accountId, clientId: client.client_id, scopes: [...SCOPES], redirectUri, codeChallenge: challenge });
+    const code = await issueAuthorizationCode(h.deps, {
+      accountId: owner.accountId,
+      clientId: client.client_id,
+      scopes: [...SCOPES],
+      redirectUri,
+      codeChallenge: challenge,
+    });
     const tokens = await exchangeAuthorizationCode(h.deps, { clientId: client.client_id, code, redirectUri, codeVerifier: verifier });
 
     // The token works for the rest of the Account API…

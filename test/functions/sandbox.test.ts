@@ -75,7 +75,10 @@ describe('QuickJS sandbox (calling thread)', () => {
 
   it('a host call that outlives the deadline ends as a timeout, not a hang', async () => {
     const slow: SandboxHost = { ...memoryHost(), memoryGet: () => new Promise(() => {}) };
-    const r = await runInSandbox({ code: 'export default () => SVC_MEMORY.caller.get("k")', requestJson: '{}', caller: 'c', secrets: {} }, slow, { ...limits, wallMs: 300 });
+    const r = await runInSandbox({ code: 'export default () => SVC_MEMORY.caller.get("k")', requestJson: '{}', caller: 'c', secrets: {} }, slow, {
+      ...limits,
+      wallMs: 300,
+    });
     expect(r).toMatchObject({ ok: false, reason: 'timeout' });
   });
 });

@@ -8,7 +8,7 @@ import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { buildApp } from '../../service/app.js';
 import { loadConfig, type Config } from '../../service/config.js';
 import type { Clock, Deps } from '../../service/deps.js';
-import { createRuntime, type Runtime } from '../../service/runtime.js';
+import { createRuntime, type Runtime } from '../../cli/runtime.js';
 import { SCOPES, type Scope } from '../../shared/scopes.js';
 import { openTestDatabase, type DbKind } from './db.js';
 

@@ -1,7 +1,11 @@
 import http from 'node:http';
 
 /** GET with an explicit Host header (fetch may not set Host), for host-based site serving. */
-export function getWithHost(url: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+export function getWithHost(
+  url: string,
+  host: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'GET', headers: { ...headers, host } }, (res) => {
       const chunks: Buffer[] = [];

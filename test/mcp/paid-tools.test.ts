@@ -54,7 +54,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const name = uniqueName('stdio-app');
     const r = await call(stdio, 'create_app_from_html', { name, html: '<!doctype html><h1>made by an agent</h1>' });
     expect(r.isError, text(r)).toBeFalsy();
-    const out = r.structuredContent as { app: { appId: string; appName: string; url: string }; receipt: { txHash: string; price: string; action: string }; payment: { price: string; txHash: string } };
+    const out = r.structuredContent as {
+      app: { appId: string; appName: string; url: string };
+      receipt: { txHash: string; price: string; action: string };
+      payment: { price: string; txHash: string };
+    };
     expect(out.app.appName).toBe(name);
     expect(out.receipt).toMatchObject({ action: 'x402.create_app_from_html', price: '0.007' });
     expect(out.payment).toMatchObject({ price: '0.007', txHash: out.receipt.txHash });
@@ -96,7 +100,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(await balances()).toEqual(before);
 
       const progress: string[] = [];
-      const r = (await s.client.callTool({ name: 'deploy_site', arguments: { name, files } }, undefined, { onprogress: (p) => progress.push(p.message ?? '') })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      const r = (await s.client.callTool({ name: 'deploy_site', arguments: { name, files } }, undefined, {
+        onprogress: (p) => progress.push(p.message ?? ''),
+      })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
       expect(r.isError, text(r)).toBeFalsy();
       const out = r.structuredContent as { url: string; paid: string; payments: unknown[] };
       expect(out.paid).toBe('0.011');
@@ -118,10 +124,12 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const folder = fs.mkdtempSync(path.join(dir, 'site-'));
       fs.writeFileSync(path.join(folder, 'index.html'), '<h1>v2 from a folder</h1>');
       fs.writeFileSync(path.join(folder, '.env'), 'SECRET=1');
-      const appId = ((await call(s.client, 'list_apps')).structuredContent as { apps: { appId: string; appName: string }[] }).apps.find((a) => a.appName === name)!.appId;
+      const appId = ((await call(s.client, 'list_apps')).structuredContent as { apps: { appId: string; appName: string }[] }).apps.find(
+        (a) => a.appName === name,
+      )!.appId;
       const again = await call(s.client, 'deploy_site', { appId, folder });
       expect(again.isError, text(again)).toBeFalsy();
-      expect((again.structuredContent as { paid: string; files: unknown[] })).toMatchObject({ paid: '0.004', files: [{ path: 'index.html' }] });
+      expect(again.structuredContent as { paid: string; files: unknown[] }).toMatchObject({ paid: '0.004', files: [{ path: 'index.html' }] });
       expect((await visit(h, out.url)).body).toContain('v2 from a folder');
       expect((await visit(h, out.url, '.env')).status).toBe(404);
     } finally {
@@ -148,7 +156,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('session'), SVC_MAX_USDC_PER_SESSION: '0.021' });
     try {
       const before = await balances();
-      const results = await Promise.all(Array.from({ length: 2 * N }, (_, i) => call(s.client, 'create_app_from_html', { name: uniqueName(`burst${i}`), html: '<p>x</p>' })));
+      const results = await Promise.all(
+        Array.from({ length: 2 * N }, (_, i) => call(s.client, 'create_app_from_html', { name: uniqueName(`burst${i}`), html: '<p>x</p>' })),
+      );
       const ok = results.filter((r) => !r.isError);
       const refused = results.filter((r) => r.isError);
       expect(ok).toHaveLength(N);
@@ -226,7 +236,17 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     try {
       const name = uniqueName('shop');
       const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>shop</p>' })).structuredContent as { app: { appId: string } };
-      const t = await call(s.client, 'create_table_api', { siteId: app.app.appId, name: 'Products', slug: 'products', schema: { fields: [{ name: 'title', label: 'Title', type: 'string' }, { name: 'price', label: 'Price', type: 'number' }] } });
+      const t = await call(s.client, 'create_table_api', {
+        siteId: app.app.appId,
+        name: 'Products',
+        slug: 'products',
+        schema: {
+          fields: [
+            { name: 'title', label: 'Title', type: 'string' },
+            { name: 'price', label: 'Price', type: 'number' },
+          ],
+        },
+      });
       expect(t.isError, text(t)).toBeFalsy();
       const { writeKey } = (t.structuredContent as { table: { writeKey: string } }).table;
       const target = { site: name, table: 'products' };
@@ -234,7 +254,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(noKey.isError).toBe(true);
       expect(text(noKey)).toMatch(/write key/);
       const ids: string[] = [];
-      for (const [title, price] of [['lamp', 30], ['desk', 120], ['chair', 60]] as const) {
+      for (const [title, price] of [
+        ['lamp', 30],
+        ['desk', 120],
+        ['chair', 60],
+      ] as const) {
         const c = await call(s.client, 'table_create_record', { ...target, record: { title, price }, writeKey });
         expect(c.isError, text(c)).toBeFalsy();
         ids.push((c.structuredContent as { record: { id: string } }).record.id);
@@ -245,8 +269,12 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const agg = await call(s.client, 'table_query', { ...target, aggregate: 'sum', aggregateField: 'price' });
       expect(agg.structuredContent).toMatchObject({ aggregate: 'sum', value: 210 });
       expect((await call(s.client, 'table_update_record', { ...target, recordId: ids[0], fields: { price: 35 }, writeKey })).isError).toBeFalsy();
-      expect((await call(s.client, 'table_get_record', { ...target, recordId: ids[0] })).structuredContent).toMatchObject({ record: { fields: { title: 'lamp', price: 35 } } });
-      expect((await call(s.client, 'table_delete_record', { ...target, recordId: ids[1], writeKey })).structuredContent).toMatchObject({ deleted: { id: ids[1] } });
+      expect((await call(s.client, 'table_get_record', { ...target, recordId: ids[0] })).structuredContent).toMatchObject({
+        record: { fields: { title: 'lamp', price: 35 } },
+      });
+      expect((await call(s.client, 'table_delete_record', { ...target, recordId: ids[1], writeKey })).structuredContent).toMatchObject({
+        deleted: { id: ids[1] },
+      });
       expect((await call(s.client, 'table_query', { ...target, q: 'desk' })).structuredContent).toMatchObject({ records: [] });
       expect((await call(s.client, 'table_schema', target)).structuredContent).toMatchObject({ schema: { fields: [{ name: 'title' }, { name: 'price' }] } });
       const bad = await call(s.client, 'table_query', { ...target, sortField: 'nope' });
@@ -260,35 +288,44 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   // Runs when the dataset Agent API handlers are registered in service/agent/handlers.ts (they are);
   // a deployment without them answers 503 and this test would be reported as skipped, never passed.
   const datasetsWired = Boolean((agentHandlers as Record<string, unknown>)['x402.convert_data_file_to_api']);
-  it.skipIf(!datasetsWired)('upload_dataset: inline CSV (single PUT) and a 5.5 MiB file (multipart) become Table APIs', async () => {
-    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('datasets'), SVC_MAX_USDC_PER_SESSION: '1' });
-    try {
-      const name = uniqueName('data');
-      const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>data</p>' })).structuredContent as { app: { appId: string } };
-      const before = await balances();
-      const small = await call(s.client, 'upload_dataset', { appId: app.app.appId, content: 'city,population\nParis,2100000\nLyon,520000\n', fileName: 'cities.csv', slug: 'cities' });
-      expect(small.isError, text(small)).toBeFalsy();
-      expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
-      expect(before.payer - (await balances()).payer).toBe(11_000n);
-      const q = await call(s.client, 'table_query', { site: name, table: 'cities', sortField: 'population', sortDir: 'asc' });
-      expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
+  it.skipIf(!datasetsWired)(
+    'upload_dataset: inline CSV (single PUT) and a 5.5 MiB file (multipart) become Table APIs',
+    async () => {
+      const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('datasets'), SVC_MAX_USDC_PER_SESSION: '1' });
+      try {
+        const name = uniqueName('data');
+        const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>data</p>' })).structuredContent as { app: { appId: string } };
+        const before = await balances();
+        const small = await call(s.client, 'upload_dataset', {
+          appId: app.app.appId,
+          content: 'city,population\nParis,2100000\nLyon,520000\n',
+          fileName: 'cities.csv',
+          slug: 'cities',
+        });
+        expect(small.isError, text(small)).toBeFalsy();
+        expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
+        expect(before.payer - (await balances()).payer).toBe(11_000n);
+        const q = await call(s.client, 'table_query', { site: name, table: 'cities', sortField: 'population', sortDir: 'asc' });
+        expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
 
-      const file = path.join(dir, 'big.csv');
-      const pad = 'x'.repeat(4000); // wide rows: few records, so conversion stays quick
-      const rows = ['id,label,pad'];
-      for (let i = 0, bytes = 12; bytes < 5.5 * 1024 * 1024; i++) {
-        const row = `${i},row ${i},${pad}`;
-        rows.push(row);
-        bytes += row.length + 1;
+        const file = path.join(dir, 'big.csv');
+        const pad = 'x'.repeat(4000); // wide rows: few records, so conversion stays quick
+        const rows = ['id,label,pad'];
+        for (let i = 0, bytes = 12; bytes < 5.5 * 1024 * 1024; i++) {
+          const row = `${i},row ${i},${pad}`;
+          rows.push(row);
+          bytes += row.length + 1;
+        }
+        fs.writeFileSync(file, rows.join('\n'));
+        const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
+        expect(big.isError, text(big)).toBeFalsy();
+        expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
+        const count = await call(s.client, 'table_query', { site: name, table: 'big', aggregate: 'count' });
+        expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
+      } finally {
+        await s.close();
       }
-      fs.writeFileSync(file, rows.join('\n'));
-      const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
-      expect(big.isError, text(big)).toBeFalsy();
-      expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
-      const count = await call(s.client, 'table_query', { site: name, table: 'big', aggregate: 'count' });
-      expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
-    } finally {
-      await s.close();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 });

@@ -42,12 +42,50 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
         expect(Object.keys(t!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['dryRun', 'maxPrice']));
       }
     }
-    for (const name of ['table_query', 'table_schema', 'table_get_record', 'table_create_record', 'table_update_record', 'table_delete_record', 'wallet_status', 'quote', 'list_receipts', 'deploy_site', 'upload_dataset']) {
+    for (const name of [
+      'table_query',
+      'table_schema',
+      'table_get_record',
+      'table_create_record',
+      'table_update_record',
+      'table_delete_record',
+      'wallet_status',
+      'quote',
+      'list_receipts',
+      'deploy_site',
+      'upload_dataset',
+    ]) {
       expect(byName.has(name), name).toBe(true);
     }
     // table_query takes every Table API GET parameter of the spec.
     const q = Object.keys(byName.get('table_query')!.inputSchema.properties ?? {});
-    expect(q).toEqual(expect.arrayContaining(['limit', 'offset', 'includeTotal', 'field', 'value', 'filter', 'filterValue', 'sortField', 'sortDir', 'q', 'searchFields', 'dateField', 'dateFrom', 'dateTo', 'fields', 'columns', 'compact', 'aggregate', 'aggregateField', 'groupBy', 'bbox', 'longitudeField', 'latitudeField']));
+    expect(q).toEqual(
+      expect.arrayContaining([
+        'limit',
+        'offset',
+        'includeTotal',
+        'field',
+        'value',
+        'filter',
+        'filterValue',
+        'sortField',
+        'sortDir',
+        'q',
+        'searchFields',
+        'dateField',
+        'dateFrom',
+        'dateTo',
+        'fields',
+        'columns',
+        'compact',
+        'aggregate',
+        'aggregateField',
+        'groupBy',
+        'bbox',
+        'longitudeField',
+        'latitudeField',
+      ]),
+    );
     expect(byName.get('table_delete_record')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
   });
 
@@ -55,7 +93,18 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const ro = await connectHttp({ ...env, SVC_READ_ONLY: '1' });
     try {
       const names = (await ro.client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['describe_api', 'list_apps', 'list_pricing', 'list_receipts', 'quote', 'suggest_site_name', 'table_get_record', 'table_query', 'table_schema', 'wallet_status']);
+      expect(names).toEqual([
+        'describe_api',
+        'list_apps',
+        'list_pricing',
+        'list_receipts',
+        'quote',
+        'suggest_site_name',
+        'table_get_record',
+        'table_query',
+        'table_schema',
+        'wallet_status',
+      ]);
       const r = await call(ro.client, 'create_app_from_html', { name: 'x', html: '<p>x</p>' });
       expect(r.isError).toBe(true);
     } finally {
@@ -95,15 +144,29 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
   });
 
   it('HTTP transport rejects non-loopback Host and Origin (DNS rebinding) before any MCP handling', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (headers: Record<string, string>) =>
       new Promise<number>((resolve, reject) => {
         // node:http, because fetch does not let a caller set Host.
         const u = new URL(http.url);
-        const req = nodeHttp.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = nodeHttp.request(
+          {
+            host: u.hostname,
+            port: u.port,
+            path: u.pathname,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify(init));
       });

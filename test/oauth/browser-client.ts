@@ -37,7 +37,11 @@ export class BrowserClient {
   post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Response> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
-    return this.request(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(this.base).origin, ...headers } });
+    return this.request(path, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(this.base).origin, ...headers },
+    });
   }
 }
 
@@ -59,7 +63,12 @@ export function formFields(html: string, action: string): Record<string, string>
 }
 
 export function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** Signs up through the dashboard's own form; the client then holds a session cookie. */

@@ -34,7 +34,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
   }
 
   async function register(metadata: Record<string, unknown> = {}) {
-    const res = await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [REDIRECT], client_name: 'Test App', token_endpoint_auth_method: 'none', ...metadata }, insecure);
+    const res = await oauth.dynamicClientRegistrationRequest(
+      as,
+      { redirect_uris: [REDIRECT], client_name: 'Test App', token_endpoint_auth_method: 'none', ...metadata },
+      insecure,
+    );
     return oauth.processDynamicClientRegistrationResponse(res);
   }
 
@@ -79,7 +83,10 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
 
   it('discovers the server from the resource, registers, signs in, approves, exchanges, calls the API, rotates, and detects reuse', async () => {
     // Protected-resource metadata (RFC 9728) names this server; its metadata (RFC 8414) names the endpoints.
-    const rs = await oauth.processResourceDiscoveryResponse(new URL(`${h.url}/api/v1`), await oauth.resourceDiscoveryRequest(new URL(`${h.url}/api/v1`), insecure));
+    const rs = await oauth.processResourceDiscoveryResponse(
+      new URL(`${h.url}/api/v1`),
+      await oauth.resourceDiscoveryRequest(new URL(`${h.url}/api/v1`), insecure),
+    );
     expect(rs.authorization_servers).toEqual([h.url]);
     expect(as.code_challenge_methods_supported).toEqual(['S256']);
     expect(as.registration_endpoint).toBe(`${h.url}/api/oauth/register`);
@@ -133,7 +140,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     expect((await publish.json()).error).toMatchObject({ code: 'insufficient_scope', details: { required: 'svc.publish' } });
 
     // Rotation: a refresh gives a new pair, and the new access token works.
-    const r1 = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
+    const r1 = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
     expect(r1.refresh_token).not.toBe(tokens.refresh_token);
     expect(r1.access_token).not.toBe(tokens.access_token);
     expect(r1.scope).toBe('svc.sites.read svc.usage.read');
@@ -240,7 +251,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     const verifier = oauth.generateRandomCodeVerifier();
     const back = await approve(browser, authorizeUrl(client, { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), state: 'l' }));
     expect(await (await browser.get('/dashboard/apps')).text()).not.toContain('Listed App');
-    await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), oauth.validateAuthResponse(as, client, back, 'l'), REDIRECT, verifier, insecure));
+    await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), oauth.validateAuthResponse(as, client, back, 'l'), REDIRECT, verifier, insecure),
+    );
     const apps = await (await browser.get('/dashboard/apps')).text();
     expect(apps).toContain('Listed App');
     expect(apps).toContain('svc.usage.read');
@@ -250,7 +265,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
   it('the user can deny; the client gets access_denied and no code', async () => {
     const { browser } = await newUser();
     const client = await register();
-    const back = await approve(browser, authorizeUrl(client, { code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), state: 'd' }), 'deny');
+    const back = await approve(
+      browser,
+      authorizeUrl(client, { code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), state: 'd' }),
+      'deny',
+    );
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('state')).toBe('d');
     expect(back.searchParams.get('code')).toBeNull();
@@ -266,20 +285,35 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     expect(expired.status).toBe(401);
     expect((await expired.json()).error.message).toContain('expired');
     expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
     expect((await api(refreshed.access_token)).status).toBe(200);
 
     const { browser } = await newUser();
     const verifier = oauth.generateRandomCodeVerifier();
     const back = await approve(browser, authorizeUrl(client, { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), state: 'e' }));
     clock.advance(61);
-    const late = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), oauth.validateAuthResponse(as, client, back, 'e'), REDIRECT, verifier, insecure);
+    const late = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      oauth.validateAuthResponse(as, client, back, 'e'),
+      REDIRECT,
+      verifier,
+      insecure,
+    );
     expect(await late.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('expired') });
   });
 
   it('a refresh may narrow the scopes but never widen them', async () => {
     const { client, tokens } = await authorizedTokens();
-    const wide = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, { ...insecure, additionalParameters: { scope: 'svc.sites.read svc.publish' } });
+    const wide = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, {
+      ...insecure,
+      additionalParameters: { scope: 'svc.sites.read svc.publish' },
+    });
     expect(wide.status).toBe(400);
     expect((await wide.json()).error).toBe('invalid_scope');
     const narrow = await oauth.processRefreshTokenResponse(
@@ -291,7 +325,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     expect((await api(narrow.access_token)).status).toBe(200);
     expect((await api(narrow.access_token, '/api/v1/sites')).status).toBe(403);
     // The next refresh can go back up to the approved scopes, not beyond.
-    const back = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), narrow.refresh_token!, insecure));
+    const back = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), narrow.refresh_token!, insecure),
+    );
     expect(back.scope).toBe('svc.sites.read svc.usage.read');
   });
 
@@ -304,7 +342,11 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
     const params = oauth.validateAuthResponse(as, client, back, 't');
     const stolen = await oauth.authorizationCodeGrantRequest(as, thief, oauth.None(), params, REDIRECT, verifier, insecure);
     expect((await stolen.json()).error).toBe('invalid_grant');
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure),
+    );
     const refresh = await oauth.refreshTokenGrantRequest(as, thief, oauth.None(), tokens.refresh_token!, insecure);
     expect((await refresh.json()).error).toBe('invalid_grant');
   });

@@ -12,7 +12,12 @@ describe.each(dbKinds())('OAuth client registration and discovery metadata (%s)'
   const register = (body: unknown) => h.fetch('/api/oauth/register', { method: 'POST', json: body });
 
   it('registers a public client with the RFC 7591 response shape', async () => {
-    const res = await register({ redirect_uris: ['https://app.example/cb', 'http://localhost:3000/cb'], client_name: 'My App', scope: 'svc.sites.read', extra: 'ignored' });
+    const res = await register({
+      redirect_uris: ['https://app.example/cb', 'http://localhost:3000/cb'],
+      client_name: 'My App',
+      scope: 'svc.sites.read',
+      extra: 'ignored',
+    });
     expect(res.status).toBe(201);
     const body = await res.json();
     expect(body).toEqual({
@@ -32,7 +37,15 @@ describe.each(dbKinds())('OAuth client registration and discovery metadata (%s)'
     for (const ok of ['http://127.0.0.1:8080/cb', 'http://localhost/cb', 'http://[::1]:5000/cb', 'https://x.example/a?b=c']) {
       expect((await register({ redirect_uris: [ok] })).status, ok).toBe(201);
     }
-    for (const bad of ['http://app.example/cb', 'http://192.168.1.5/cb', 'https://x.example/cb#frag', 'https://u:p@x.example/cb', 'javascript:alert(1)', 'myapp://cb', '/relative']) {
+    for (const bad of [
+      'http://app.example/cb',
+      'http://192.168.1.5/cb',
+      'https://x.example/cb#frag',
+      'https://u:p@x.example/cb',
+      'javascript:alert(1)',
+      'myapp://cb',
+      '/relative',
+    ]) {
       const res = await register({ redirect_uris: [bad] });
       expect(res.status, bad).toBe(400);
       expect((await res.json()).error, bad).toBe('invalid_redirect_uri');
@@ -56,7 +69,11 @@ describe.each(dbKinds())('OAuth client registration and discovery metadata (%s)'
       expect(json.error, JSON.stringify(body)).toBe(error);
       expect(typeof json.error_description).toBe('string');
     }
-    const notJson = await h.fetch('/api/oauth/register', { method: 'POST', body: 'redirect_uris=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const notJson = await h.fetch('/api/oauth/register', {
+      method: 'POST',
+      body: 'redirect_uris=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect((await notJson.json()).error).toBe('invalid_client_metadata');
   });
 
@@ -93,8 +110,16 @@ describe.each(dbKinds())('OAuth client registration and discovery metadata (%s)'
       [{ client_id, grant_type: 'password' }, 400, 'unsupported_grant_type'],
       [{ client_id }, 400, 'invalid_request'],
       [{ client_id, grant_type: 'authorization_code', code: 'svc_oac_nope', redirect_uri: 'https://a.example/cb' }, 400, 'invalid_request'],
-      [{ client_id, grant_type: 'authorization_code', code: 'svc_oac_nope', code_verifier: 'short', redirect_uri: 'https://a.example/cb' }, 400, 'invalid_request'],
-      [{ client_id, grant_type: 'authorization_code', code: 'svc_oac_nope', code_verifier: 'a'.repeat(43), redirect_uri: 'https://a.example/cb' }, 400, 'invalid_grant'],
+      [
+        { client_id, grant_type: 'authorization_code', code: 'svc_oac_nope', code_verifier: 'short', redirect_uri: 'https://a.example/cb' },
+        400,
+        'invalid_request',
+      ],
+      [
+        { client_id, grant_type: 'authorization_code', code: 'svc_oac_nope', code_verifier: 'a'.repeat(43), redirect_uri: 'https://a.example/cb' },
+        400,
+        'invalid_grant',
+      ],
       [{ client_id, grant_type: 'refresh_token', refresh_token: 'svc_ort_nope' }, 400, 'invalid_grant'],
       [{ client_id, grant_type: 'refresh_token', refresh_token: 'svc_ort_nope', resource: 'https://elsewhere.example/api/v1' }, 400, 'invalid_target'],
     ];

@@ -17,11 +17,16 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  const call = paidCaller(() => h, () => pay);
+  const call = paidCaller(
+    () => h,
+    () => pay,
+  );
 
   it('free discovery: describe_api lists the 17 actions with the spec fields; pricing matches; suggest_site_name is free and available', async () => {
     const doc = await (await fetch(`${h.url}/api/x402`)).json();
-    expect(Object.keys(doc).sort()).toEqual(['currency', 'endpoints', 'network', 'ok', 'payment', 'pricingUpdatedAt', 'purpose', 'recipient', 'service'].sort());
+    expect(Object.keys(doc).sort()).toEqual(
+      ['currency', 'endpoints', 'network', 'ok', 'payment', 'pricingUpdatedAt', 'purpose', 'recipient', 'service'].sort(),
+    );
     expect(doc).toMatchObject({ ok: true, network: 'eip155:8453', currency: 'USDC' });
     expect(doc.endpoints).toHaveLength(17);
     for (const e of doc.endpoints) {
@@ -32,7 +37,9 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     expect(create).toMatchObject({ method: 'POST', path: '/api/x402/apps', price: '0.007' });
     expect(create.inputSchema.required).toEqual(['name', 'html']);
     const pricing = await (await fetch(`${h.url}/api/x402/pricing`)).json();
-    expect(pricing.pricing.map((p: { action: string; price: string }) => [p.action, p.price])).toEqual(doc.endpoints.map((e: { action: string; price: string }) => [e.action, e.price]));
+    expect(pricing.pricing.map((p: { action: string; price: string }) => [p.action, p.price])).toEqual(
+      doc.endpoints.map((e: { action: string; price: string }) => [e.action, e.price]),
+    );
     const name = await (await fetch(`${h.url}/api/x402/name`)).json();
     expect(name.name).toMatch(/^[a-z0-9-]+$/);
     const taken = await call('POST', '/api/x402/apps', { name: name.name, html: html('n') });
@@ -83,7 +90,11 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
   it('CORS lets browsers send both payment headers and read the answers', async () => {
     const pre = await fetch(`${h.url}/api/x402/apps`, {
       method: 'OPTIONS',
-      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-payment,payment-signature,access-control-expose-headers,idempotency-key' },
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-payment,payment-signature,access-control-expose-headers,idempotency-key',
+      },
     });
     const allowed = (pre.headers.get('access-control-allow-headers') ?? '').toLowerCase();
     for (const h of ['x-payment', 'payment-signature', 'access-control-expose-headers', 'idempotency-key']) expect(allowed).toContain(h);
@@ -190,7 +201,11 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     const urls = await call('POST', `/api/x402/apps/${id}/upload-urls`, { files: [{ path: 'fake.png', size: notPng.length, type: 'image/png' }] });
     const [f] = urls.body.files;
     expect((await fetch(f.uploadUrl, { method: 'PUT', headers: f.headers, body: notPng })).status).toBe(200);
-    const res = await call('POST', `/api/x402/apps/${id}/upload-urls/finalize`, { uploadToken: urls.body.uploadToken, entryPoint: 'index.html', files: [{ path: 'fake.png', size: notPng.length }] });
+    const res = await call('POST', `/api/x402/apps/${id}/upload-urls/finalize`, {
+      uploadToken: urls.body.uploadToken,
+      entryPoint: 'index.html',
+      files: [{ path: 'fake.png', size: notPng.length }],
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain('not image/png');
     expect((await fetch(`${h.url}/s/liar-${kind}/fake.png`)).status).toBe(404);

@@ -40,7 +40,22 @@ describe.each(dbKinds())('real x402 clients pay the Agent API on the dev chain (
         status: 'settled',
       });
       expect(Object.keys(r).sort()).toEqual(
-        ['action', 'appId', 'appName', 'createdAt', 'currency', 'network', 'price', 'receiptHash', 'receiptId', 'recipient', 'status', 'txHash', 'visibility', 'wallet'].sort(),
+        [
+          'action',
+          'appId',
+          'appName',
+          'createdAt',
+          'currency',
+          'network',
+          'price',
+          'receiptHash',
+          'receiptId',
+          'recipient',
+          'status',
+          'txHash',
+          'visibility',
+          'wallet',
+        ].sort(),
       );
       expect(r.receiptHash).toBe(recomputeReceiptHash(r));
       // The header of the client's generation carries the same transaction.

@@ -35,7 +35,10 @@ it('configuration: modes need their settings, prices are checked with integer ma
 function facilitatorServer(chain: ChainFacilitator): Promise<{ url: string; server: ServerType; calls: string[] }> {
   const calls: string[] = [];
   const app = new Hono();
-  const toPayment = (b: { paymentPayload: { payload: { authorization: never; signature: `0x${string}` } }; paymentRequirements: { maxAmountRequired: string; payTo: string; asset: string } }) => ({
+  const toPayment = (b: {
+    paymentPayload: { payload: { authorization: never; signature: `0x${string}` } };
+    paymentRequirements: { maxAmountRequired: string; payTo: string; asset: string };
+  }) => ({
     authorization: b.paymentPayload.payload.authorization,
     signature: b.paymentPayload.payload.signature,
     amount: BigInt(b.paymentRequirements.maxAmountRequired),
@@ -45,8 +48,14 @@ function facilitatorServer(chain: ChainFacilitator): Promise<{ url: string; serv
     resource: '',
     description: '',
   });
-  app.get('/supported', async (c) => (calls.push('supported'), c.json(await chain.supported())));
-  app.post('/verify', async (c) => (calls.push('verify'), c.json(await chain.verify(toPayment(await c.req.json())))));
+  app.get('/supported', async (c) => {
+    calls.push('supported');
+    return c.json(await chain.supported());
+  });
+  app.post('/verify', async (c) => {
+    calls.push('verify');
+    return c.json(await chain.verify(toPayment(await c.req.json())));
+  });
   app.post('/settle', async (c) => {
     calls.push('settle');
     const r = await chain.settle(toPayment(await c.req.json()));
@@ -75,7 +84,12 @@ describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (
   });
 
   it('SVC_X402_MODE=chain (RPC URL + settler key) and SVC_X402_MODE=remote (facilitator URL) both move exactly the price', async () => {
-    const chainH = await startHarness(kind, { SVC_X402_MODE: 'chain', SVC_X402_RPC_URL: dev.rpcUrl, SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY, SVC_X402_RECIPIENT: DEV_RECIPIENT });
+    const chainH = await startHarness(kind, {
+      SVC_X402_MODE: 'chain',
+      SVC_X402_RPC_URL: dev.rpcUrl,
+      SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
+      SVC_X402_RECIPIENT: DEV_RECIPIENT,
+    });
     harnesses.push(chainH);
     const remoteH = await startHarness(kind, { SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: remote.url, SVC_X402_RECIPIENT: DEV_RECIPIENT });
     harnesses.push(remoteH);

@@ -39,7 +39,9 @@ describe('svc faucet <address> <usdc> (the real CLI against a running `svc serve
     service = spawn(process.execPath, ['bin/svc.mjs', 'serve'], { env: { ...process.env, ...env }, stdio: 'ignore' });
     const deadline = Date.now() + 90_000;
     for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok).catch(() => false);
+      const up = await fetch(`http://127.0.0.1:${port}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false);
       if (up) break;
       if (Date.now() > deadline) throw new Error('svc serve did not start');
       await new Promise((r) => setTimeout(r, 250));
@@ -61,7 +63,12 @@ describe('svc faucet <address> <usdc> (the real CLI against a running `svc serve
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ address: ADDRESS, minted: '2.5', balance: '2.5' });
     const client = createPublicClient({ transport: http(out.rpcUrl) });
-    const balance = await client.readContract({ address: USDC_ADDRESS, abi: parseAbi(['function balanceOf(address) view returns (uint256)']), functionName: 'balanceOf', args: [ADDRESS] });
+    const balance = await client.readContract({
+      address: USDC_ADDRESS,
+      abi: parseAbi(['function balanceOf(address) view returns (uint256)']),
+      functionName: 'balanceOf',
+      args: [ADDRESS],
+    });
     expect(balance).toBe(2_500_000n);
     const tx = await client.getTransactionReceipt({ hash: out.txHash });
     expect(tx.status).toBe('success');

@@ -108,7 +108,15 @@ export function paymentSignatureHeader(
 ): Record<string, string> {
   const payload = {
     x402Version: 2,
-    accepted: { scheme: 'exact', network: accepted.network ?? 'eip155:8453', amount: accepted.amount, asset: accepted.asset ?? USDC_ADDRESS, payTo: accepted.payTo, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } },
+    accepted: {
+      scheme: 'exact',
+      network: accepted.network ?? 'eip155:8453',
+      amount: accepted.amount,
+      asset: accepted.asset ?? USDC_ADDRESS,
+      payTo: accepted.payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: 'USD Coin', version: '2' },
+    },
     payload: p,
   };
   return { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') };

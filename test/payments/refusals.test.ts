@@ -44,7 +44,10 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     expect(paid.length).toBe(14);
     for (const action of paid) {
       const path = action.path.replace(':siteId', 'site_doesnotexist').replace(':tableId', 'tbl_doesnotexist');
-      const res = await fetch(`${h.url}${path}`, action.method === 'GET' || action.method === 'DELETE' ? { method: action.method } : jsonInit(action.method, SAMPLE_BODIES[action.name] ?? {}));
+      const res = await fetch(
+        `${h.url}${path}`,
+        action.method === 'GET' || action.method === 'DELETE' ? { method: action.method } : jsonInit(action.method, SAMPLE_BODIES[action.name] ?? {}),
+      );
       expect(res.status, action.name).toBe(402);
       const body = await res.json();
       const amount = usdcToAtomic(action.price).toString();
@@ -68,7 +71,17 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
       expect(v2, action.name).toMatchObject({
         x402Version: 2,
         resource: { url: `${h.url}${path}`, mimeType: 'application/json' },
-        accepts: [{ scheme: 'exact', network: 'eip155:8453', amount, asset: USDC_ADDRESS, payTo: DEV_RECIPIENT, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } }],
+        accepts: [
+          {
+            scheme: 'exact',
+            network: 'eip155:8453',
+            amount,
+            asset: USDC_ADDRESS,
+            payTo: DEV_RECIPIENT,
+            maxTimeoutSeconds: 300,
+            extra: { name: 'USD Coin', version: '2' },
+          },
+        ],
       });
     }
   });
@@ -84,15 +97,32 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
   const badPayments: [string, (a: ReturnType<typeof privateKeyToAccount>) => Promise<Record<string, string>>, RegExp][] = [
     ['over-price', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE + 1n })), /authorization_value/],
     ['under-price', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE - 1n })), /authorization_value/],
-    ['wrong recipient', async (a) => xPaymentHeader(await signAuthorization(a, { to: privateKeyToAccount(generatePrivateKey()).address, value: PRICE })), /recipient/],
-    ['wrong network (v1 base-sepolia)', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE }), 'base-sepolia'), /invalid_network/],
+    [
+      'wrong recipient',
+      async (a) => xPaymentHeader(await signAuthorization(a, { to: privateKeyToAccount(generatePrivateKey()).address, value: PRICE })),
+      /recipient/,
+    ],
+    [
+      'wrong network (v1 base-sepolia)',
+      async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE }), 'base-sepolia'),
+      /invalid_network/,
+    ],
     [
       'wrong network (v2 eip155:84532)',
-      async (a) => paymentSignatureHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, chainId: 84532 }), { amount: `${PRICE}`, payTo: DEV_RECIPIENT, network: 'eip155:84532' }),
+      async (a) =>
+        paymentSignatureHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, chainId: 84532 }), {
+          amount: `${PRICE}`,
+          payTo: DEV_RECIPIENT,
+          network: 'eip155:84532',
+        }),
       /invalid_network/,
     ],
     ['signed for another chain id', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, chainId: 84532 })), /signature/],
-    ['signed for another token domain', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, name: 'USDC' })), /signature/],
+    [
+      'signed for another token domain',
+      async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, name: 'USDC' })),
+      /signature/,
+    ],
     [
       'expired',
       async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE, validBefore: BigInt(Math.floor(Date.now() / 1000) - 1) })),
@@ -139,7 +169,10 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
 
   it('refuses an unfunded wallet before any work (insufficient_funds)', async () => {
     const payer = await fundedWallet(h, 0n);
-    const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `broke-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))));
+    const res = await fetch(
+      `${h.url}/api/x402/apps`,
+      jsonInit('POST', { name: `broke-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))),
+    );
     expect(res.status).toBe(402);
     expect((await res.json()).error).toBe('insufficient_funds');
     expect(await appExists(`broke-${kind}`)).toBe(false);
@@ -209,7 +242,10 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
 
     // Five different payments with one Idempotency-Key (a client retrying with fresh signatures).
     const headers = await Promise.all(
-      Array.from({ length: 5 }, async () => ({ ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': `idem-${kind}` })),
+      Array.from({ length: 5 }, async () => ({
+        ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })),
+        'Idempotency-Key': `idem-${kind}`,
+      })),
     );
     const keyed = await Promise.all(headers.map((hd) => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `race2-${kind}`, html: html('race') }, hd))));
     const keyedBodies = await Promise.all(keyed.map((r) => r.json()));
@@ -227,13 +263,21 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     const payer = await fundedWallet(h, 100_000n);
     const first = await fetch(
       `${h.url}/api/x402/apps`,
-      jsonInit('POST', { name: `idem-a-${kind}`, html: html('a') }, { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': 'k1' }),
+      jsonInit(
+        'POST',
+        { name: `idem-a-${kind}`, html: html('a') },
+        { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': 'k1' },
+      ),
     );
     expect(first.status).toBe(201);
     const before = await balances(payer.address);
     const second = await fetch(
       `${h.url}/api/x402/apps`,
-      jsonInit('POST', { name: `idem-b-${kind}`, html: html('b') }, { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': 'k1' }),
+      jsonInit(
+        'POST',
+        { name: `idem-b-${kind}`, html: html('b') },
+        { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': 'k1' },
+      ),
     );
     expect(second.status).toBe(409);
     expect(await balances(payer.address)).toEqual(before);

@@ -38,14 +38,38 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     const chain = devChain(h);
     const drain = async () => {
       // The payer really moves its USDC away on the dev chain (gas from anvil_setBalance).
-      await fetch(chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setBalance', params: [payer.address, '0xde0b6b3a7640000'] }) });
+      await fetch(chain.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setBalance', params: [payer.address, '0xde0b6b3a7640000'] }),
+      });
       const w = createWalletClient({ account: payer, transport: http(chain.rpcUrl) });
-      await w.writeContract({ chain: null, address: USDC_ADDRESS, abi: parseAbi(['function transfer(address,uint256) returns (bool)']), functionName: 'transfer', args: [privateKeyToAccount(generatePrivateKey()).address, PRICE] });
+      await w.writeContract({
+        chain: null,
+        address: USDC_ADDRESS,
+        abi: parseAbi(['function transfer(address,uint256) returns (bool)']),
+        functionName: 'transfer',
+        args: [privateKeyToAccount(generatePrivateKey()).address, PRICE],
+      });
     };
-    h.deps.facilitator = { ...real, kind: real.kind, verify: real.verify.bind(real), supported: real.supported.bind(real), authorizationUsed: real.authorizationUsed.bind(real), close: async () => {}, settle: async (p, cb) => (await drain(), real.settle(p, cb)) };
+    h.deps.facilitator = {
+      ...real,
+      kind: real.kind,
+      verify: real.verify.bind(real),
+      supported: real.supported.bind(real),
+      authorizationUsed: real.authorizationUsed.bind(real),
+      close: async () => {},
+      settle: async (p, cb) => {
+        await drain();
+        return real.settle(p, cb);
+      },
+    };
     try {
       const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
-      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `rollback-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))));
+      const res = await fetch(
+        `${h.url}/api/x402/apps`,
+        jsonInit('POST', { name: `rollback-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))),
+      );
       expect(res.status).toBe(502);
       const body = await res.json();
       expect(body.error.code).toBe('payment_settlement_failed');
@@ -97,7 +121,15 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     const input = { name: `recon-${kind}`, html: html('Recon') };
     const used = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
     // Settle it for real, as a crashed node would have, and leave the row in "settling".
-    const settled = await real.settle({ ...used, amount: PRICE, payTo: DEV_RECIPIENT, asset: USDC_ADDRESS, maxTimeoutSeconds: 300, resource: '', description: '' });
+    const settled = await real.settle({
+      ...used,
+      amount: PRICE,
+      payTo: DEV_RECIPIENT,
+      asset: USDC_ADDRESS,
+      maxTimeoutSeconds: 300,
+      resource: '',
+      description: '',
+    });
     expect(settled.success).toBe(true);
     const old = new Date(Date.now() - 10 * 60_000);
     const row = (nonce: string, validBefore: number) => ({
@@ -117,7 +149,9 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     await h.deps.db.insert(x402Payments).values(row(expired.authorization.nonce, Number(expired.authorization.validBefore)));
 
     const report = await reconcileOrphanedPayments(h.deps);
-    expect(report.orphaned).toEqual([{ payer: payer.address.toLowerCase(), nonce: used.authorization.nonce, action: createAppFromHtml.name, txHash: settled.transaction }]);
+    expect(report.orphaned).toEqual([
+      { payer: payer.address.toLowerCase(), nonce: used.authorization.nonce, action: createAppFromHtml.name, txHash: settled.transaction },
+    ]);
     expect(report.released).toBe(1);
 
     const balance = await devChain(h).balanceOf(payer.address);

@@ -23,7 +23,18 @@ describe.each(dbKinds())('Tables on the Account API (%s)', (kind) => {
     const res = await h.fetch(`/api/v1/sites/${s.id}/tables`, {
       method: 'POST',
       key,
-      json: { name: 'Guest book', requireReadKey: false, publicInsert: true, methods: ['GET', 'POST'], schema: { fields: [{ name: 'msg', label: 'Message', type: 'string' }, { name: 'at', label: 'At', type: 'datetime' }] } },
+      json: {
+        name: 'Guest book',
+        requireReadKey: false,
+        publicInsert: true,
+        methods: ['GET', 'POST'],
+        schema: {
+          fields: [
+            { name: 'msg', label: 'Message', type: 'string' },
+            { name: 'at', label: 'At', type: 'datetime' },
+          ],
+        },
+      },
     });
     expect(res.status).toBe(201);
     const { table } = await res.json();
@@ -52,10 +63,26 @@ describe.each(dbKinds())('Tables on the Account API (%s)', (kind) => {
   it('checks the body: a bad schema is a 400 naming the field; a taken slug is a 409', async () => {
     const { key } = await h.account();
     const s = await site(key);
-    const bad = await h.fetch(`/api/v1/sites/${s.id}/tables`, { method: 'POST', key, json: { name: 'x', schema: { fields: [{ name: 'a', label: 'A', type: 'money' }] } } });
+    const bad = await h.fetch(`/api/v1/sites/${s.id}/tables`, {
+      method: 'POST',
+      key,
+      json: { name: 'x', schema: { fields: [{ name: 'a', label: 'A', type: 'money' }] } },
+    });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.details.issues[0].field).toBe('schema.fields.0.type');
-    const dup = await h.fetch(`/api/v1/sites/${s.id}/tables`, { method: 'POST', key, json: { name: 'x', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }, { name: 'a', label: 'A', type: 'number' }] } } });
+    const dup = await h.fetch(`/api/v1/sites/${s.id}/tables`, {
+      method: 'POST',
+      key,
+      json: {
+        name: 'x',
+        schema: {
+          fields: [
+            { name: 'a', label: 'A', type: 'string' },
+            { name: 'a', label: 'A', type: 'number' },
+          ],
+        },
+      },
+    });
     expect((await dup.json()).error.details.issues[0].field).toBe('schema.fields.1.name');
     const noSchema = await h.fetch(`/api/v1/sites/${s.id}/tables`, { method: 'POST', key, json: { name: 'x' } });
     expect(noSchema.status).toBe(400);

@@ -16,7 +16,13 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 const WALLET = '0x1111111111111111111111111111111111111111';
 const OTHER = '0x2222222222222222222222222222222222222222';
 
-async function paidCall(h: Harness, action: { name: string; input: { parse(x: unknown): unknown } }, wallet: string, params: Record<string, string>, body: unknown) {
+async function paidCall(
+  h: Harness,
+  action: { name: string; input: { parse(x: unknown): unknown } },
+  wallet: string,
+  params: Record<string, string>,
+  body: unknown,
+) {
   const handler = tableAgentHandlers[action.name] as AgentHandler<Record<string, string>, unknown, any, unknown>;
   const input = action.input.parse(body);
   const call = { deps: h.deps, wallet, params, input };
@@ -47,34 +53,71 @@ describe.each(dbKinds())('Table agent actions through the handler contract (%s)'
   afterAll(async () => h?.close());
 
   it('create_table_api makes a table whose url and write key work; insert_table_records fills it', async () => {
-    const work = await paidCall(h, createTableApi, WALLET, { siteId }, {
-      name: 'Scores',
-      schema: { fields: [{ name: 'player', label: 'Player', type: 'string', required: true }, { name: 'score', label: 'Score', type: 'integer' }] },
-    });
+    const work = await paidCall(
+      h,
+      createTableApi,
+      WALLET,
+      { siteId },
+      {
+        name: 'Scores',
+        schema: {
+          fields: [
+            { name: 'player', label: 'Player', type: 'string', required: true },
+            { name: 'score', label: 'Score', type: 'integer' },
+          ],
+        },
+      },
+    );
     expect(work.app).toEqual({ id: siteId, slug: siteSlug, visibility: 'public' });
     const table = work.result.table;
     expect(createTableApi.output.parse({ ok: true, ...work.result })).toBeTruthy();
     expect(table).toMatchObject({ slug: 'scores', requireReadKey: false, writeKey: expect.stringMatching(/^svc_tk_/) });
 
-    const inserted = await paidCall(h, insertTableRecords, WALLET, { tableId: table.id }, { records: [{ player: 'ann', score: 3 }, { player: 'bob', score: '5' }] });
+    const inserted = await paidCall(
+      h,
+      insertTableRecords,
+      WALLET,
+      { tableId: table.id },
+      {
+        records: [
+          { player: 'ann', score: 3 },
+          { player: 'bob', score: '5' },
+        ],
+      },
+    );
     expect(inserted.result).toEqual({ inserted: 2, ids: [expect.any(String), expect.any(String)] });
     expect(insertTableRecords.output.parse({ ok: true, ...inserted.result })).toBeTruthy();
 
     const list = await (await h.fetch(`${new URL(table.pathUrl).pathname}?sortField=score&sortDir=desc`)).json();
-    expect(list.records.map((r: { fields: unknown }) => r.fields)).toEqual([{ player: 'bob', score: 5 }, { player: 'ann', score: 3 }]);
-    const write = await h.fetch(new URL(table.pathUrl).pathname, { method: 'POST', json: { record: { player: 'cy' } }, headers: { 'x-svc-write-key': table.writeKey } });
+    expect(list.records.map((r: { fields: unknown }) => r.fields)).toEqual([
+      { player: 'bob', score: 5 },
+      { player: 'ann', score: 3 },
+    ]);
+    const write = await h.fetch(new URL(table.pathUrl).pathname, {
+      method: 'POST',
+      json: { record: { player: 'cy' } },
+      headers: { 'x-svc-write-key': table.writeKey },
+    });
     expect(write.status).toBe(201);
   });
 
   it('check refuses before any work: another wallet 404, bad schema 400, bad record 400 naming it, dataset 405', async () => {
     const other = await failure(paidCall(h, createTableApi, OTHER, { siteId }, { name: 'x', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }));
     expect(other.status).toBe(404);
-    const badSchema = await failure(paidCall(h, createTableApi, WALLET, { siteId }, { name: 'x', schema: { fields: [{ name: 'a b', label: 'A', type: 'string' }] } }).catch((e) => {
-      throw e instanceof Error && e.name === 'ZodError' ? new AppError('validation_failed', e.message) : e;
-    }));
+    const badSchema = await failure(
+      paidCall(h, createTableApi, WALLET, { siteId }, { name: 'x', schema: { fields: [{ name: 'a b', label: 'A', type: 'string' }] } }).catch((e) => {
+        throw e instanceof Error && e.name === 'ZodError' ? new AppError('validation_failed', e.message) : e;
+      }),
+    );
     expect(badSchema.status).toBe(400);
 
-    const { result } = await paidCall(h, createTableApi, WALLET, { siteId }, { name: 'Strict', schema: { fields: [{ name: 'n', label: 'N', type: 'integer' }] } });
+    const { result } = await paidCall(
+      h,
+      createTableApi,
+      WALLET,
+      { siteId },
+      { name: 'Strict', schema: { fields: [{ name: 'n', label: 'N', type: 'integer' }] } },
+    );
     const tableId = result.table.id;
     const bad = await failure(paidCall(h, insertTableRecords, WALLET, { tableId }, { records: [{ n: 1 }, { n: 'x' }] }));
     expect(bad.status).toBe(400);
@@ -90,7 +133,12 @@ describe.each(dbKinds())('Table agent actions through the handler contract (%s)'
 
   it('a rolled-back paid transaction (failed settlement) leaves no table behind', async () => {
     const handler = tableAgentHandlers[createTableApi.name] as AgentHandler<Record<string, string>, unknown, any, unknown>;
-    const call = { deps: h.deps, wallet: WALLET, params: { siteId }, input: createTableApi.input.parse({ name: 'Ghost', slug: 'ghost', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }) };
+    const call = {
+      deps: h.deps,
+      wallet: WALLET,
+      params: { siteId },
+      input: createTableApi.input.parse({ name: 'Ghost', slug: 'ghost', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }),
+    };
     const state = await handler.check!(call);
     await expect(
       h.deps.db.transaction(async (tx) => {

@@ -30,7 +30,12 @@ describe.each(dbKinds())('Table actions on the paid Agent API (%s)', (kind) => {
     const created = await call(pay, 'POST', `/api/x402/apps/${appId}/tables`, {
       name: 'Leaderboard',
       requireReadKey: true,
-      schema: { fields: [{ name: 'player', label: 'Player', type: 'string', required: true }, { name: 'score', label: 'Score', type: 'integer' }] },
+      schema: {
+        fields: [
+          { name: 'player', label: 'Player', type: 'string', required: true },
+          { name: 'score', label: 'Score', type: 'integer' },
+        ],
+      },
     });
     expect(created.status).toBe(201);
     expect(created.body.receipt).toMatchObject({ action: 'x402.create_table_api', price: '0.008', appId });
@@ -38,7 +43,12 @@ describe.each(dbKinds())('Table actions on the paid Agent API (%s)', (kind) => {
     expect(table).toMatchObject({ slug: 'leaderboard', requireReadKey: true, writeKey: expect.stringMatching(/^svc_tk_/) });
     expect(await chain.balanceOf(wallet.address)).toBe(before - 8000n);
 
-    const inserted = await call(payV1(wallet), 'POST', `/api/x402/tables/${table.id}/records`, { records: [{ player: 'ann', score: 7 }, { player: 'bob', score: 9 }] });
+    const inserted = await call(payV1(wallet), 'POST', `/api/x402/tables/${table.id}/records`, {
+      records: [
+        { player: 'ann', score: 7 },
+        { player: 'bob', score: 9 },
+      ],
+    });
     expect(inserted.status).toBe(200);
     expect(inserted.body).toMatchObject({ inserted: 2, receipt: { action: 'x402.insert_table_records', price: '0.001' } });
     expect(await chain.balanceOf(wallet.address)).toBe(before - 9000n);
@@ -51,7 +61,10 @@ describe.each(dbKinds())('Table actions on the paid Agent API (%s)', (kind) => {
 
   it('refusals cost nothing: a bad record (400 naming it), another wallet (404), too many records (400)', async () => {
     const chain = devChain(h);
-    const created = await call(pay, 'POST', `/api/x402/apps/${appId}/tables`, { name: 'Strict', schema: { fields: [{ name: 'n', label: 'N', type: 'integer' }] } });
+    const created = await call(pay, 'POST', `/api/x402/apps/${appId}/tables`, {
+      name: 'Strict',
+      schema: { fields: [{ name: 'n', label: 'N', type: 'integer' }] },
+    });
     const tableId = created.body.table.id;
     const before = await chain.balanceOf(wallet.address);
     const bad = await call(pay, 'POST', `/api/x402/tables/${tableId}/records`, { records: [{ n: 1 }, { n: 'two' }] });
@@ -64,7 +77,10 @@ describe.each(dbKinds())('Table actions on the paid Agent API (%s)', (kind) => {
     const stranger = await fundedWallet(h, 1_000_000n);
     const theirs = await call(payV2(stranger), 'POST', `/api/x402/tables/${tableId}/records`, { records: [{ n: 1 }] });
     expect(theirs.status).toBe(404);
-    const theirsCreate = await call(payV2(stranger), 'POST', `/api/x402/apps/${appId}/tables`, { name: 'x', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } });
+    const theirsCreate = await call(payV2(stranger), 'POST', `/api/x402/apps/${appId}/tables`, {
+      name: 'x',
+      schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] },
+    });
     expect(theirsCreate.status).toBe(404);
     expect(await chain.balanceOf(stranger.address)).toBe(1_000_000n);
     const count = await (await fetch(`${created.body.table.pathUrl}?aggregate=count`)).json();

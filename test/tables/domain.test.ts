@@ -61,7 +61,7 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     expect(writeKey).toMatch(/^svc_tk_/);
     expect(table.writeKeyHash).not.toContain(writeKey);
     expect(writeKeyMatches(table, writeKey)).toBe(true);
-    expect(writeKeyMatches(table, writeKey + 'x')).toBe(false);
+    expect(writeKeyMatches(table, `${writeKey}x`)).toBe(false);
     expect(table.schema.fields[2]).toEqual({ name: 'qty', label: 'qty', type: 'integer' });
     const again = await createTable(h.deps, s, { name: 'My Products', schema });
     expect(again.table.slug).toBe('my-products-2');
@@ -74,7 +74,9 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
 
   it('rejects a bad schema naming the field', async () => {
     const s = await site();
-    const e = await caught(createTable(h.deps, s, { name: 'x', schema: { fields: [{ name: 'ok' }, { name: '1bad', type: 'string' }, { name: 'z', type: 'money' }] } }));
+    const e = await caught(
+      createTable(h.deps, s, { name: 'x', schema: { fields: [{ name: 'ok' }, { name: '1bad', type: 'string' }, { name: 'z', type: 'money' }] } }),
+    );
     expect(e.status).toBe(400);
     const fields = (e.details as { issues: { field: string }[] }).issues.map((i) => i.field);
     expect(fields).toEqual(expect.arrayContaining(['schema.fields.1.name', 'schema.fields.2.type']));
@@ -132,12 +134,20 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
   it('field indexes: created concurrently for a big table, used by queries with the same answers, dropped with the table', async () => {
     const s = await site();
     const { table } = await createTable(h.deps, s, { name: 'indexed', schema });
-    await bulkInsertRecords(h.deps.db, table.id, Array.from({ length: 300 }, (_, i) => ({ title: `t${i % 7}`, price: (i * 37) % 101, qty: i })), { schema: table.schema as never });
+    await bulkInsertRecords(
+      h.deps.db,
+      table.id,
+      Array.from({ length: 300 }, (_, i) => ({ title: `t${i % 7}`, price: (i * 37) % 101, qty: i })),
+      { schema: table.schema as never },
+    );
     const path = `/api/data/${s.slug}/${table.slug}?filter[price][gte]=50&sort=-price,title&limit=20`;
     const before = await (await h.fetch(path)).json();
     const fields = await indexTableFields(h.deps.db, table);
     expect(fields).toEqual(['price', 'qty', 'at', 'day', 'title', 'active']);
-    const indexNames = async () => rowsOf<{ indexname: string }>(await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${table.id}%`}`)).map((r) => r.indexname);
+    const indexNames = async () =>
+      rowsOf<{ indexname: string }>(
+        await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${table.id}%`}`),
+      ).map((r) => r.indexname);
     expect(await indexNames()).toHaveLength(6);
     expect(await indexTableFields(h.deps.db, table)).toHaveLength(6); // idempotent
     const after = await (await h.fetch(path)).json();
@@ -152,7 +162,9 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     await indexTableFields(h.deps.db, fresh2.table, { fields: ['price'] });
     await deleteSite(h.deps, s);
     expect(await dropOrphanFieldIndexes(h.deps.db)).toBeGreaterThanOrEqual(1);
-    const left = rowsOf<{ indexname: string }>(await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${fresh2.table.id}%`}`));
+    const left = rowsOf<{ indexname: string }>(
+      await h.deps.db.execute(sql`select indexname from pg_indexes where tablename = 'table_records' and indexdef like ${`%${fresh2.table.id}%`}`),
+    );
     expect(left).toEqual([]);
   });
 });

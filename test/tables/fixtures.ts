@@ -15,7 +15,18 @@ export const PLACES_SCHEMA = {
 };
 
 export const PLACES = [
-  { name: 'Alpha Cafe', category: 'food', price: 12.5, qty: 3, active: true, day: '2024-01-05', at: '2024-01-05T10:00:00Z', lat: 52.52, lon: 13.4, meta: { a: 1 } },
+  {
+    name: 'Alpha Cafe',
+    category: 'food',
+    price: 12.5,
+    qty: 3,
+    active: true,
+    day: '2024-01-05',
+    at: '2024-01-05T10:00:00Z',
+    lat: 52.52,
+    lon: 13.4,
+    meta: { a: 1 },
+  },
   { name: 'Beta Books', category: 'shop', price: 30, qty: 1, active: false, day: '2024-02-10', at: '2024-02-10T23:30:00Z', lat: 48.85, lon: 2.35 },
   { name: 'Gamma Grill', category: 'food', price: 8, qty: 10, active: true, day: '2024-02-29', at: '2024-02-29T00:00:00Z', lat: 40.71, lon: -74 },
   { name: 'delta deli', category: 'food', price: null, qty: 5, active: true, day: '2024-03-15', at: '2024-03-15T12:00:00Z', lat: -33.87, lon: 151.21 },

@@ -8,11 +8,31 @@ import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { makeTable, type TableFixture } from './helpers.js';
 
-const SCHEMA = { fields: [{ name: 'title', label: 'Title', type: 'string' }, { name: 'n', label: 'N', type: 'integer' }] };
+const SCHEMA = {
+  fields: [
+    { name: 'title', label: 'Title', type: 'string' },
+    { name: 'n', label: 'N', type: 'integer' },
+  ],
+};
 
-type Cred = 'none' | 'wrong write key' | 'write key' | 'api key (svc.data.write)' | 'api key (svc.data.read)' | 'api key of another account' | 'garbage api key';
+type Cred =
+  | 'none'
+  | 'wrong write key'
+  | 'write key'
+  | 'api key (svc.data.write)'
+  | 'api key (svc.data.read)'
+  | 'api key of another account'
+  | 'garbage api key';
 type Op = 'GET list' | 'GET schema' | 'GET record' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-const CREDS: Cred[] = ['none', 'wrong write key', 'write key', 'api key (svc.data.write)', 'api key (svc.data.read)', 'api key of another account', 'garbage api key'];
+const CREDS: Cred[] = [
+  'none',
+  'wrong write key',
+  'write key',
+  'api key (svc.data.write)',
+  'api key (svc.data.read)',
+  'api key of another account',
+  'garbage api key',
+];
 const OPS: Op[] = ['GET list', 'GET schema', 'GET record', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
 describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {

@@ -34,7 +34,10 @@ const gen: Record<Field, fc.Arbitrary<Val>> = {
 const FIELDS: Field[] = ['s', 'n', 'x', 'b', 'd'];
 /** Each field present, explicitly null, or missing. */
 const recordArb: fc.Arbitrary<Rec> = fc.record(
-  Object.fromEntries(FIELDS.map((f) => [f, fc.oneof({ weight: 6, arbitrary: gen[f] }, { weight: 1, arbitrary: fc.constant(null) })])) as Record<Field, fc.Arbitrary<Val>>,
+  Object.fromEntries(FIELDS.map((f) => [f, fc.oneof({ weight: 6, arbitrary: gen[f] }, { weight: 1, arbitrary: fc.constant(null) })])) as Record<
+    Field,
+    fc.Arbitrary<Val>
+  >,
   { requiredKeys: [] },
 );
 
@@ -45,7 +48,12 @@ interface Filter {
   value: Val | Val[] | boolean;
 }
 const filterArb: fc.Arbitrary<Filter> = fc.constantFrom(...FIELDS).chain((field) => {
-  const ops: Op[] = field === 's' ? ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'ilike'] : field === 'b' ? ['eq', 'neq', 'isnull', 'in'] : ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull'];
+  const ops: Op[] =
+    field === 's'
+      ? ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'ilike']
+      : field === 'b'
+        ? ['eq', 'neq', 'isnull', 'in']
+        : ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull'];
   return fc.constantFrom(...ops).chain((op): fc.Arbitrary<Filter> => {
     if (op === 'isnull') return fc.boolean().map((value) => ({ field, op, value }));
     if (op === 'in') return fc.uniqueArray(gen[field], { minLength: 1, maxLength: 3 }).map((value) => ({ field, op, value }));
@@ -65,12 +73,20 @@ interface Query {
 const queryArb: fc.Arbitrary<Query> = fc.record({
   filters: fc.array(filterArb, { maxLength: 3 }),
   equality: fc.option(
-    fc.constantFrom<Field>(...FIELDS).chain((field) => fc.record({ field: fc.constant(field), value: gen[field], spelling: fc.constantFrom<'field' | 'filter'>('field', 'filter') })),
+    fc
+      .constantFrom<Field>(...FIELDS)
+      .chain((field) => fc.record({ field: fc.constant(field), value: gen[field], spelling: fc.constantFrom<'field' | 'filter'>('field', 'filter') })),
     { nil: undefined },
   ),
-  sort: fc.uniqueArray(fc.record({ field: fc.constantFrom<Field | 'id'>(...FIELDS, 'id'), dir: fc.constantFrom<'asc' | 'desc'>('asc', 'desc') }), { maxLength: 3, selector: (k) => k.field }),
+  sort: fc.uniqueArray(fc.record({ field: fc.constantFrom<Field | 'id'>(...FIELDS, 'id'), dir: fc.constantFrom<'asc' | 'desc'>('asc', 'desc') }), {
+    maxLength: 3,
+    selector: (k) => k.field,
+  }),
   q: fc.option(fc.constantFrom('a', 'APP', 'e', 'zz', 'pie', 'q'), { nil: undefined }),
-  dateRange: fc.option(fc.record({ from: fc.option(fc.constantFrom(...DATES), { nil: undefined }), to: fc.option(fc.constantFrom(...DATES), { nil: undefined }) }), { nil: undefined }),
+  dateRange: fc.option(
+    fc.record({ from: fc.option(fc.constantFrom(...DATES), { nil: undefined }), to: fc.option(fc.constantFrom(...DATES), { nil: undefined }) }),
+    { nil: undefined },
+  ),
   limit: fc.integer({ min: 1, max: 30 }),
   offset: fc.integer({ min: 0, max: 40 }),
 });
@@ -108,7 +124,11 @@ function cmp(a: Val, b: Val): number {
   return (a as number) - (b as number);
 }
 function likeRegex(pattern: string): RegExp {
-  const body = pattern.replace(/\*/g, '%').split('').map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  const body = pattern
+    .replace(/\*/g, '%')
+    .split('')
+    .map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   return new RegExp(`^${body}$`, 'is');
 }
 function matches(r: Rec, q: Query): boolean {
@@ -121,8 +141,21 @@ function matches(r: Rec, q: Query): boolean {
     if (v === null) return false;
     const c = () => cmp(v, f.value as Val);
     const ok =
-      f.op === 'eq' ? c() === 0 : f.op === 'neq' ? c() !== 0 : f.op === 'gt' ? c() > 0 : f.op === 'gte' ? c() >= 0 : f.op === 'lt' ? c() < 0 : f.op === 'lte' ? c() <= 0
-      : f.op === 'in' ? (f.value as Val[]).some((x) => cmp(v, x) === 0) : likeRegex(String(f.value)).test(String(v));
+      f.op === 'eq'
+        ? c() === 0
+        : f.op === 'neq'
+          ? c() !== 0
+          : f.op === 'gt'
+            ? c() > 0
+            : f.op === 'gte'
+              ? c() >= 0
+              : f.op === 'lt'
+                ? c() < 0
+                : f.op === 'lte'
+                  ? c() <= 0
+                  : f.op === 'in'
+                    ? (f.value as Val[]).some((x) => cmp(v, x) === 0)
+                    : likeRegex(String(f.value)).test(String(v));
     if (!ok) return false;
   }
   if (q.equality) {
@@ -186,7 +219,10 @@ describe.each(dbKinds())('Table API properties (%s)', (kind) => {
         const res = await h.fetch(`${t.path}?${qs}&includeTotal=true`);
         const body = await res.json();
         expect(res.status, `${qs} → ${JSON.stringify(body)}`).toBe(200);
-        expect(body.records.map((r: { id: string }) => Number(r.id)), qs).toEqual(reference(records, q));
+        expect(
+          body.records.map((r: { id: string }) => Number(r.id)),
+          qs,
+        ).toEqual(reference(records, q));
         expect(body.total, qs).toBe(reference(records, q, true).length);
       }),
       { numRuns: 150, seed: 7 },
@@ -244,10 +280,12 @@ describe.each(dbKinds())('Table API properties (%s)', (kind) => {
             return;
           }
           const keys = [...new Set(rows.map((r) => val(r.rec, groupBy)))].sort((a, b) => (a === null ? 1 : b === null ? -1 : cmp(a, b)));
-          expect(body.groups).toEqual(keys.map((k) => {
-            const g = rows.filter((r) => val(r.rec, groupBy) === k);
-            return { key: k, value: agg(g), count: g.length };
-          }));
+          expect(body.groups).toEqual(
+            keys.map((k) => {
+              const g = rows.filter((r) => val(r.rec, groupBy) === k);
+              return { key: k, value: agg(g), count: g.length };
+            }),
+          );
         },
       ),
       { numRuns: 80, seed: 5 },
@@ -255,8 +293,68 @@ describe.each(dbKinds())('Table API properties (%s)', (kind) => {
   });
 
   it('arbitrary query strings never cause a 5xx', async () => {
-    const names = ['limit', 'offset', 'includeTotal', 'field', 'value', 'filter', 'filterValue', 'sortField', 'sortDir', 'sort', 'q', 'searchFields', 'dateField', 'dateFrom', 'dateTo', 'fields', 'columns', 'compact', 'aggregate', 'aggregateField', 'groupBy', 'bbox', 'longitudeField', 'latitudeField', 'cursor', 'filter[s][ilike]', 'filter[n][in]', 'filter[x][gt]', 'filter[d][lte]', 'filter[b][isnull]', 'filter[s][bogus]'];
-    const valueArb = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('s', 'n', 'x', 'b', 'd', 'id', '-n,s', 'asc', 'desc', 'sum', 'count', '1', '0', '-1', '1e309', 'NaN', '2024-02-30', '0,0,1,1', '%', '\\', "'", '"', 'true', 'null'));
+    const names = [
+      'limit',
+      'offset',
+      'includeTotal',
+      'field',
+      'value',
+      'filter',
+      'filterValue',
+      'sortField',
+      'sortDir',
+      'sort',
+      'q',
+      'searchFields',
+      'dateField',
+      'dateFrom',
+      'dateTo',
+      'fields',
+      'columns',
+      'compact',
+      'aggregate',
+      'aggregateField',
+      'groupBy',
+      'bbox',
+      'longitudeField',
+      'latitudeField',
+      'cursor',
+      'filter[s][ilike]',
+      'filter[n][in]',
+      'filter[x][gt]',
+      'filter[d][lte]',
+      'filter[b][isnull]',
+      'filter[s][bogus]',
+    ];
+    const valueArb = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom(
+        's',
+        'n',
+        'x',
+        'b',
+        'd',
+        'id',
+        '-n,s',
+        'asc',
+        'desc',
+        'sum',
+        'count',
+        '1',
+        '0',
+        '-1',
+        '1e309',
+        'NaN',
+        '2024-02-30',
+        '0,0,1,1',
+        '%',
+        '\\',
+        "'",
+        '"',
+        'true',
+        'null',
+      ),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...names), valueArb), { maxLength: 6 }), async (pairs) => {
         const p = new URLSearchParams(pairs);

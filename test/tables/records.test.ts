@@ -85,7 +85,9 @@ describe.each(dbKinds())('Table API records (%s)', (kind) => {
     const { body } = await send('POST', t.path, { record: { title: 'Chair', price: 5 } });
     const id = body.record.id;
     expect((await send('PATCH', `${t.path}/${id}`, { record: { price: 1 } })).status).toBe(400);
-    expect((await send('PATCH', `${t.path}/${id}`, { fields: { price: 'x' } })).body.error.details.issues).toEqual([{ field: 'fields.price', message: 'expected a number' }]);
+    expect((await send('PATCH', `${t.path}/${id}`, { fields: { price: 'x' } })).body.error.details.issues).toEqual([
+      { field: 'fields.price', message: 'expected a number' },
+    ]);
     expect((await send('PATCH', `${t.path}/${id}`, { fields: { title: null } })).status).toBe(400);
     const put = await send('PUT', `${t.path}/${id}`, { record: { price: 9 } });
     expect(put.status).toBe(400);

@@ -35,18 +35,42 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     ['field + value (date)', '?field=day&value=2024-01-05', ['Alpha Cafe', 'Theta Cafe']],
     ['field + value (datetime in another zone)', '?field=at&value=2024-04-01T04:00:00Z', ['Eta Arena']],
     ['field + value: no match', '?field=category&value=Food', []],
-    ['sortField asc: nulls last, ties by id', '?sortField=price&sortDir=asc', ['Gamma Grill', 'Alpha Cafe', 'Theta Cafe', 'Zeta Zoo', 'Beta Books', 'Epsilon Eats', 'delta deli', 'Eta Arena']],
-    ['sortField without sortDir = asc', '?sortField=qty', ['Epsilon Eats', 'Beta Books', 'Zeta Zoo', 'Alpha Cafe', 'Theta Cafe', 'delta deli', 'Eta Arena', 'Gamma Grill']],
-    ['sortField desc: nulls first', '?sortField=price&sortDir=desc', ['delta deli', 'Eta Arena', 'Epsilon Eats', 'Beta Books', 'Zeta Zoo', 'Alpha Cafe', 'Theta Cafe', 'Gamma Grill']],
-    ['sort on text is byte order (same on every server)', '?sortField=name', ['Alpha Cafe', 'Beta Books', 'Epsilon Eats', 'Eta Arena', 'Gamma Grill', 'Theta Cafe', 'Zeta Zoo', 'delta deli']],
+    [
+      'sortField asc: nulls last, ties by id',
+      '?sortField=price&sortDir=asc',
+      ['Gamma Grill', 'Alpha Cafe', 'Theta Cafe', 'Zeta Zoo', 'Beta Books', 'Epsilon Eats', 'delta deli', 'Eta Arena'],
+    ],
+    [
+      'sortField without sortDir = asc',
+      '?sortField=qty',
+      ['Epsilon Eats', 'Beta Books', 'Zeta Zoo', 'Alpha Cafe', 'Theta Cafe', 'delta deli', 'Eta Arena', 'Gamma Grill'],
+    ],
+    [
+      'sortField desc: nulls first',
+      '?sortField=price&sortDir=desc',
+      ['delta deli', 'Eta Arena', 'Epsilon Eats', 'Beta Books', 'Zeta Zoo', 'Alpha Cafe', 'Theta Cafe', 'Gamma Grill'],
+    ],
+    [
+      'sort on text is byte order (same on every server)',
+      '?sortField=name',
+      ['Alpha Cafe', 'Beta Books', 'Epsilon Eats', 'Eta Arena', 'Gamma Grill', 'Theta Cafe', 'Zeta Zoo', 'delta deli'],
+    ],
     ['sort on datetime', '?sortField=at&sortDir=desc&limit=3', ['Theta Cafe', 'Eta Arena', 'delta deli']],
     ['sort by id desc', '?sortField=id&sortDir=desc&limit=2', ['Theta Cafe', 'Eta Arena']],
     ['q: case-insensitive substring over string fields', '?q=CAFE', ['Alpha Cafe', 'Theta Cafe']],
     ['q + searchFields', '?q=sho&searchFields=category,name', ['Beta Books', 'Epsilon Eats']],
     ['q limited to one field', '?q=cafe&searchFields=category', []],
     ['q: % and _ are literal', '?q=%25', []],
-    ['dateField + dateFrom + dateTo (date)', '?dateField=day&dateFrom=2024-01-01&dateTo=2024-02-29', ['Alpha Cafe', 'Beta Books', 'Gamma Grill', 'Zeta Zoo', 'Theta Cafe']],
-    ['dateTo as a day includes that whole day (datetime)', '?dateField=at&dateFrom=2024-02-10T23:30:00Z&dateTo=2024-03-15', ['Beta Books', 'Gamma Grill', 'delta deli']],
+    [
+      'dateField + dateFrom + dateTo (date)',
+      '?dateField=day&dateFrom=2024-01-01&dateTo=2024-02-29',
+      ['Alpha Cafe', 'Beta Books', 'Gamma Grill', 'Zeta Zoo', 'Theta Cafe'],
+    ],
+    [
+      'dateTo as a day includes that whole day (datetime)',
+      '?dateField=at&dateFrom=2024-02-10T23:30:00Z&dateTo=2024-03-15',
+      ['Beta Books', 'Gamma Grill', 'delta deli'],
+    ],
     ['dateTo alone', '?dateField=at&dateTo=2023-12-31', ['Epsilon Eats']],
     ['dateFrom alone', '?dateField=day&dateFrom=2024-03-15', ['delta deli', 'Eta Arena']],
     ['bbox with default lat/lon field names', '?bbox=-10,35,20,60', ['Alpha Cafe', 'Beta Books', 'Theta Cafe']],
@@ -60,11 +84,27 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     ['ext: neq excludes nulls', '?filter[category][neq]=food', ['Beta Books', 'Epsilon Eats', 'Zeta Zoo', 'Eta Arena']],
     ['ext: filter[x]=v is eq', '?filter[active]=true&filter[qty][gt]=3', ['Gamma Grill', 'delta deli', 'Theta Cafe']],
     ['ext: gt on dates', '?filter[day][gt]=2024-02-29', ['delta deli', 'Eta Arena']],
-    ['ext: multi-key sort', '?sort=category,-price', ['delta deli', 'Alpha Cafe', 'Theta Cafe', 'Gamma Grill', 'Eta Arena', 'Zeta Zoo', 'Epsilon Eats', 'Beta Books']],
+    [
+      'ext: multi-key sort',
+      '?sort=category,-price',
+      ['delta deli', 'Alpha Cafe', 'Theta Cafe', 'Gamma Grill', 'Eta Arena', 'Zeta Zoo', 'Epsilon Eats', 'Beta Books'],
+    ],
     ['combined: equality + sort + limit', '?field=category&value=food&sortField=price&sortDir=desc&limit=2', ['delta deli', 'Alpha Cafe']],
-    ['combined: q + date range + sort', '?q=e&dateField=day&dateFrom=2024-01-01&sortField=qty&sortDir=desc', ['Eta Arena', 'delta deli', 'Theta Cafe', 'Alpha Cafe', 'Zeta Zoo', 'Beta Books']],
-    ['combined: bbox + filter + sort', '?bbox=-180,-90,180,90&filter=active&filterValue=true&sortField=lat', ['delta deli', 'Zeta Zoo', 'Gamma Grill', 'Theta Cafe', 'Alpha Cafe']],
-    ['combined: everything', '?field=active&value=true&q=a&searchFields=name&dateField=day&dateFrom=2024-01-01&dateTo=2024-12-31&bbox=-180,-60,180,60&filter[qty][lte]=5&sort=-qty&limit=2&offset=1', ['Theta Cafe', 'Alpha Cafe']],
+    [
+      'combined: q + date range + sort',
+      '?q=e&dateField=day&dateFrom=2024-01-01&sortField=qty&sortDir=desc',
+      ['Eta Arena', 'delta deli', 'Theta Cafe', 'Alpha Cafe', 'Zeta Zoo', 'Beta Books'],
+    ],
+    [
+      'combined: bbox + filter + sort',
+      '?bbox=-180,-90,180,90&filter=active&filterValue=true&sortField=lat',
+      ['delta deli', 'Zeta Zoo', 'Gamma Grill', 'Theta Cafe', 'Alpha Cafe'],
+    ],
+    [
+      'combined: everything',
+      '?field=active&value=true&q=a&searchFields=name&dateField=day&dateFrom=2024-01-01&dateTo=2024-12-31&bbox=-180,-60,180,60&filter[qty][lte]=5&sort=-qty&limit=2&offset=1',
+      ['Theta Cafe', 'Alpha Cafe'],
+    ],
   ];
 
   it.each(cases)('%s', async (_label, query, expected) => {
@@ -85,7 +125,18 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     const { body } = await get('?limit=1');
     expect(body.records[0]).toEqual({
       id: expect.stringMatching(/^\d+$/),
-      fields: { name: 'Alpha Cafe', category: 'food', price: 12.5, qty: 3, active: true, day: '2024-01-05', at: '2024-01-05T10:00:00.000Z', lat: 52.52, lon: 13.4, meta: { a: 1 } },
+      fields: {
+        name: 'Alpha Cafe',
+        category: 'food',
+        price: 12.5,
+        qty: 3,
+        active: true,
+        day: '2024-01-05',
+        at: '2024-01-05T10:00:00.000Z',
+        lat: 52.52,
+        lon: 13.4,
+        meta: { a: 1 },
+      },
     });
     const eta = await get('?field=name&value=Eta%20Arena');
     expect(eta.body.records[0].fields.at).toBe('2024-04-01T04:00:00.000Z');
@@ -230,7 +281,12 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
   it('answers match the shared response schemas the MCP tools use', async () => {
     expect(TableRecordsResponseSchema.safeParse((await get('?limit=3&includeTotal=true')).body).success).toBe(true);
     expect(TableCompactResponseSchema.safeParse((await get('?compact=true&limit=3')).body).success).toBe(true);
-    for (const q of ['?aggregate=count', '?aggregate=max&aggregateField=day', '?aggregate=sum&aggregateField=qty&groupBy=category', '?aggregate=min&aggregateField=name&groupBy=active']) {
+    for (const q of [
+      '?aggregate=count',
+      '?aggregate=max&aggregateField=day',
+      '?aggregate=sum&aggregateField=qty&groupBy=category',
+      '?aggregate=min&aggregateField=name&groupBy=active',
+    ]) {
       const r = TableAggregateResponseSchema.safeParse((await get(q)).body);
       expect(r.success, `${q}: ${r.error?.message}`).toBe(true);
     }
@@ -251,7 +307,15 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
   it('GET /schema describes the table', async () => {
     const { status, body } = await get('/schema');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ ok: true, slug: 'places', name: 'Places', kind: 'table', requireReadKey: false, publicInsert: false, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] });
+    expect(body).toMatchObject({
+      ok: true,
+      slug: 'places',
+      name: 'Places',
+      kind: 'table',
+      requireReadKey: false,
+      publicInsert: false,
+      methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
+    });
     expect(body.schema.fields.map((f: { name: string }) => f.name)).toEqual(PLACES_SCHEMA.fields.map((f) => f.name));
     expect(body.limits).toMatchObject({ defaultLimit: 50, maxLimit: 1000, maxBatch: 500 });
   });

@@ -6,8 +6,11 @@ import { makeTable } from './helpers.js';
 
 // A 1 ms statement timeout against an aggregate over 30,000 records: the query is stopped and the
 // client gets 503 query_timeout, not a 500. PGlite (single-threaded wasm) does not run timers
-// during a statement, so this is checked on PostgreSQL only.
-describe.each(dbKinds().filter((k) => k === 'postgres'))('Table API statement timeout (%s)', (kind) => {
+// during a statement, so this is checked on PostgreSQL only: without TEST_DATABASE_URL the suite is
+// reported as skipped (a file with no test at all fails vitest).
+const onPostgres = dbKinds().includes('postgres');
+describe.skipIf(!onPostgres)('Table API statement timeout (PostgreSQL only: PGlite runs no timers during a statement)', () => {
+  const kind = 'postgres' as const;
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness(kind, { SVC_TABLE_STATEMENT_TIMEOUT_MS: '1' });
@@ -15,9 +18,21 @@ describe.each(dbKinds().filter((k) => k === 'postgres'))('Table API statement ti
   afterAll(async () => h?.close());
 
   it('a query past the timeout answers 503 query_timeout', async () => {
-    const t = await makeTable(h, { name: 'Slow', schema: { fields: [{ name: 'k', label: 'K', type: 'string' }, { name: 'v', label: 'V', type: 'number' }] } });
+    const t = await makeTable(h, {
+      name: 'Slow',
+      schema: {
+        fields: [
+          { name: 'k', label: 'K', type: 'string' },
+          { name: 'v', label: 'V', type: 'number' },
+        ],
+      },
+    });
     const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
-    await bulkInsertRecords(h.deps.db, table.id, Array.from({ length: 30_000 }, (_, i) => ({ k: `k${i}`, v: i })));
+    await bulkInsertRecords(
+      h.deps.db,
+      table.id,
+      Array.from({ length: 30_000 }, (_, i) => ({ k: `k${i}`, v: i })),
+    );
     const res = await h.fetch(`${t.path}?aggregate=avg&aggregateField=v&groupBy=k&q=k1`);
     const body = await res.json();
     expect(res.status, JSON.stringify(body).slice(0, 300)).toBe(503);

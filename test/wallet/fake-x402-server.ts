@@ -43,7 +43,17 @@ export async function startFakeX402(opts: FakeX402Options) {
   const usedNonces = new Set<string>();
   const app = new Hono();
   app.get('/api/x402', (c) =>
-    c.json({ ok: true, service: 'fake', purpose: 'test', network: 'eip155:8453', recipient: opts.recipient, currency: 'USDC', pricingUpdatedAt: 0, payment: 'x402', endpoints: [] }),
+    c.json({
+      ok: true,
+      service: 'fake',
+      purpose: 'test',
+      network: 'eip155:8453',
+      recipient: opts.recipient,
+      currency: 'USDC',
+      pricingUpdatedAt: 0,
+      payment: 'x402',
+      endpoints: [],
+    }),
   );
   app.post('/api/x402/apps', async (c) => {
     state.requests++;
@@ -66,7 +76,10 @@ export async function startFakeX402(opts: FakeX402Options) {
     if (state.rejectPayments) return required('insufficient_funds');
     const p = JSON.parse(Buffer.from(header, 'base64').toString()) as {
       network: string;
-      payload: { signature: `0x${string}`; authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: `0x${string}` } };
+      payload: {
+        signature: `0x${string}`;
+        authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: `0x${string}` };
+      };
     };
     const a = p.payload.authorization;
     const ok = await verifyTypedData({
@@ -86,9 +99,12 @@ export async function startFakeX402(opts: FakeX402Options) {
     usedNonces.add(key);
     state.balances.set(from, balance - BigInt(a.value));
     state.settled.push({ from, value: BigInt(a.value), nonce: a.nonce });
-    const tx = `0x${(state.settled.length).toString(16).padStart(64, '0')}`;
+    const tx = `0x${state.settled.length.toString(16).padStart(64, '0')}`;
     c.header('X-PAYMENT-RESPONSE', Buffer.from(JSON.stringify({ success: true, transaction: tx, network: 'base', payer: from })).toString('base64'));
-    return c.json({ app: { appId: `app_${state.settled.length}`, status: 'created' }, receipt: { receiptId: `rcpt_${state.settled.length}`, txHash: tx, price: String(a.value) } });
+    return c.json({
+      app: { appId: `app_${state.settled.length}`, status: 'created' },
+      receipt: { receiptId: `rcpt_${state.settled.length}`, txHash: tx, price: String(a.value) },
+    });
   });
   let server!: ServerType;
   await new Promise<void>((resolve) => {

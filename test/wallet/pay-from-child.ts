@@ -6,7 +6,16 @@ import { createWallet } from '../../wallet/wallet.js';
 const [url, count] = [process.argv[2], Number(process.argv[3])];
 const wallet = createWallet(loadWalletConfig(process.env));
 const results = await Promise.allSettled(
-  Array.from({ length: count }, () => wallet.fetch({ action: 'x402.create_app_from_html', method: 'POST', url: `${url}/api/x402/apps`, headers: { 'content-type': 'application/json' }, body: '{}', quote: '0.007' })),
+  Array.from({ length: count }, () =>
+    wallet.fetch({
+      action: 'x402.create_app_from_html',
+      method: 'POST',
+      url: `${url}/api/x402/apps`,
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      quote: '0.007',
+    }),
+  ),
 );
 const paid = results.filter((r) => r.status === 'fulfilled').length;
 const capped = results.filter((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'cap_exceeded').length;

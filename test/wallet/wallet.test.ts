@@ -24,19 +24,35 @@ afterAll(() => server.close());
 
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
-  Object.assign(server.state, { price: PRICE, payTo: recipient, network: 'base', maxTimeoutSeconds: 60, rejectPayments: false, failAfterPayment: false, paymentHeadersSeen: 0, requests: 0, settled: [] });
+  Object.assign(server.state, {
+    price: PRICE,
+    payTo: recipient,
+    network: 'base',
+    maxTimeoutSeconds: 60,
+    rejectPayments: false,
+    failAfterPayment: false,
+    paymentHeadersSeen: 0,
+    requests: 0,
+    settled: [],
+  });
   server.state.balances.set(payer, 1_000_000n);
 });
 
 function wallet(env: Record<string, string> = {}, now?: () => number): Wallet {
-  return createWallet(
-    loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_PRIVATE_KEY: payerKey, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'), ...env }),
-    { now },
-  );
+  return createWallet(loadWalletConfig({ SVC_URL: server.url, SVC_WALLET_PRIVATE_KEY: payerKey, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'), ...env }), {
+    now,
+  });
 }
 
 const create = (w: Wallet, quote = '0.007') =>
-  w.fetch({ action: 'x402.create_app_from_html', method: 'POST', url: `${server.url}/api/x402/apps`, headers: { 'content-type': 'application/json' }, body: '{"name":"a","html":"<p>x</p>"}', quote });
+  w.fetch({
+    action: 'x402.create_app_from_html',
+    method: 'POST',
+    url: `${server.url}/api/x402/apps`,
+    headers: { 'content-type': 'application/json' },
+    body: '{"name":"a","html":"<p>x</p>"}',
+    quote,
+  });
 
 async function refusal(p: Promise<unknown>): Promise<WalletError> {
   const e = await p.then(
@@ -195,7 +211,16 @@ describe('wallet pays x402 within its caps', () => {
     await create(w);
     server.state.price = 9000n;
     const e = await refusal(create(w));
-    const texts = [JSON.stringify(config, (_k, v) => (typeof v === "bigint" ? v.toString() : v)), inspect(config, { depth: 10 }), String(config.key), JSON.stringify(await w.status()), fs.readFileSync(config.ledgerPath, 'utf8'), e.message, inspect(e), JSON.stringify(e)];
+    const texts = [
+      JSON.stringify(config, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      inspect(config, { depth: 10 }),
+      String(config.key),
+      JSON.stringify(await w.status()),
+      fs.readFileSync(config.ledgerPath, 'utf8'),
+      e.message,
+      inspect(e),
+      JSON.stringify(e),
+    ];
     for (const t of texts) expect(t.toLowerCase()).not.toContain(payerKey.slice(2).toLowerCase());
     let bad: unknown;
     try {
@@ -220,7 +245,9 @@ describe('wallet pays x402 within its caps', () => {
     const script = path.resolve(import.meta.dirname, 'pay-from-child.ts');
     const child = () =>
       new Promise<{ paid: number; capped: number }>((resolve, reject) =>
-        execFile(process.execPath, ['--import', 'tsx', script, server.url, '3'], { env }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)))),
+        execFile(process.execPath, ['--import', 'tsx', script, server.url, '3'], { env }, (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+        ),
       );
     const [a, b] = await Promise.all([child(), child()]);
     expect(a.paid + b.paid).toBe(3);

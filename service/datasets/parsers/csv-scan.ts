@@ -74,7 +74,17 @@ function classifyBytes(b: Buffer, s: number, e: number): number {
       if (i === e && i > fs) return NUMBER;
       return -1;
     }
-    if (ds === s && nd === 4 && e - s === 10 && b[s + 4] === 0x2d && b[s + 7] === 0x2d && isDigit(b[s + 5]) && isDigit(b[s + 6]) && isDigit(b[s + 8]) && isDigit(b[s + 9])) {
+    if (
+      ds === s &&
+      nd === 4 &&
+      e - s === 10 &&
+      b[s + 4] === 0x2d &&
+      b[s + 7] === 0x2d &&
+      isDigit(b[s + 5]) &&
+      isDigit(b[s + 6]) &&
+      isDigit(b[s + 8]) &&
+      isDigit(b[s + 9])
+    ) {
       const y = (b[s] - 48) * 1000 + (b[s + 1] - 48) * 100 + (b[s + 2] - 48) * 10 + (b[s + 3] - 48);
       return validDate(y, (b[s + 5] - 48) * 10 + (b[s + 6] - 48), (b[s + 8] - 48) * 10 + (b[s + 9] - 48)) ? DATE : STRING;
     }
@@ -82,7 +92,8 @@ function classifyBytes(b: Buffer, s: number, e: number): number {
   }
   const n = e - s;
   if (n === 4 && (b[s] | 0x20) === 0x74 && (b[s + 1] | 0x20) === 0x72 && (b[s + 2] | 0x20) === 0x75 && (b[s + 3] | 0x20) === 0x65) return BOOLEAN;
-  if (n === 5 && (b[s] | 0x20) === 0x66 && (b[s + 1] | 0x20) === 0x61 && (b[s + 2] | 0x20) === 0x6c && (b[s + 3] | 0x20) === 0x73 && (b[s + 4] | 0x20) === 0x65) return BOOLEAN;
+  if (n === 5 && (b[s] | 0x20) === 0x66 && (b[s + 1] | 0x20) === 0x61 && (b[s + 2] | 0x20) === 0x6c && (b[s + 3] | 0x20) === 0x73 && (b[s + 4] | 0x20) === 0x65)
+    return BOOLEAN;
   return -1;
 }
 

@@ -60,7 +60,8 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
         if (isNumericHeader(cells)) {
           header = cells.map((_, i) => `column_${i + 1}`);
         } else {
-          if (cells.length > limits.maxColumns) throw new DataFileError(`the header has ${cells.length} columns; at most ${limits.maxColumns} are allowed`, { line: startLine });
+          if (cells.length > limits.maxColumns)
+            throw new DataFileError(`the header has ${cells.length} columns; at most ${limits.maxColumns} are allowed`, { line: startLine });
           header = uniqueLabels(cells);
           continue;
         }
@@ -95,7 +96,10 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
       const cursor = (result.meta as { cursor: number }).cursor;
       carry = input.slice(cursor);
       if (carry.length > limits.maxRecordBytes) {
-        throw new DataFileError(`a row is longer than ${limits.maxRecordBytes} bytes (or a quote is never closed)`, { row: row + 1 + result.data.length, line });
+        throw new DataFileError(`a row is longer than ${limits.maxRecordBytes} bytes (or a quote is never closed)`, {
+          row: row + 1 + result.data.length,
+          line,
+        });
       }
     }
     return result.data;

@@ -25,12 +25,7 @@ export interface JsonScanResult {
  * element, not by the file. String properties of the root object are collected for the caller
  * (GeoJSON's `"type": "FeatureCollection"`). Errors name the element and the line.
  */
-export async function* scanJsonRecords(
-  input: Readable,
-  limits: ParseLimits,
-  result: JsonScanResult,
-  onlyKey?: string,
-): AsyncGenerator<JsonElement> {
+export async function* scanJsonRecords(input: Readable, limits: ParseLimits, result: JsonScanResult, onlyKey?: string): AsyncGenerator<JsonElement> {
   const text = decodeText(input);
   let depth = 0;
   let rootKind: 'array' | 'object' | null = null;
@@ -160,7 +155,8 @@ export async function* scanJsonRecords(
       elemParts.push(chunk.slice(elemStart));
       elemBytes += chunk.length - elemStart;
       elemStart = 0;
-      if (elemBytes > limits.maxRecordBytes) throw new DataFileError(`a record is larger than ${limits.maxRecordBytes} bytes`, { row: elemIndex + 1, line: elemLine });
+      if (elemBytes > limits.maxRecordBytes)
+        throw new DataFileError(`a record is larger than ${limits.maxRecordBytes} bytes`, { row: elemIndex + 1, line: elemLine });
     }
     if (strCapture) {
       strCapture.parts.push(chunk.slice(strCapture.start));

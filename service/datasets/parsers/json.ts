@@ -36,7 +36,9 @@ export async function* parseGeoJson(input: Readable, limits: ParseLimits): Async
   }
   const type = scan.rootStrings.get('type');
   if (type !== 'FeatureCollection') {
-    throw new DataFileError(type ? `GeoJSON of type "${type}" is not supported; expected a FeatureCollection` : 'not GeoJSON: the root object has no "type": "FeatureCollection"');
+    throw new DataFileError(
+      type ? `GeoJSON of type "${type}" is not supported; expected a FeatureCollection` : 'not GeoJSON: the root object has no "type": "FeatureCollection"',
+    );
   }
   void n;
 }

@@ -101,7 +101,12 @@ export interface ParquetSliceCache {
  * `maxRows` stops early (the schema guess); with a `cache`, the slice such a read decoded is kept for
  * the next read, which starts with it.
  */
-export async function* parseParquetColumns(path: string, limits: ParseLimits, maxRows = Infinity, cache?: ParquetSliceCache): AsyncGenerator<ParquetColumnSlice> {
+export async function* parseParquetColumns(
+  path: string,
+  limits: ParseLimits,
+  maxRows = Infinity,
+  cache?: ParquetSliceCache,
+): AsyncGenerator<ParquetColumnSlice> {
   const file = await asyncBufferFromFile(path);
   const metadata = await readFooter(file);
   checkSize(metadata, limits);
@@ -110,13 +115,21 @@ export async function* parseParquetColumns(path: string, limits: ParseLimits, ma
   const read = async (s: number, end: number): Promise<ParquetColumnSlice> => {
     const parts: ColumnPart[][] = names.map(() => []);
     try {
-      await parquetRead({ file, metadata, compressors, rowStart: s, rowEnd: end, onChunk: ({ columnName, columnData, rowStart }) => parts[index.get(columnName)!].push({ rowStart, data: columnData }) });
+      await parquetRead({
+        file,
+        metadata,
+        compressors,
+        rowStart: s,
+        rowEnd: end,
+        onChunk: ({ columnName, columnData, rowStart }) => parts[index.get(columnName)!].push({ rowStart, data: columnData }),
+      });
     } catch (e) {
       throw new DataFileError(`cannot decode rows ${s + 1}–${end}: ${(e as Error).message}`, { row: s + 1 });
     }
     const columns = parts.map((p, i) => {
       const rows = rowsOf(p, s, end);
-      if (rows.length !== end - s) throw new DataFileError(`column "${names[i]}" holds ${rows.length} values for rows ${s + 1}–${end}`, { row: s + 1, column: names[i] });
+      if (rows.length !== end - s)
+        throw new DataFileError(`column "${names[i]}" holds ${rows.length} values for rows ${s + 1}–${end}`, { row: s + 1, column: names[i] });
       return rows;
     });
     return { names, firstRow: s + 1, length: end - s, columns };

@@ -55,28 +55,24 @@ export async function extractShapefileZip(input: Readable, dir: string, limits: 
     files.set(name.toLowerCase(), target);
     let closed = false;
     pending++;
-    {
-      {
-        f.ondata = (err, data, final) => {
-          if (closed) return;
-          if (err) {
-            failure ??= new DataFileError(`zip entry is corrupt: ${err.message}`, { entry: name });
-          } else {
-            total += data.length;
-            if (total > limits.maxUncompressedBytes) {
-              failure ??= new DataFileError(`the zip expands to more than ${limits.maxUncompressedBytes} bytes`, { entry: name });
-            } else if (!failure) fs.writeSync(fd, data);
-          }
-          if (final || err || failure) {
-            closed = true;
-            fs.closeSync(fd);
-            pending--;
-            if (!final) f.terminate();
-          }
-        };
-        f.start();
+    f.ondata = (err, data, final) => {
+      if (closed) return;
+      if (err) {
+        failure ??= new DataFileError(`zip entry is corrupt: ${err.message}`, { entry: name });
+      } else {
+        total += data.length;
+        if (total > limits.maxUncompressedBytes) {
+          failure ??= new DataFileError(`the zip expands to more than ${limits.maxUncompressedBytes} bytes`, { entry: name });
+        } else if (!failure) fs.writeSync(fd, data);
       }
-    }
+      if (final || err || failure) {
+        closed = true;
+        fs.closeSync(fd);
+        pending--;
+        if (!final) f.terminate();
+      }
+    };
+    f.start();
   });
   unzip.register(UnzipInflate);
   unzip.register(UnzipPassThrough);

@@ -58,7 +58,8 @@ export async function* parseXlsx(input: Readable, limits: ParseLimits, sheet?: s
         const values = (r.values as unknown[]).slice(1); // row.values is 1-based
         if (values.every((v) => cellValue(v) === null || cellValue(v) === '')) continue;
         if (!header) {
-          if (values.length > limits.maxColumns) throw new DataFileError(`the header has ${values.length} columns; at most ${limits.maxColumns} are allowed`, { sheet: w.name, line: r.number });
+          if (values.length > limits.maxColumns)
+            throw new DataFileError(`the header has ${values.length} columns; at most ${limits.maxColumns} are allowed`, { sheet: w.name, line: r.number });
           header = uniqueLabels(Array.from({ length: values.length }, (_, i) => headerText(values[i])));
           continue;
         }

@@ -29,11 +29,15 @@ export const personalKeys = pgTable(
 );
 
 /** Fixed-window counters for rate limits; shared by every node through the database. */
-export const rateLimitWindows = pgTable('rate_limit_windows', {
-  key: text('key').notNull(),
-  windowStart: bigint('window_start', { mode: 'number' }).notNull(),
-  count: bigint('count', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.key, t.windowStart] })]);
+export const rateLimitWindows = pgTable(
+  'rate_limit_windows',
+  {
+    key: text('key').notNull(),
+    windowStart: bigint('window_start', { mode: 'number' }).notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
+);
 
 /** Service-wide settings every node shares, e.g. the HMAC secret generated on first start. */
 export const settings = pgTable('settings', {

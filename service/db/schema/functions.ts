@@ -24,7 +24,9 @@ export const functions = pgTable(
     publishedAt: timestamp('published_at', { withTimezone: true }),
     /** svc-user access: callers holding another account's personal key may invoke the live code. */
     allowUserInvoke: boolean('allow_user_invoke').notNull().default(false),
-    state: text('state', { enum: ['active', 'cleanup_pending'] }).notNull().default('active'),
+    state: text('state', { enum: ['active', 'cleanup_pending'] })
+      .notNull()
+      .default('active'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -12,23 +12,23 @@ export const sites = pgTable(
     slug: text('slug').notNull(),
     ownerAccountId: text('owner_account_id').references(() => accounts.id, { onDelete: 'cascade' }),
     ownerWallet: text('owner_wallet'),
-    visibility: text('visibility', { enum: ['public', 'private'] }).notNull().default('public'),
+    visibility: text('visibility', { enum: ['public', 'private'] })
+      .notNull()
+      .default('public'),
     passwordHash: text('password_hash'),
     /** Whether the site is served at its URL (publish_app / unpublish_app). */
     published: boolean('published').notNull().default(true),
     /** Last transition of the Agent API state machine: created, updated, published. */
-    status: text('status', { enum: ['created', 'updated', 'published'] }).notNull().default('created'),
+    status: text('status', { enum: ['created', 'updated', 'published'] })
+      .notNull()
+      .default('created'),
     entryPoint: text('entry_point').notNull().default('index.html'),
     /** Bumped on every content change; cache keys include it so no node serves stale files for long. */
     contentVersion: integer('content_version').notNull().default(1),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [
-    uniqueIndex('sites_slug_idx').on(t.slug),
-    index('sites_owner_account_idx').on(t.ownerAccountId),
-    index('sites_owner_wallet_idx').on(t.ownerWallet),
-  ],
+  (t) => [uniqueIndex('sites_slug_idx').on(t.slug), index('sites_owner_account_idx').on(t.ownerAccountId), index('sites_owner_wallet_idx').on(t.ownerWallet)],
 );
 
 export const siteFiles = pgTable(

@@ -17,13 +17,17 @@ export const tables = pgTable(
       .references(() => sites.id, { onDelete: 'cascade' }),
     slug: text('slug').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['table', 'dataset'] }).notNull().default('table'),
+    kind: text('kind', { enum: ['table', 'dataset'] })
+      .notNull()
+      .default('table'),
     /**
      * Where the records live: `records` = rows of the shared `table_records` (JSONB), every Table;
      * `columns` = a table of its own, `svc_datasets."<id>"`, with one typed column per field,
      * loaded with COPY (datasets converted since migration 0001; service/tables/column-storage.ts).
      */
-    storage: text('storage', { enum: ['records', 'columns'] }).notNull().default('records'),
+    storage: text('storage', { enum: ['records', 'columns'] })
+      .notNull()
+      .default('records'),
     schema: jsonb('schema').$type<TableSchema>().notNull(),
     requireReadKey: boolean('require_read_key').notNull().default(false),
     /** SHA-256 of the write key; the key itself is shown once at creation. */
@@ -54,8 +58,8 @@ export const tableRecords = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [
-    index('table_records_table_id_idx').on(t.tableId, t.id),
-    index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`),
-  ],
+  (t) => [index('table_records_table_id_idx').on(t.tableId, t.id), index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`)],
 );
+
+/** One row of `tables`, as read. */
+export type TableRow = typeof tables.$inferSelect;

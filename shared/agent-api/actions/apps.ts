@@ -1,20 +1,9 @@
 import { z } from 'zod';
 import type { AgentAction } from '../action.js';
 import { X402_CURRENCY, X402_NETWORK } from '../network.js';
-import {
-  AgentAppResponseSchema,
-  NoBody,
-  NoParams,
-  SITE_UPLOAD_MAX_FILES,
-  SiteParams,
-  VisibilitySchema,
-} from './common.js';
+import { AgentAppResponseSchema, NoBody, NoParams, SITE_UPLOAD_MAX_FILES, SiteParams, VisibilitySchema } from './common.js';
 
-const relativePath = z
-  .string()
-  .min(1)
-  .max(512)
-  .describe('Relative file path inside the app, e.g. "css/site.css" (no leading "/", no "..")');
+const relativePath = z.string().min(1).max(512).describe('Relative file path inside the app, e.g. "css/site.css" (no leading "/", no "..")');
 
 // ── discovery ────────────────────────────────────────────────────────────────────────────────────
 
@@ -154,8 +143,7 @@ export const createAppFromHtml = {
   method: 'POST',
   path: '/api/x402/apps',
   price: '0.007',
-  description:
-    'Create a hosted app from one complete HTML document (served as index.html). The paying wallet owns the app. A password makes it private.',
+  description: 'Create a hosted app from one complete HTML document (served as index.html). The paying wallet owns the app. A password makes it private.',
   params: NoParams,
   input: z.object({
     name: z.string().min(1).max(63).describe('Desired app name (slug, a DNS label); see suggest_site_name'),
@@ -311,7 +299,10 @@ export const finalizeSiteUpload = {
   input: z.object({
     uploadToken: z.string().min(1),
     entryPoint: relativePath.describe('File served for "/", e.g. "index.html"'),
-    files: z.array(z.object({ path: relativePath, size: z.number().int().min(0) })).min(1).max(SITE_UPLOAD_MAX_FILES),
+    files: z
+      .array(z.object({ path: relativePath, size: z.number().int().min(0) }))
+      .min(1)
+      .max(SITE_UPLOAD_MAX_FILES),
   }),
   output: AgentAppResponseSchema,
   identity: true,

@@ -74,7 +74,10 @@ export const completeDataFileMultipartUpload = {
   input: z.object({
     uploadId: z.string().min(1),
     key: z.string().min(1),
-    parts: z.array(z.object({ ETag: z.string().min(1), PartNumber: z.number().int().min(1) })).min(1).max(10_000),
+    parts: z
+      .array(z.object({ ETag: z.string().min(1), PartNumber: z.number().int().min(1) }))
+      .min(1)
+      .max(10_000),
     uploadToken: z.string().optional().describe('The uploadToken of create_data_file_upload_url; checked against key when given'),
   }),
   output: z.object({ ok: z.literal(true), success: z.boolean(), key: z.string(), size: z.number().int().describe('Bytes of the assembled file') }),

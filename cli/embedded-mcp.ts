@@ -1,6 +1,6 @@
-import { loadMcpConfig } from './config.js';
-import { startMcpHttp } from './http.js';
-import { createMcpContext } from './server.js';
+import { loadMcpConfig } from '../mcp/config.js';
+import { startMcpHttp } from '../mcp/http.js';
+import { createMcpContext } from '../mcp/server.js';
 
 /**
  * The MCP server started by `svc serve` beside the service: streamable HTTP on loopback, talking to

@@ -1,14 +1,14 @@
 import path from 'node:path';
-import type { Config } from './config.js';
-import { openDb, type Database } from './db/client.js';
-import { getOrCreateSecret } from './db/settings.js';
-import { systemClock, type Clock, type Deps } from './deps.js';
-import { createLogger, type Logger } from './logger.js';
-import { createFacilitator } from './payments/create-facilitator.js';
-import { SiteCache } from './sites/site-cache.js';
-import type { BlobStore } from './storage/blob-store.js';
-import { LocalBlobStore } from './storage/local-store.js';
-import { S3BlobStore } from './storage/s3-store.js';
+import type { Config } from '../service/config.js';
+import { openDb, type Database } from '../service/db/client.js';
+import { getOrCreateSecret } from '../service/db/settings.js';
+import { systemClock, type Clock, type Deps } from '../service/deps.js';
+import { createLogger, type Logger } from '../service/logger.js';
+import { createFacilitator } from '../service/payments/create-facilitator.js';
+import { SiteCache } from '../service/sites/site-cache.js';
+import type { BlobStore } from '../service/storage/blob-store.js';
+import { LocalBlobStore } from '../service/storage/local-store.js';
+import { S3BlobStore } from '../service/storage/s3-store.js';
 
 export interface Runtime {
   deps: Deps;

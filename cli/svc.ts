@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isProcessAlive, readAdminFile } from './admin/admin-file.js';
-import { adminOperations, type AdminOperationName } from './admin/operations.js';
-import { loadConfig, type Config } from './config.js';
+import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
+import type { AdminOperationName } from '../service/admin/operations.js';
+import { loadConfig, type Config } from '../service/config.js';
 import { createRuntime } from './runtime.js';
-import { startService } from './server.js';
 import { SCOPES, parseScopeList } from '../shared/scopes.js';
 
 const USAGE = `svc: self-hostable site hosting for AI agents
@@ -55,7 +54,7 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
   }
   const runtime = await createRuntime(config);
   try {
-    const { runAdminOperation } = await import('./admin/operations.js');
+    const { runAdminOperation } = await import('../service/admin/operations.js');
     return await runAdminOperation(runtime.deps, name, input);
   } finally {
     await runtime.close();
@@ -71,52 +70,6 @@ async function readStdin(): Promise<string> {
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-/** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
-async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ line: string; close(): Promise<void> }> {
-  if (config.mcpPort === null) return { line: 'off (SVC_MCP_PORT=off); stdio clients run npx svc-mcp', close: async () => {} };
-  try {
-    const { startEmbeddedMcp } = await import('../mcp/embedded.js');
-    const mcp = await startEmbeddedMcp(process.env, serviceUrl, config.mcpPort);
-    return { line: `${mcp.url} (streamable HTTP, loopback; ${mcp.wallet}); stdio clients run npx svc-mcp`, close: mcp.close };
-  } catch (e) {
-    return { line: `not started: ${(e as Error).message.split('\n')[0]}`, close: async () => {} };
-  }
-}
-
-async function serveCommand(config: Config): Promise<void> {
-  const started = Date.now();
-  const service = await startService(config);
-  const { deps } = service.runtime;
-  const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
-  const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
-  const blobs = deps.blobs.kind === 'local' ? `local folder ${config.dataDir}/blobs` : `S3 bucket ${config.s3?.bucket}`;
-  process.stderr.write(
-    [
-      ``,
-      `svc is running at ${config.baseUrl}  (listening on ${service.url}, ready in ${Date.now() - started} ms)`,
-      `  database: ${db}`,
-      `  blobs:    ${blobs}`,
-      `  payments: ${service.payments}`,
-      `  MCP:      ${mcp.line}`,
-      ``,
-      `Next steps:`,
-      `  npx svc account create --email you@example.com`,
-      `  npx svc key create --email you@example.com --all-scopes`,
-      `  curl -H "Authorization: Bearer svc_pat_…" ${config.baseUrl}/api/v1/sites`,
-      `  API discovery: ${config.baseUrl}/api/v1   OpenAPI: ${config.baseUrl}/api/v1/openapi.json`,
-      ``,
-    ].join('\n'),
-  );
-  const shutdown = async (signal: string) => {
-    process.stderr.write(`\n${signal}: stopping svc…\n`);
-    await mcp.close();
-    await service.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -154,16 +107,18 @@ export async function main(argv: string[]): Promise<void> {
   if (group === 'faucet') {
     const [, address, usdc] = positionals;
     if (!address || !usdc) throw new CliError('usage: svc faucet <address> <usdc>');
-    if (config.x402.mode !== 'dev') throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
+    if (config.x402.mode !== 'dev')
+      throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
     const admin = readAdminFile(config.dataDir);
-    if (!admin || !isProcessAlive(admin.pid)) throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
+    if (!admin || !isProcessAlive(admin.pid))
+      throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
     return print(await runOperation(config, 'x402.faucet', { address, usdc }));
   }
   switch (`${group} ${action ?? ''}`.trim()) {
     case 'payments reconcile':
       return print(await runOperation(config, 'x402.reconcile', {}));
     case 'serve':
-      return serveCommand(config);
+      return (await import('./serve.js')).serveCommand(config);
     case 'account create':
       return print(await runOperation(config, 'account.create', { email: need('email') }));
     case 'account password':

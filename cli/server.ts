@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { removeAdminFile, writeAdminFile } from './admin/admin-file.js';
-import { buildApp } from './app.js';
-import type { Config } from './config.js';
-import { startPayments } from './payments/startup.js';
+import type { Hono } from 'hono';
+import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js';
+import { buildApp } from '../service/app.js';
+import type { Config } from '../service/config.js';
+import type { AppEnv } from '../service/http/env.js';
+import { startPayments } from '../service/payments/startup.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 export interface RunningService {
@@ -17,15 +19,23 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+export interface StartServiceOptions {
+  writeAdminFile?: boolean;
+  runtime?: Runtime;
+  /** Mounts more routes on the service's app before it listens (the hosted MCP endpoint). */
+  mount?: (app: Hono<AppEnv>, runtime: Runtime) => void | Promise<void>;
+}
+
 /**
  * Starts the service: real parts from the config, migrations applied, HTTP listening, and the
  * admin file written so the CLI can reach this process.
  */
-export async function startService(config: Config, options: { writeAdminFile?: boolean; runtime?: Runtime } = {}): Promise<RunningService> {
+export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const runtime = options.runtime ?? (await createRuntime(config));
   const payments = await startPayments(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');
   const app = buildApp(runtime.deps, { adminToken });
+  await options.mount?.(app, runtime);
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });

@@ -1,0 +1,48 @@
+import type { Config } from '../service/config.js';
+import { startService } from './server.js';
+
+/** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
+async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ line: string; close(): Promise<void> }> {
+  if (config.mcpPort === null) return { line: 'off (SVC_MCP_PORT=off); stdio clients run npx svc-mcp', close: async () => {} };
+  try {
+    const { startEmbeddedMcp } = await import('./embedded-mcp.js');
+    const mcp = await startEmbeddedMcp(process.env, serviceUrl, config.mcpPort);
+    return { line: `${mcp.url} (streamable HTTP, loopback; ${mcp.wallet}); stdio clients run npx svc-mcp`, close: mcp.close };
+  } catch (e) {
+    return { line: `not started: ${(e as Error).message.split('\n')[0]}`, close: async () => {} };
+  }
+}
+
+export async function serveCommand(config: Config): Promise<void> {
+  const started = Date.now();
+  const service = await startService(config);
+  const { deps } = service.runtime;
+  const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
+  const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
+  const blobs = deps.blobs.kind === 'local' ? `local folder ${config.dataDir}/blobs` : `S3 bucket ${config.s3?.bucket}`;
+  process.stderr.write(
+    [
+      ``,
+      `svc is running at ${config.baseUrl}  (listening on ${service.url}, ready in ${Date.now() - started} ms)`,
+      `  database: ${db}`,
+      `  blobs:    ${blobs}`,
+      `  payments: ${service.payments}`,
+      `  MCP:      ${mcp.line}`,
+      ``,
+      `Next steps:`,
+      `  npx svc account create --email you@example.com`,
+      `  npx svc key create --email you@example.com --all-scopes`,
+      `  curl -H "Authorization: Bearer svc_pat_…" ${config.baseUrl}/api/v1/sites`,
+      `  API discovery: ${config.baseUrl}/api/v1   OpenAPI: ${config.baseUrl}/api/v1/openapi.json`,
+      ``,
+    ].join('\n'),
+  );
+  const shutdown = async (signal: string) => {
+    process.stderr.write(`\n${signal}: stopping svc…\n`);
+    await mcp.close();
+    await service.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}

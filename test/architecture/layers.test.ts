@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layers of docs/CONTRIBUTING.md, kept by reading every import of our own source:
+ * shared imports nothing of ours; service never imports mcp, wallet or cli; wallet never imports
+ * mcp, service or cli; mcp never imports service or cli; only the composition root (cli/) sees all.
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const LAYERS = ['shared', 'service', 'wallet', 'mcp', 'cli'] as const;
+type Layer = (typeof LAYERS)[number];
+const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
+  shared: ['shared'],
+  service: ['service', 'shared'],
+  wallet: ['wallet', 'shared'],
+  mcp: ['mcp', 'wallet', 'shared'],
+  cli: ['cli', 'service', 'mcp', 'wallet', 'shared'],
+};
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"`]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(full));
+    else if (/\.(ts|mts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** Our own files a file imports (resolved paths relative to the repository). */
+function localImports(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3];
+    if (!spec?.startsWith('.')) continue;
+    const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+    found.push(path.relative(ROOT, target));
+  }
+  return found;
+}
+
+const files = LAYERS.filter((l) => fs.existsSync(path.join(ROOT, l))).flatMap((l) => sourceFiles(path.join(ROOT, l)));
+const graph = new Map(files.map((f) => [path.relative(ROOT, f), localImports(f)]));
+const layerOf = (rel: string) => rel.split(path.sep)[0] as Layer;
+
+describe('import layers', () => {
+  it('finds the source it checks', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect([...graph.keys()].some((f) => f.startsWith('cli/'))).toBe(true);
+  });
+
+  it('no layer imports one it must not', () => {
+    const violations: string[] = [];
+    for (const [file, imports] of graph) {
+      const from = layerOf(file);
+      for (const target of imports) {
+        const to = layerOf(target);
+        if ((LAYERS as readonly string[]).includes(to) && !MAY_IMPORT[from].includes(to)) violations.push(`${file} → ${target}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+/** Groups of files that import each other, directly or through others (Tarjan's components). */
+function importLoops(g: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const loops: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!g.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) loops.push(component.sort());
+  };
+  for (const v of g.keys()) if (!index.has(v)) visit(v);
+  return loops;
+}
+
+describe('import loops', () => {
+  it('no two files import each other, directly or through others', () => {
+    expect(importLoops(graph)).toEqual([]);
+  });
+
+  it('would see a loop', () => {
+    expect(
+      importLoops(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', ['a.ts']],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+  });
+});
