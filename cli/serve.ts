@@ -1,4 +1,5 @@
 import type { Config } from '../service/config.js';
+import { mountHostedMcp } from './hosted-mcp.js';
 import { startService } from './server.js';
 
 /** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
@@ -15,7 +16,8 @@ async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ lin
 
 export async function serveCommand(config: Config): Promise<void> {
   const started = Date.now();
-  const service = await startService(config);
+  // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md).
+  const service = await startService(config, { mount: (app, runtime) => mountHostedMcp(app, runtime.deps) });
   const { deps } = service.runtime;
   const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
   const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
@@ -28,6 +30,7 @@ export async function serveCommand(config: Config): Promise<void> {
       `  blobs:    ${blobs}`,
       `  payments: ${service.payments}`,
       `  MCP:      ${mcp.line}`,
+      `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
       ``,
       `Next steps:`,
       `  npx svc account create --email you@example.com`,

@@ -1,17 +1,21 @@
 import type { AgentAction } from '../shared/agent-api/action.js';
 import { toolNameOf } from '../shared/agent-api/catalogue.js';
+import { PAYMENT_HEADERS } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { LedgerEntry } from '../wallet/ledger.js';
 import { headroom } from '../wallet/ledger.js';
 import { assertWithinCaps } from '../wallet/ledger.js';
 import { isWalletError } from '../wallet/errors.js';
 import { priceOf, type McpContext } from './context.js';
-import { ToolFailure } from './results.js';
+import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 
 export interface ActionCallResult {
   status: number;
   body: Record<string, unknown>;
+  /** What the local wallet paid (null: free, or paid by the caller's own wallet on the hosted endpoint). */
   payment: PaymentInfo | null;
+  /** Hosted endpoint: the settlement the service reported (`_meta["x402/payment-response"]`). */
+  paymentResponse?: Record<string, unknown>;
 }
 
 export interface PaymentInfo {
@@ -50,44 +54,95 @@ function nextStep(status: number): string {
   return 'Retry later; if it keeps failing, report it to the user.';
 }
 
+/** The request's `_meta` (hosted endpoint: the client's x402 payment rides in it). */
+export type RequestMeta = Record<string, unknown> | undefined;
+
+const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+function decodeB64Json(value: string | null): Record<string, unknown> | undefined {
+  if (!value) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `_meta["x402/payment"]` → the HTTP payment header of its generation; a malformed one is refused before anything is sent. */
+function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, string> {
+  const payment = meta?.[X402_META.payment];
+  if (payment === undefined) return {};
+  const version = (payment as { x402Version?: unknown } | null)?.x402Version;
+  if (typeof payment !== 'object' || payment === null || (version !== 1 && version !== 2))
+    throw new ToolFailure(
+      `${tool}: _meta["x402/payment"] must be an x402 PaymentPayload object (x402Version 1 or 2). Nothing was sent or paid; sign the PaymentRequired this tool returns and retry.`,
+    );
+  return { [version === 2 ? PAYMENT_HEADERS.v2Request : PAYMENT_HEADERS.v1Request]: b64json(payment) };
+}
+
+async function readJson(response: Response): Promise<{ text: string; json: Record<string, unknown> }> {
+  const text = await response.text();
+  try {
+    return { text, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  } catch {
+    return { text, json: {} };
+  }
+}
+
+function failureSentence(tool: string, response: Response, text: string, json: Record<string, unknown>, cost: string): string {
+  const err = (json.error ?? {}) as { code?: string; message?: string; details?: unknown };
+  const issues = (err.details as { issues?: { field: string; message: string }[] } | undefined)?.issues;
+  const what = err.message ?? (text.slice(0, 300) || response.statusText);
+  const fields = issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
+  return `${tool} failed: ${what}${fields} [HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]. ${cost} ${nextStep(response.status)}`;
+}
+
 /**
- * Calls one Agent API action through the wallet, quoting `maxPrice` (default: the advertised
- * price). A non-2xx answer becomes a ToolFailure carrying the service's message and the cost.
+ * Calls one Agent API action. Local (svc-mcp, the loopback endpoint): the configured wallet pays,
+ * quoting `maxPrice` (default: the advertised price) within its caps. Hosted: the caller's own
+ * wallet pays through `_meta["x402/payment"]` (x402 MCP transport); without it the service's 402
+ * becomes a PaymentRequiredFailure. A non-2xx answer becomes a ToolFailure with the service's message.
  */
 export async function callAction(
   ctx: McpContext,
   action: AgentAction,
   params: Record<string, unknown>,
   body: Record<string, unknown> | undefined,
-  maxPrice?: string,
+  options: { maxPrice?: string; meta?: RequestMeta } = {},
 ): Promise<ActionCallResult> {
   const tool = toolNameOf(action);
-  const quote = maxPrice ?? priceOf(ctx, action.name);
   const url = `${ctx.config.serviceUrl}${actionPath(action, params)}`;
   const hasBody = action.method === 'POST' || action.method === 'PATCH';
+  const headers: Record<string, string> = { accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}) };
+  const payload = hasBody ? JSON.stringify(body ?? {}) : undefined;
+  if (ctx.hosted) {
+    const response = await ctx.fetch(url, { method: action.method, headers: { ...headers, ...paymentHeaderFromMeta(tool, options.meta) }, body: payload });
+    const { text, json } = await readJson(response);
+    const settled = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Response) ?? response.headers.get(PAYMENT_HEADERS.v1Response));
+    if (response.status === 402) {
+      const required = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Required)) ?? json;
+      const message = (json.message as string | undefined) ?? `${tool} costs ${priceOf(ctx, action.name)} USDC`;
+      throw new PaymentRequiredFailure(
+        `${tool} needs payment: ${message}. Sign the PaymentRequired in structuredContent with your wallet and call ${tool} again with the payload in _meta["x402/payment"]. Nothing was charged.`,
+        required,
+        settled ?? (options.meta?.[X402_META.payment] ? { success: false, errorReason: (json.error as string | undefined) ?? 'payment_refused' } : undefined),
+      );
+    }
+    if (!response.ok) throw new ToolFailure(failureSentence(tool, response, text, json, 'Nothing was charged.'), { status: response.status });
+    return { status: response.status, body: json, payment: null, paymentResponse: settled };
+  }
   const { response, payment, entry } = await ctx.wallet.fetch({
     action: action.name,
     method: action.method,
     url,
-    headers: { accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}) },
-    body: hasBody ? JSON.stringify(body ?? {}) : undefined,
-    quote,
+    headers,
+    body: payload,
+    quote: options.maxPrice ?? priceOf(ctx, action.name),
   });
-  const text = await response.text();
-  let json: Record<string, unknown> = {};
-  try {
-    json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  } catch {
-    json = {};
-  }
+  const { text, json } = await readJson(response);
   if (!response.ok) {
-    const err = (json.error ?? {}) as { code?: string; message?: string; details?: unknown };
-    const issues = (err.details as { issues?: { field: string; message: string }[] } | undefined)?.issues;
-    const what = err.message ?? (text.slice(0, 300) || response.statusText);
-    throw new ToolFailure(
-      `${tool} failed: ${what}${issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : ''} [HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]. ${costSentence(entry)} ${nextStep(response.status)}`,
-      { status: response.status, code: err.code },
-    );
+    const code = ((json.error ?? {}) as { code?: string }).code;
+    throw new ToolFailure(failureSentence(tool, response, text, json, costSentence(entry)), { status: response.status, code });
   }
   return { status: response.status, body: json, payment: paymentInfo(payment) };
 }
@@ -107,23 +162,31 @@ export interface Quote {
 
 /** Price and cap headroom of a call (no payment, no request to the service). */
 export async function quoteAction(ctx: McpContext, action: AgentAction, price = priceOf(ctx, action.name)): Promise<Quote> {
+  return quoteAmount(ctx, action.name, toolNameOf(action), usdcToAtomic(price));
+}
+
+/**
+ * Whether the caps allow paying `amount` now, and the headroom left. A composite passes its whole plan
+ * with `composite`: the plan must fit the session/day/total headroom, each of its steps the per-call cap.
+ */
+export async function quoteAmount(ctx: McpContext, action: string, tool: string, amount: bigint, composite = false): Promise<Quote> {
   const totals = await ctx.wallet.ledger.totals();
   const h = headroom(totals, ctx.wallet.config.caps);
   let refusal: string | null = null;
-  const amount = usdcToAtomic(price);
   if (amount > 0n && !ctx.wallet.address) refusal = 'no wallet configured (SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE)';
   else {
     try {
-      assertWithinCaps(amount, totals, ctx.wallet.config.caps, action.name);
+      const caps = ctx.wallet.config.caps;
+      assertWithinCaps(amount, totals, composite ? { ...caps, perCall: amount > caps.perCall ? amount : caps.perCall } : caps, action);
     } catch (e) {
       if (!isWalletError(e)) throw e;
       refusal = e.message;
     }
   }
   return {
-    action: action.name,
-    tool: toolNameOf(action),
-    price,
+    action,
+    tool,
+    price: atomicToUsdc(amount),
     currency: 'USDC',
     allowed: refusal === null,
     headroom: atomicToUsdc(h.next),

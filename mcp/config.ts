@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
+import { parseToolsets, type ToolsetChoice } from './toolsets.js';
 
 const optionalText = z
   .string()
@@ -22,6 +23,8 @@ export const McpEnvSchema = z.object({
   SVC_TABLE_WRITE_KEY: optionalText,
   /** Only tools that can neither write nor pay. */
   SVC_READ_ONLY: bool,
+  /** Toolsets listed: comma-separated names from mcp/toolsets.ts, `all`, `default`, `dynamic`. */
+  SVC_TOOLSETS: optionalText,
   /** Extra Host names the HTTP transport accepts besides localhost, 127.0.0.1 and [::1] (comma-separated). */
   SVC_MCP_ALLOWED_HOSTS: optionalText,
   /** Extra Origins the HTTP transport accepts besides http(s)://localhost|127.0.0.1|[::1][:port] (comma-separated). */
@@ -39,6 +42,7 @@ export interface McpConfig {
   apiKey?: string;
   tableWriteKey?: string;
   readOnly: boolean;
+  toolsets: ToolsetChoice;
   allowedHosts: string[];
   allowedOrigins: string[];
   maxFileBytes: number;
@@ -60,11 +64,18 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
     throw new Error(`invalid MCP server configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  let toolsets: ToolsetChoice;
+  try {
+    toolsets = parseToolsets(e.SVC_TOOLSETS);
+  } catch (err) {
+    throw new Error(`invalid MCP server configuration:\n  SVC_TOOLSETS: ${(err as Error).message}`);
+  }
   return {
     serviceUrl: e.SVC_URL.replace(/\/+$/, ''),
     apiKey: e.SVC_API_KEY,
     tableWriteKey: e.SVC_TABLE_WRITE_KEY,
     readOnly: e.SVC_READ_ONLY,
+    toolsets,
     allowedHosts: list(e.SVC_MCP_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(e.SVC_MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin),
     maxFileBytes: e.SVC_MCP_MAX_FILE_BYTES,

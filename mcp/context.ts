@@ -1,7 +1,9 @@
 import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
 import type { Wallet } from '../wallet/wallet.js';
+import type { Scope } from '../shared/scopes.js';
 import type { McpConfig } from './config.js';
+import type { ToolsetChoice } from './toolsets.js';
 
 /** Everything a tool needs; built once per process and shared by every MCP session. */
 export interface McpContext {
@@ -11,7 +13,20 @@ export interface McpContext {
   prices: Map<string, string>;
   /** Where the prices came from: the service's pricing endpoint at start, or the built-in catalogue. */
   pricesSource: 'service' | 'catalogue';
+  /** Reaches the service: plain fetch, or (hosted endpoint) the service's routes in process with the caller's credential. */
   fetch: typeof fetch;
+  /** Which toolsets this session lists. */
+  toolsets: ToolsetChoice;
+  /** Set on the hosted endpoint: a signed-in caller whose own wallet pays (x402 over MCP `_meta`). */
+  hosted?: HostedCaller;
+}
+
+/** The caller of the hosted endpoint, as its credential says. */
+export interface HostedCaller {
+  /** Scopes the credential grants: the Account API tools listed are those they allow. */
+  scopes: readonly Scope[];
+  /** The caller's own credential, sent as the Table API's x-svc-api-key by the table tools. */
+  credential: string;
 }
 
 export function cataloguePrices(): Map<string, string> {

@@ -2,7 +2,6 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AGENT_ACTIONS, toolNameOf } from '../shared/agent-api/catalogue.js';
 import type { AgentAction } from '../shared/agent-api/action.js';
 import { loadPrices, type McpContext } from './context.js';
-import { listReceipts } from './tools/wallet-tools.js';
 
 const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value, null, 1) }] });
 
@@ -34,7 +33,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
     'receipts',
     'svc://receipts',
     { title: 'Spend ledger', description: 'Every payment this wallet made, newest first.', mimeType: 'application/json' },
-    async (uri) => json(uri.href, await listReceipts(ctx, 1000)),
+    async (uri) => json(uri.href, { receipts: (await ctx.wallet.ledger.entries()).reverse() }),
   );
   server.registerResource(
     'wallet',

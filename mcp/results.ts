@@ -1,22 +1,31 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isWalletError } from '../wallet/errors.js';
+import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 
-/** A tool failure with the sentence the agent reads: what failed, what it cost, what to do. */
-export class ToolFailure extends Error {
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
+export { ToolFailure };
+
+/** Structured content plus its compact JSON as text (for clients that read only text), after an optional one-line summary. */
+export function okResult(structured: Record<string, unknown>, summary?: string, meta?: Record<string, unknown>): CallToolResult {
+  const text = JSON.stringify(structured);
+  return { content: [{ type: 'text', text: summary ? `${summary}\n${text}` : text }], structuredContent: structured, ...(meta ? { _meta: meta } : {}) };
 }
 
-export function okResult(structured: Record<string, unknown>, summary?: string): CallToolResult {
-  const text = JSON.stringify(structured, null, 1);
-  return { content: [{ type: 'text', text: summary ? `${summary}\n${text}` : text }], structuredContent: structured };
+/**
+ * x402 MCP transport: a paid tool called without (a valid) payment. The PaymentRequired object is the
+ * structured content, and the text carries the `x402/error` wrapper for clients that read only text.
+ */
+function paymentRequiredResult(e: PaymentRequiredFailure): CallToolResult {
+  const wrapper = { [X402_META.error]: { code: 402, message: e.message, data: e.paymentRequired } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(wrapper) }],
+    structuredContent: e.paymentRequired,
+    ...(e.paymentResponse ? { _meta: { [X402_META.paymentResponse]: e.paymentResponse } } : {}),
+  };
 }
 
 export function errorResult(e: unknown): CallToolResult {
+  if (e instanceof PaymentRequiredFailure) return paymentRequiredResult(e);
   let text: string;
   if (isWalletError(e)) text = e.message;
   else if (e instanceof ToolFailure) text = e.message;

@@ -1,37 +1,96 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { loadPrices, type McpContext } from './context.js';
+import { addTool, installCompactToolList, toolsOf } from './register.js';
+import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
+import { registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
 import { registerDeploySite } from './tools/deploy-site.js';
 import { registerTableTools } from './tools/table-tools.js';
 import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
+import { TOOLSET_NAMES, TOOLSETS, type Toolset } from './toolsets.js';
 
 export const MCP_SERVER_NAME = 'svc';
 export const MCP_SERVER_VERSION = '0.1.0';
 
-const INSTRUCTIONS = `Tools for svc, a site-hosting service for AI agents. Paid tools pay in USDC from the configured wallet, automatically and only within the user's spend caps (per call, per session, per 24 h, optional lifetime); every paid tool accepts dryRun: true to see the price without paying. Start with suggest_site_name + create_app_from_html, or deploy_site for several files. wallet_status shows the balance, spending and caps; list_receipts shows every payment.`;
+const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
+const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"].`;
 
 /** Builds the shared context once per process: config, wallet, and the prices the tools quote. */
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
   const fetchImpl = options.fetch ?? fetch;
   const { prices, source } = await loadPrices(config.serviceUrl, fetchImpl);
-  return { config, wallet: createWallet(config.wallet, { fetch: fetchImpl, now: options.now }), prices, pricesSource: source, fetch: fetchImpl };
+  return {
+    config,
+    wallet: createWallet(config.wallet, { fetch: fetchImpl, now: options.now }),
+    prices,
+    pricesSource: source,
+    fetch: fetchImpl,
+    toolsets: config.toolsets,
+  };
+}
+
+/** Dynamic mode: the agent lists toolsets and enables one; the client hears notifications/tools/list_changed. */
+function registerToolsetTools(server: McpServer, ctx: McpContext): void {
+  const ro = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const state = (t: Toolset) => ({
+    toolset: t,
+    description: TOOLSETS[t],
+    enabled: toolsOf(server, t).some((tool) => tool.enabled),
+    tools: toolsOf(server, t).length,
+  });
+  addTool(
+    server,
+    ctx,
+    'list_toolsets',
+    { description: 'Toolsets of this server, whether each is enabled, and what it holds. Free.', inputSchema: {}, annotations: ro },
+    () => guarded(async () => okResult({ toolsets: TOOLSET_NAMES.filter((t) => toolsOf(server, t).length).map(state) })),
+    null,
+  );
+  addTool(
+    server,
+    ctx,
+    'enable_toolset',
+    {
+      description: 'Enable a toolset for this session (list_toolsets names them); its tools then appear in the tool list. Free.',
+      inputSchema: { toolset: z.enum(TOOLSET_NAMES as [Toolset, ...Toolset[]]) },
+      annotations: { ...ro, readOnlyHint: false },
+    },
+    ({ toolset }: { toolset: Toolset }) =>
+      guarded(async () => {
+        const tools = toolsOf(server, toolset);
+        if (!tools.length)
+          throw new ToolFailure(
+            `Toolset ${toolset} has no tools here${ctx.config.readOnly ? ' (read-only mode)' : ''}${ctx.hosted ? ' (or your scopes allow none)' : ''}.`,
+          );
+        for (const t of tools) if (!t.enabled) t.enable();
+        return okResult(state(toolset), `Enabled ${toolset}: ${tools.length} tools.`);
+      }),
+    null,
+  );
 }
 
 /** One MCP server (per session/connection) over the shared context. */
 export function buildMcpServer(ctx: McpContext): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: ctx.hosted ? HOSTED_INSTRUCTIONS : LOCAL_INSTRUCTIONS },
   );
   registerActionTools(server, ctx);
   registerTableTools(server, ctx);
-  registerWalletTools(server, ctx);
-  registerDeploySite(server, ctx);
-  registerUploadDataset(server, ctx);
-  registerResources(server, ctx);
+  registerAccountTools(server, ctx);
+  if (!ctx.hosted) {
+    // One tool call = several payments, and the wallet tools describe the local wallet: local only.
+    registerWalletTools(server, ctx);
+    registerDeploySite(server, ctx);
+    registerUploadDataset(server, ctx);
+    registerResources(server, ctx);
+  }
+  if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);
+  installCompactToolList(server);
   return server;
 }

@@ -1,103 +1,112 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
-import { AGENT_ACTIONS, responseSchemaOf, toolNameOf } from '../../shared/agent-api/catalogue.js';
+import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
 import { usdcToAtomic } from '../../shared/money.js';
-import { callAction, quoteAction } from '../agent-call.js';
+import { X402_META } from '../failures.js';
+import { callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
+import { addTool } from '../register.js';
 import { guarded, okResult } from '../results.js';
-import { PaymentInfoSchema, QuoteSchema, dryRunArg, maxPriceArg } from '../schemas.js';
+import { maxPriceArg } from '../schemas.js';
+import { serviceArgName, toolArgName } from '../vocabulary.js';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Whether a tool can neither write nor pay: the only kind SVC_READ_ONLY=1 keeps. */
 export function isReadOnlyAction(action: AgentAction, price: string): boolean {
   return action.readOnly && usdcToAtomic(price) === 0n;
 }
 
-function priceSentence(action: AgentAction, price: string): string {
-  if (usdcToAtomic(price) > 0n)
-    return `Price: ${price} USDC per call, paid automatically from the configured wallet (x402 on Base) within its spend caps; dryRun: true shows the price and cap headroom without paying.`;
-  if (action.identity) return 'Free: the wallet signs a zero-value authorization to prove it owns the apps; no money moves.';
-  return 'Free.';
+function priceSentence(ctx: McpContext, action: AgentAction, price: string): string {
+  const paid = usdcToAtomic(price) > 0n;
+  if (ctx.hosted) {
+    if (paid) return `Costs ${price} USDC, paid by your wallet (x402: the result asks for payment; retry with _meta["x402/payment"]).`;
+    return action.identity ? 'Free; your wallet signs a zero-value x402 authorization to prove it owns the apps.' : 'Free.';
+  }
+  if (paid) return `Costs ${price} USDC from the wallet, within its caps.`;
+  return action.identity ? 'Free (the wallet signs a zero-value proof of ownership).' : 'Free.';
 }
 
-interface ToolSchemas {
-  paramKeys: string[];
-  inputShape: z.ZodRawShape;
-  outputSchema: z.ZodObject;
+interface ToolShape {
+  /** Tool argument → the service's path parameter. */
+  params: Map<string, string>;
+  /** Tool argument → the service's body field. */
+  body: Map<string, string>;
+  input: Record<string, z.core.$ZodType>;
 }
-// zod schemas are immutable: built once per action and reused by every server (the HTTP transport
-// builds one server per request).
-const schemaCache = new Map<string, ToolSchemas>();
+// zod schemas are immutable: built once per action and reused by every server (the HTTP transports
+// build one server per request).
+const shapeCache = new Map<string, ToolShape>();
 
-function toolSchemas(action: AgentAction, usesWallet: boolean): ToolSchemas {
-  const key = `${action.name}:${usesWallet}`;
-  let hit = schemaCache.get(key);
+function toolShape(action: AgentAction, paid: boolean): ToolShape {
+  const key = `${action.name}:${paid}`;
+  let hit = shapeCache.get(key);
   if (!hit) {
     const bodyShape = action.input instanceof z.ZodObject ? (action.input.shape as z.ZodRawShape) : {};
-    hit = {
-      paramKeys: Object.keys(action.params.shape),
-      inputShape: { ...action.params.shape, ...bodyShape, ...(usesWallet ? { dryRun: dryRunArg, maxPrice: maxPriceArg } : {}) },
-      outputSchema: responseSchemaOf(action)
-        .partial()
-        .extend({
-          dryRun: z.boolean().optional().describe('true when nothing was sent (quote only)'),
-          quote: QuoteSchema.optional(),
-          payment: PaymentInfoSchema.optional(),
-        }),
-    };
-    schemaCache.set(key, hit);
+    const params = new Map<string, string>();
+    const body = new Map<string, string>();
+    const input: Record<string, z.core.$ZodType> = {};
+    for (const [k, schema] of Object.entries(action.params.shape as z.ZodRawShape)) {
+      params.set(toolArgName(action.name, k), k);
+      input[toolArgName(action.name, k)] = schema;
+    }
+    for (const [k, schema] of Object.entries(bodyShape)) {
+      body.set(toolArgName(action.name, k), k);
+      input[toolArgName(action.name, k)] = schema;
+    }
+    if (paid) input.maxPrice = maxPriceArg;
+    hit = { params, body, input };
+    shapeCache.set(key, hit);
   }
   return hit;
 }
 
 /**
- * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params
- * + body fields (+ dryRun / maxPrice for actions that use the wallet), output = the action's
- * response schema, annotations from the catalogue flags, price in the description and `_meta`.
+ * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params +
+ * body fields in the tools' vocabulary (+ maxPrice where the local wallet pays), annotations from the
+ * catalogue flags, price in the description and `_meta`. Results are the service's answer as
+ * structured content; no output schema (it doubled the size of the tool list and earned nothing).
  */
-export function registerActionTools(server: McpServer, ctx: McpContext): string[] {
-  const names: string[] = [];
+export function registerActionTools(server: McpServer, ctx: McpContext): void {
   for (const action of AGENT_ACTIONS as readonly AgentAction[]) {
     const price = priceOf(ctx, action.name);
     if (ctx.config.readOnly && !isReadOnlyAction(action, price)) continue;
     const name = toolNameOf(action);
-    const usesWallet = action.identity || usdcToAtomic(price) > 0n;
-    const { paramKeys, inputShape, outputSchema } = toolSchemas(action, usesWallet);
-    server.registerTool(
+    const shape = toolShape(action, !ctx.hosted && usdcToAtomic(price) > 0n);
+    addTool(
+      server,
+      ctx,
       name,
       {
-        title: name.replace(/_/g, ' '),
-        description: `${action.description} ${priceSentence(action, price)}`,
-        inputSchema: inputShape,
-        outputSchema,
-        annotations: {
-          title: name.replace(/_/g, ' '),
-          readOnlyHint: action.readOnly,
-          destructiveHint: action.destructive,
-          idempotentHint: action.idempotent,
-          openWorldHint: true,
-        },
-        _meta: { 'svc/action': action.name, 'svc/price': price, 'svc/currency': 'USDC', 'svc/method': action.method, 'svc/path': action.path },
+        description: `${action.description} ${priceSentence(ctx, action, price)}`,
+        inputSchema: shape.input,
+        annotations: { readOnlyHint: action.readOnly, destructiveHint: action.destructive, idempotentHint: action.idempotent, openWorldHint: true },
       },
-      (args: Record<string, unknown>) =>
+      (args: Record<string, unknown>, extra: Extra) =>
         guarded(async () => {
-          const { dryRun, maxPrice, ...rest } = args as Record<string, unknown> & { dryRun?: boolean; maxPrice?: string };
-          if (dryRun) {
-            const quote = await quoteAction(ctx, action, maxPrice ?? priceOf(ctx, action.name));
-            return okResult(
-              { dryRun: true, quote },
-              `${name} would cost ${quote.price} USDC; ${quote.allowed ? 'the caps allow it' : `it would be refused: ${quote.refusal}`}. Nothing was sent or paid.`,
-            );
-          }
+          const { maxPrice, ...rest } = args as Record<string, unknown> & { maxPrice?: string };
           const params: Record<string, unknown> = {};
           const body: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(rest)) (paramKeys.includes(k) ? params : body)[k] = v;
-          const result = await callAction(ctx, action, params, action.method === 'GET' || action.method === 'DELETE' ? undefined : body, maxPrice);
-          const summary = result.payment ? `${name} done; paid ${result.payment.price} USDC.` : `${name} done.`;
-          return okResult({ ...result.body, payment: result.payment }, summary);
+          for (const [k, v] of Object.entries(rest)) {
+            const param = shape.params.get(k);
+            if (param) params[param] = v;
+            else body[shape.body.get(k) ?? serviceArgName(action.name, k)] = v;
+          }
+          const hasBody = action.method === 'POST' || action.method === 'PATCH';
+          const result = await callAction(ctx, action, params, hasBody ? body : undefined, { maxPrice, meta: extra._meta });
+          const { receipt, ...answer } = result.body as Record<string, unknown> & { receipt?: { receiptId?: string } };
+          const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
+          const summary = `${name} done.${paid}`;
+          const structured = {
+            ...answer,
+            ...(receipt?.receiptId ? { receiptId: receipt.receiptId } : {}),
+            ...(result.payment ? { paid: result.payment.price } : {}),
+          };
+          return okResult(structured, summary, result.paymentResponse ? { [X402_META.paymentResponse]: result.paymentResponse } : undefined);
         }),
     );
-    names.push(name);
   }
-  return names;
 }

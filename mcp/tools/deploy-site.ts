@@ -8,11 +8,11 @@ import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { SITE_UPLOAD_MAX_FILES, VisibilitySchema } from '../../shared/agent-api/actions/common.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
-import { assertWithinCaps, headroom } from '../../wallet/ledger.js';
+import { assertWithinCaps } from '../../wallet/ledger.js';
 import { callAction, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
+import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { dryRunArg } from '../schemas.js';
 
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -117,112 +117,85 @@ function progressReporter(extra: Extra, total: number) {
 
 const action = (name: string): AgentAction => actionByName(name)!;
 
+const DeployArgs = {
+  appName: z.string().min(1).max(63).optional().describe('Name (slug) of a new app; see suggest_site_name. Omit with appId.'),
+  appId: z.string().min(1).optional().describe('Existing app to update instead'),
+  files: z.array(FileArg).max(MAX_FILES).optional().describe('Inline files'),
+  folder: z.string().optional().describe('Absolute path of a local folder (dotfiles and node_modules skipped)'),
+  entryPoint: z.string().optional().describe('File served for "/" (default index.html)'),
+  visibility: VisibilitySchema.optional().describe('New app: public (default) or private'),
+  password: z.string().min(1).max(200).optional().describe('New app: private behind this password'),
+};
+export type DeployInput = { [K in keyof typeof DeployArgs]?: z.infer<(typeof DeployArgs)[K]> };
+
+/**
+ * The paid steps a deploy makes and their total, from the same arguments deploy_site takes (the
+ * folder is read, nothing is sent). Used by deploy_site before its first payment and by quote.
+ */
+export function deployPlan(ctx: McpContext, args: DeployInput) {
+  if (!args.appName === !args.appId) throw new ToolFailure('deploy_site needs either appName (new app) or appId (existing app), not both. Nothing was paid.');
+  if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
+  const files: DeployFile[] = args.folder
+    ? readFolder(args.folder, ctx.config.maxFileBytes)
+    : args.files!.map((f) => {
+        if ((f.content === undefined) === (f.contentBase64 === undefined))
+          throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
+        const p = cleanPath(f.path);
+        return {
+          path: p,
+          bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'),
+          type: f.contentType ?? typeOf(p),
+        };
+      });
+  if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
+  const totalBytes = files.reduce((n, f) => n + f.bytes.length, 0);
+  if (totalBytes > MAX_TOTAL_BYTES)
+    throw new ToolFailure(
+      `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls (toolset advanced).`,
+    );
+  if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
+  const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
+  const entry = files.find((f) => f.path === entryPoint);
+  if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was paid.`);
+  // Batches: every batch carries the entry point, so each finalize names a file it uploads.
+  const others = files.filter((f) => f !== entry);
+  const perBatch = SITE_UPLOAD_MAX_FILES - 1;
+  const batches: DeployFile[][] = [];
+  for (let i = 0; i === 0 || i < others.length; i += perBatch) batches.push([entry, ...others.slice(i, i + perBatch)]);
+  const plan: AgentAction[] = [
+    ...(args.appId ? [] : [action('x402.create_app_from_html')]),
+    ...batches.flatMap(() => [action('x402.create_site_upload_urls'), action('x402.finalize_site_upload')]),
+    action('x402.publish_app'),
+  ];
+  const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
+  return { files, entry, entryPoint, batches, plan, planned };
+}
+
 /**
  * deploy_site: inline files or a local folder → create the app (or update `appId`), upload every file
  * through upload URLs (batches of SITE_UPLOAD_MAX_FILES), finalize, publish; returns the live URL.
  * The whole plan is priced and checked against the caps before the first payment, so a deploy
- * does not stop half-way on a cap.
+ * does not stop half-way on a cap. Local wallet only: one tool call makes several payments.
  */
-export function registerDeploySite(server: McpServer, ctx: McpContext): string[] {
-  if (ctx.config.readOnly) return [];
+export function registerDeploySite(server: McpServer, ctx: McpContext): void {
+  if (ctx.config.readOnly) return;
   const steps = ['x402.create_app_from_html', 'x402.create_site_upload_urls', 'x402.finalize_site_upload', 'x402.publish_app'];
-  const prices = steps.map((s) => `${s.slice(5)} ${priceOf(ctx, s)}`).join(', ');
-  server.registerTool(
+  const newSite = atomicToUsdc(steps.reduce((sum, s) => sum + usdcToAtomic(priceOf(ctx, s)), 0n));
+  addTool(
+    server,
+    ctx,
     'deploy_site',
     {
-      title: 'deploy site',
-      description: `Publish a whole static site in one call: give inline files or a local folder; creates the app (or updates appId), uploads every file, sets the entry point, publishes, and returns the live URL. Paid per step (${prices} USDC; a new site with up to ${SITE_UPLOAD_MAX_FILES} files costs the sum of the four). dryRun: true returns the plan and its total price without paying. Sends progress notifications.`,
-      inputSchema: {
-        name: z.string().min(1).max(63).optional().describe('App name (slug) for a new app; see suggest_site_name. Omit when appId is given.'),
-        appId: z.string().min(1).optional().describe('Existing app to update instead of creating one'),
-        files: z.array(FileArg).max(MAX_FILES).optional().describe('Inline files (text in content, binary in contentBase64)'),
-        folder: z.string().optional().describe('Absolute path of a local folder on the machine running the MCP server (dotfiles and node_modules are skipped)'),
-        entryPoint: z.string().optional().describe('File served for "/" (default index.html)'),
-        visibility: VisibilitySchema.optional().describe('For a new app: public (default) or private'),
-        password: z.string().min(1).max(200).optional().describe('For a new app: makes it private behind this password'),
-        dryRun: dryRunArg,
-      },
-      outputSchema: z.object({
-        dryRun: z.boolean().optional(),
-        appId: z.string().nullable(),
-        appName: z.string().nullable(),
-        url: z.string().nullable().describe('Live URL of the site'),
-        files: z.array(z.object({ path: z.string(), size: z.number().int(), type: z.string() })),
-        plannedCost: z.string().describe('USDC the plan costs'),
-        paid: z.string().describe('USDC actually paid'),
-        payments: z.array(z.object({ action: z.string(), price: z.string(), receiptId: z.string().nullable(), txHash: z.string().nullable() })),
-      }),
-      annotations: { title: 'deploy site', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      _meta: { 'svc/composite': steps, 'svc/currency': 'USDC' },
+      description: `Publish a static site from inline files or a local folder in one call: creates the app (or updates appId), uploads, publishes; returns url and pathUrl. A new app of up to 99 files costs ${newSite} USDC (quote prices any plan). Sends progress.`,
+      inputSchema: DeployArgs,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    (async (
-      args: {
-        name?: string;
-        appId?: string;
-        files?: z.infer<typeof FileArg>[];
-        folder?: string;
-        entryPoint?: string;
-        visibility?: 'public' | 'private';
-        password?: string;
-        dryRun?: boolean;
-      },
-      extra: Extra,
-    ): Promise<CallToolResult> =>
+    (async (args: DeployInput, extra: Extra): Promise<CallToolResult> =>
       guarded(async () => {
-        if (!args.name === !args.appId) throw new ToolFailure('deploy_site needs either name (new app) or appId (existing app), not both. Nothing was paid.');
-        if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
-        const files: DeployFile[] = args.folder
-          ? readFolder(args.folder, ctx.config.maxFileBytes)
-          : args.files!.map((f) => {
-              if ((f.content === undefined) === (f.contentBase64 === undefined))
-                throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
-              const p = cleanPath(f.path);
-              return {
-                path: p,
-                bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64!, 'base64'),
-                type: f.contentType ?? typeOf(p),
-              };
-            });
-        if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
-        const totalBytes = files.reduce((n, f) => n + f.bytes.length, 0);
-        if (totalBytes > MAX_TOTAL_BYTES)
-          throw new ToolFailure(
-            `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls directly.`,
-          );
-        if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
-        const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
-        const entry = files.find((f) => f.path === entryPoint);
-        if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was paid.`);
-
-        // Batches: every batch carries the entry point, so each finalize names a file it uploads.
-        const others = files.filter((f) => f !== entry);
-        const perBatch = SITE_UPLOAD_MAX_FILES - 1;
-        const batches: DeployFile[][] = [];
-        for (let i = 0; i === 0 || i < others.length; i += perBatch) batches.push([entry, ...others.slice(i, i + perBatch)]);
-        const plan: AgentAction[] = [
-          ...(args.appId ? [] : [action('x402.create_app_from_html')]),
-          ...batches.flatMap(() => [action('x402.create_site_upload_urls'), action('x402.finalize_site_upload')]),
-          action('x402.publish_app'),
-        ];
-        const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
+        const { files, entry, entryPoint, batches, plan, planned } = deployPlan(ctx, args);
         const fileList = files.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type }));
         const totals = await ctx.wallet.ledger.totals();
         const caps = ctx.wallet.config.caps;
-        if (args.dryRun) {
-          return okResult(
-            {
-              dryRun: true,
-              appId: args.appId ?? null,
-              appName: args.name ?? null,
-              url: null,
-              files: fileList,
-              plannedCost: atomicToUsdc(planned),
-              paid: '0',
-              payments: [],
-            },
-            `deploy_site would make ${plan.length} paid calls costing ${atomicToUsdc(planned)} USDC in total (headroom now ${atomicToUsdc(headroom(totals, caps).next)} USDC per call). Nothing was sent or paid.`,
-          );
-        }
         // The whole deploy must fit the session/day/lifetime headroom; each step must fit the per-call cap.
         assertWithinCaps(planned, totals, { ...caps, perCall: planned }, 'deploy_site (all steps together)');
         for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
@@ -248,6 +221,7 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
         let appId = args.appId ?? null;
         let appName: string | null = null;
         let url: string | null = null;
+        let pathUrl: string | null = null;
         if (!appId) {
           if (!entry.type.startsWith('text/html'))
             throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
@@ -255,16 +229,17 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
             action('x402.create_app_from_html'),
             {},
             {
-              name: args.name,
+              name: args.appName,
               html: entry.bytes.toString('utf8'),
               ...(args.password ? { password: args.password } : {}),
               ...(args.visibility ? { visibility: args.visibility } : {}),
             },
           );
-          const app = body.app as { appId: string; appName?: string; url?: string };
+          const app = body.app as { appId: string; appName?: string; url?: string; pathUrl?: string };
           appId = app.appId;
           appName = app.appName ?? null;
           url = app.url ?? null;
+          pathUrl = app.pathUrl ?? null;
           await progress(`created app ${appName ?? appId}`);
         }
         for (const batch of batches) {
@@ -308,21 +283,31 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): string[]
             { siteId: appId },
             { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) },
           );
-          const app = fin.app as { appName?: string; url?: string } | undefined;
+          const app = fin.app as { appName?: string; url?: string; pathUrl?: string } | undefined;
           appName = app?.appName ?? appName;
           url = app?.url ?? url;
+          pathUrl = app?.pathUrl ?? pathUrl;
           await progress(`finalized ${batch.length} files`);
         }
         const pub = await step(action('x402.publish_app'), { siteId: appId });
-        const app = pub.app as { appName?: string; url?: string } | undefined;
+        const app = pub.app as { appName?: string; url?: string; pathUrl?: string } | undefined;
         appName = app?.appName ?? appName;
         url = app?.url ?? url;
+        pathUrl = app?.pathUrl ?? pathUrl;
         await progress('published');
         return okResult(
-          { appId, appName, url, files: fileList, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments },
-          `Deployed ${files.length} files; live at ${url}. Paid ${paidSoFar()} USDC.`,
+          {
+            appId,
+            appName,
+            url,
+            pathUrl,
+            files: fileList.length,
+            bytes: fileList.reduce((n, f) => n + f.size, 0),
+            paid: paidSoFar(),
+            receiptIds: payments.map((p) => p.receiptId),
+          },
+          `Deployed ${files.length} files; live at ${url} (also ${pathUrl}). Paid ${paidSoFar()} USDC.`,
         );
       })) as never,
   );
-  return ['deploy_site'];
 }

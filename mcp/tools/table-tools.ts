@@ -1,70 +1,67 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import {
-  TableAggregateResponseSchema,
-  TableCompactResponseSchema,
-  TableQuerySchema,
-  TableRecordsResponseSchema,
-  tableQueryToSearchParams,
-  type TableQueryInput,
-} from '../../shared/tables/query.js';
+import { TableFilterSchema, TableQuerySchema, tableQueryToSearchParams, type TableQueryInput } from '../../shared/tables/query.js';
+import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import type { McpContext } from '../context.js';
+import { addTool, type ToolConfig } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 
-const slug = (what: string) =>
-  z
-    .string()
-    .min(1)
-    .max(63)
-    .regex(/^[a-z0-9][a-z0-9-]*$/i, 'a slug')
-    .describe(what);
+const slug = (what: string) => z.string().min(1).max(63).describe(what);
 const target = {
-  site: slug('App name (site slug) that owns the Table, e.g. "my-shop"'),
-  table: slug('Table slug, e.g. "products"'),
+  appName: slug('App name (slug)'),
+  table: slug('Table slug'),
 };
-const writeKey = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    'Table write key (x-svc-write-key); default: SVC_TABLE_WRITE_KEY of the MCP server. Needed for writes, and for reads when the Table requires a read key.',
-  );
-const apiKey = z.string().min(1).optional().describe('Developer API server key (x-svc-api-key), used instead of the write key');
+const writeKey = z.string().min(1).optional().describe('Table write key if needed (default SVC_TABLE_WRITE_KEY)');
 const recordId = z.string().min(1).max(100).describe('Record id');
 
-interface ToolConfig {
-  title: string;
-  description: string;
-  inputSchema: z.ZodRawShape;
-  outputSchema: z.ZodObject;
-  annotations: ToolAnnotations;
-  _meta: Record<string, unknown>;
-}
-
-const RecordSchema = z.object({ id: z.string(), fields: z.record(z.string(), z.unknown()) }).passthrough();
-const RecordResult = z.object({ ok: z.boolean(), record: RecordSchema });
+/**
+ * table_query takes the Table API's query schema (shared/tables/query.ts) minus its aliases and the
+ * parameters another one covers (field/value and filter/filterValue: where; sortField/sortDir: sort;
+ * columns: fields; dates: where with gte/lte; compact: a transport detail), so the model sees one way
+ * to say each thing, with shorter descriptions than the HTTP reference needs.
+ */
+const Q = TableQuerySchema.shape;
+const QueryArgs = {
+  ...target,
+  limit: Q.limit.describe('Default 50, at most 1000'),
+  offset: Q.offset.describe('Records to skip'),
+  cursor: Q.cursor.describe('nextCursor of the previous page'),
+  includeTotal: Q.includeTotal.describe('Add total'),
+  where: z
+    .array(z.object({ field: z.string(), op: TableFilterSchema.shape.op.describe('in: a,b,c; ilike: * wildcards'), value: z.string() }))
+    .max(TABLE_LIMITS.maxFilters)
+    .optional()
+    .describe('Filters, all must match'),
+  sort: Q.sort.describe('e.g. "-price,name" (- descending)'),
+  q: Q.q.describe('Text search'),
+  fields: Q.fields.describe('Fields to return, comma-separated'),
+  aggregate: Q.aggregate,
+  // Names that say it all: no description.
+  aggregateField: z.string().optional(),
+  groupBy: z.string().optional(),
+  bbox: Q.bbox,
+  writeKey,
+};
+const SchemaArgs = { ...target, writeKey };
+const RecordArgs = { ...target, recordId, writeKey };
+const CreateArgs = { ...target, record: z.record(z.string(), z.unknown()).describe('Field name → value'), writeKey };
+const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey };
 
 /**
  * Table API tools. Every GET parameter of `table_query` is the tables engineer's TableQuerySchema
  * (shared/tables/query.ts), so the tool and the API never disagree. Calls go to the path fallback
- * `{SVC_URL}/api/data/<site>/<table>`, which every deployment serves. Table calls cost nothing.
+ * `{SVC_URL}/api/data/<appName>/<table>`, which every deployment serves. Table calls cost nothing.
  */
-export function registerTableTools(server: McpServer, ctx: McpContext): string[] {
-  const names: string[] = [];
+export function registerTableTools(server: McpServer, ctx: McpContext): void {
   const base = (site: string, table: string) => `${ctx.config.serviceUrl}/api/data/${encodeURIComponent(site)}/${encodeURIComponent(table)}`;
 
-  async function tableFetch(
-    tool: string,
-    method: string,
-    url: string,
-    keys: { writeKey?: string; apiKey?: string },
-    body?: unknown,
-  ): Promise<Record<string, unknown>> {
+  async function tableFetch(tool: string, method: string, url: string, keys: { writeKey?: string }, body?: unknown): Promise<Record<string, unknown>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const wk = keys.writeKey ?? ctx.config.tableWriteKey;
     if (wk) headers['x-svc-write-key'] = wk;
-    if (keys.apiKey) headers['x-svc-api-key'] = keys.apiKey;
+    // The owner's credential opens every Table of the owner's apps: the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp.
+    const apiKey = ctx.hosted?.credential ?? ctx.config.apiKey;
+    if (apiKey) headers['x-svc-api-key'] = apiKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
@@ -90,7 +87,7 @@ export function registerTableTools(server: McpServer, ctx: McpContext): string[]
           : res.status === 405
             ? 'This method is not enabled for the Table.'
             : res.status === 404
-              ? 'Check the site, table and record names.'
+              ? 'Check appName, table and recordId (list_apps, table_schema).'
               : res.status === 400
                 ? 'Fix the parameters named above (use exact schema field names; table_schema lists them).'
                 : 'Retry later.';
@@ -103,8 +100,7 @@ export function registerTableTools(server: McpServer, ctx: McpContext): string[]
 
   const reg = (name: string, config: ToolConfig, write: boolean, cb: (args: Record<string, unknown>) => Promise<Record<string, unknown>>) => {
     if (write && ctx.config.readOnly) return;
-    server.registerTool(name, config as never, ((args: Record<string, unknown>) => guarded(async () => okResult(await cb(args)))) as never);
-    names.push(name);
+    addTool(server, ctx, name, config, (args: Record<string, unknown>) => guarded(async () => okResult(await cb(args))));
   };
   const hints = (readOnly: boolean, destructive: boolean, idempotent: boolean) => ({
     readOnlyHint: readOnly,
@@ -112,126 +108,83 @@ export function registerTableTools(server: McpServer, ctx: McpContext): string[]
     idempotentHint: idempotent,
     openWorldHint: true,
   });
-  const free = { 'svc/price': '0', 'svc/currency': 'USDC' };
-
-  const QueryOutput = TableRecordsResponseSchema.partial()
-    .extend(TableCompactResponseSchema.partial().shape)
-    .extend(TableAggregateResponseSchema.partial().shape)
-    .passthrough();
   reg(
     'table_query',
     {
-      title: 'table query',
-      description:
-        'Read records of a Table through its Table API: paging (limit, offset, includeTotal, cursor), equality filters (field+value or filter+filterValue), comparison filters (where), sorting, text search (q, searchFields), date ranges, field selection (fields/columns, compact), aggregates (count/sum/avg/min/max with groupBy) and map areas (bbox). Use exact schema field names (table_schema). Free.',
-      inputSchema: { ...target, ...TableQuerySchema.shape, writeKey, apiKey },
-      outputSchema: QueryOutput,
-      annotations: { title: 'table query', ...hints(true, false, true) },
-      _meta: free,
+      description: 'Read records of a Table: filters, sort, search, paging, aggregates, map area (fields as table_schema names them). Free.',
+      inputSchema: QueryArgs,
+      annotations: { ...hints(true, false, true) },
     },
     false,
     async (a) => {
-      const {
-        site,
-        table,
-        writeKey: wk,
-        apiKey: ak,
-        ...query
-      } = a as Record<string, unknown> & { site: string; table: string; writeKey?: string; apiKey?: string };
+      const { appName, table, writeKey: wk, ...query } = a as Record<string, unknown> & { appName: string; table: string; writeKey?: string };
       const qs = tableQueryToSearchParams(query as TableQueryInput).toString();
-      return tableFetch('table_query', 'GET', `${base(site, table)}${qs ? `?${qs}` : ''}`, { writeKey: wk, apiKey: ak });
+      return tableFetch('table_query', 'GET', `${base(appName, table)}${qs ? `?${qs}` : ''}`, { writeKey: wk });
     },
   );
   reg(
     'table_schema',
     {
-      title: 'table schema',
-      description: 'The schema of a Table (field names, labels, types), which methods its API allows, and its limits. Free.',
-      inputSchema: { ...target, writeKey, apiKey },
-      outputSchema: z
-        .object({ ok: z.boolean(), schema: z.object({ fields: z.array(z.object({ name: z.string(), type: z.string() }).passthrough()) }).passthrough() })
-        .passthrough(),
-      annotations: { title: 'table schema', ...hints(true, false, true) },
-      _meta: free,
+      description: 'Fields (names, types) of a Table, the methods its API allows, and its limits. Free.',
+      inputSchema: SchemaArgs,
+      annotations: { ...hints(true, false, true) },
     },
     false,
-    async (a) =>
-      tableFetch('table_schema', 'GET', `${base(a.site as string, a.table as string)}/schema`, { writeKey: a.writeKey as string, apiKey: a.apiKey as string }),
+    async (a) => tableFetch('table_schema', 'GET', `${base(a.appName as string, a.table as string)}/schema`, { writeKey: a.writeKey as string }),
   );
   reg(
     'table_get_record',
     {
-      title: 'table get record',
       description: 'One record of a Table by id. Free.',
-      inputSchema: { ...target, recordId, writeKey, apiKey },
-      outputSchema: RecordResult,
-      annotations: { title: 'table get record', ...hints(true, false, true) },
-      _meta: free,
+      inputSchema: RecordArgs,
+      annotations: { ...hints(true, false, true) },
     },
     false,
     async (a) =>
-      tableFetch('table_get_record', 'GET', `${base(a.site as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
+      tableFetch('table_get_record', 'GET', `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
         writeKey: a.writeKey as string,
-        apiKey: a.apiKey as string,
       }),
   );
   reg(
     'table_create_record',
     {
-      title: 'table create record',
       description:
-        'Create one record in a Table (POST {record}). Needs the write key unless the Table allows public inserts. Not idempotent: a retry after a lost answer can create a second record. Free.',
-      inputSchema: { ...target, record: z.record(z.string(), z.unknown()).describe('Field name → value, using exact schema field names'), writeKey, apiKey },
-      outputSchema: RecordResult,
-      annotations: { title: 'table create record', ...hints(false, false, false) },
-      _meta: free,
+        'Create one record. Needs the write key unless the Table allows public inserts. A retry after a lost answer can create a second record. Free.',
+      inputSchema: CreateArgs,
+      annotations: { ...hints(false, false, false) },
     },
     true,
     async (a) =>
-      tableFetch(
-        'table_create_record',
-        'POST',
-        base(a.site as string, a.table as string),
-        { writeKey: a.writeKey as string, apiKey: a.apiKey as string },
-        { record: a.record },
-      ),
+      tableFetch('table_create_record', 'POST', base(a.appName as string, a.table as string), { writeKey: a.writeKey as string }, { record: a.record }),
   );
   reg(
     'table_update_record',
     {
-      title: 'table update record',
-      description: 'Change some fields of one record (PATCH {fields}); other fields stay. Needs the write key. Free.',
-      inputSchema: { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey, apiKey },
-      outputSchema: RecordResult,
-      annotations: { title: 'table update record', ...hints(false, false, true) },
-      _meta: free,
+      description: 'Change some fields of one record; the others stay. Needs the write key. Free.',
+      inputSchema: UpdateArgs,
+      annotations: { ...hints(false, false, true) },
     },
     true,
     async (a) =>
       tableFetch(
         'table_update_record',
         'PATCH',
-        `${base(a.site as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`,
-        { writeKey: a.writeKey as string, apiKey: a.apiKey as string },
+        `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`,
+        { writeKey: a.writeKey as string },
         { fields: a.fields },
       ),
   );
   reg(
     'table_delete_record',
     {
-      title: 'table delete record',
-      description: 'Delete one record of a Table. Needs the write key. Cannot be undone. Free.',
-      inputSchema: { ...target, recordId, writeKey, apiKey },
-      outputSchema: z.object({ ok: z.boolean(), deleted: z.object({ id: z.string() }) }),
-      annotations: { title: 'table delete record', ...hints(false, true, true) },
-      _meta: free,
+      description: 'Delete one record (cannot be undone). Needs the write key. Free.',
+      inputSchema: RecordArgs,
+      annotations: { ...hints(false, true, true) },
     },
     true,
     async (a) =>
-      tableFetch('table_delete_record', 'DELETE', `${base(a.site as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
+      tableFetch('table_delete_record', 'DELETE', `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
         writeKey: a.writeKey as string,
-        apiKey: a.apiKey as string,
       }),
   );
-  return names;
 }

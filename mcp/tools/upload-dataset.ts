@@ -5,14 +5,13 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
-import { DatasetAssetSchema } from '../../shared/agent-api/actions/datasets.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import { assertWithinCaps } from '../../wallet/ledger.js';
 import { callAction, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
+import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { dryRunArg } from '../schemas.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 const action = (name: string): AgentAction => actionByName(name)!;
@@ -26,43 +25,40 @@ interface UploadUrlAnswer {
   parts?: { partNumber: number; url: string; size: number }[];
 }
 
+const DATASET_STEPS = ['x402.create_data_file_upload_url', 'x402.complete_data_file_multipart_upload', 'x402.convert_data_file_to_api'];
+
+/** The most an upload costs (the multipart completion is paid only for large files); quote uses it too. */
+export function datasetPlan(ctx: McpContext) {
+  const plan = DATASET_STEPS.map(action);
+  return { plan, planned: plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n) };
+}
+
 /**
  * upload_dataset: a local data file (or inline text) → upload URL → PUT (single, or every part of a
  * multipart upload, reading each part from disk) → complete → convert → the Table API URL. The plan
  * is priced and checked against the caps before the first payment.
  */
-export function registerUploadDataset(server: McpServer, ctx: McpContext): string[] {
-  if (ctx.config.readOnly) return [];
-  const steps = ['x402.create_data_file_upload_url', 'x402.complete_data_file_multipart_upload', 'x402.convert_data_file_to_api'];
-  const prices = steps.map((s) => `${s.slice(5)} ${priceOf(ctx, s)}`).join(', ');
-  server.registerTool(
+export function registerUploadDataset(server: McpServer, ctx: McpContext): void {
+  if (ctx.config.readOnly) return;
+  const most = atomicToUsdc(datasetPlan(ctx).planned);
+  addTool(
+    server,
+    ctx,
     'upload_dataset',
     {
-      title: 'upload dataset',
-      description: `Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet, GeoParquet) into a queryable Table API on an app: uploads it (multipart when large), converts it, returns the Table API URL and the inferred fields. Give a local file path or inline text content. Paid per step (${prices} USDC; the multipart completion only for large files). dryRun: true returns the price without paying. Sends progress notifications.`,
+      description: `Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app: uploads (multipart when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Costs at most ${most} USDC. Sends progress.`,
       inputSchema: {
-        appId: z.string().min(1).describe('App (appId) that will own the dataset'),
-        file: z.string().optional().describe('Absolute path of a local file on the machine running the MCP server'),
+        appId: z.string().min(1).describe('App that will own the dataset'),
+        file: z.string().optional().describe('Absolute path of a local file'),
         content: z.string().optional().describe('Inline UTF-8 content (CSV, JSON, GeoJSON) instead of file'),
-        fileName: z.string().min(1).max(255).optional().describe('File name with extension (required with content; default: the file name of file)'),
-        fileType: z.string().max(200).optional().describe('Media type (optional; the extension decides the format)'),
+        fileName: z.string().min(1).max(255).optional().describe('File name with extension (required with content)'),
+        fileType: z.string().max(200).optional().describe('Media type (the extension decides the format)'),
         name: z.string().min(1).max(200).optional().describe('Dataset display name'),
-        slug: z.string().min(1).max(63).optional().describe('Table API name: {site}/api/data/<app>/<slug>'),
-        replaceExisting: z.boolean().optional().describe('Replace the dataset with this slug (destructive: old records go)'),
+        slug: z.string().min(1).max(63).optional().describe('Table name in {base}/api/data/<appName>/<slug>'),
+        replaceExisting: z.boolean().optional().describe('Replace the dataset with this slug (its old records go)'),
         sheet: z.string().min(1).max(200).optional().describe('XLSX: the sheet to read'),
-        dryRun: dryRunArg,
       },
-      outputSchema: z.object({
-        dryRun: z.boolean().optional(),
-        strategy: z.enum(['single', 'multipart']).nullable(),
-        asset: DatasetAssetSchema.partial().passthrough().nullable(),
-        url: z.string().nullable().describe('Table API URL of the dataset'),
-        plannedCost: z.string(),
-        paid: z.string(),
-        payments: z.array(z.object({ action: z.string(), price: z.string(), receiptId: z.string().nullable(), txHash: z.string().nullable() })),
-      }),
-      annotations: { title: 'upload dataset', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      _meta: { 'svc/composite': steps, 'svc/currency': 'USDC' },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     (async (
       args: {
@@ -75,7 +71,6 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         slug?: string;
         replaceExisting?: boolean;
         sheet?: string;
-        dryRun?: boolean;
       },
       extra: Extra,
     ): Promise<CallToolResult> =>
@@ -120,14 +115,7 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         };
 
         // Worst case (multipart) is priced up front; single uploads skip the completion step.
-        const plan = steps.map(action);
-        const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
-        if (args.dryRun) {
-          return okResult(
-            { dryRun: true, strategy: null, asset: null, url: null, plannedCost: atomicToUsdc(planned), paid: '0', payments: [] },
-            `upload_dataset would cost at most ${atomicToUsdc(planned)} USDC. Nothing was sent or paid.`,
-          );
-        }
+        const { plan, planned } = datasetPlan(ctx);
         const caps = ctx.wallet.config.caps;
         assertWithinCaps(planned, await ctx.wallet.ledger.totals(), { ...caps, perCall: planned }, 'upload_dataset (all steps together)');
         for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
@@ -199,10 +187,9 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): strin
         await progress('converted');
         const asset = conv.asset as { url?: string } & Record<string, unknown>;
         return okResult(
-          { strategy: up.strategy, asset, url: asset?.url ?? null, plannedCost: atomicToUsdc(planned), paid: paidSoFar(), payments },
+          { strategy: up.strategy, asset, paid: paidSoFar(), receiptIds: payments.map((p) => p.receiptId) },
           `Dataset ready at ${asset?.url}. Paid ${paidSoFar()} USDC.`,
         );
       })) as never,
   );
-  return ['upload_dataset'];
 }

@@ -3,104 +3,102 @@ import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, actionByName, toolNameOf } from '../../shared/agent-api/catalogue.js';
 import { atomicToUsdc } from '../../shared/money.js';
-import { LedgerEntrySchema } from '../../wallet/ledger.js';
-import { quoteAction } from '../agent-call.js';
+import type { LedgerEntry } from '../../wallet/ledger.js';
+import { quoteAction, quoteAmount, type Quote } from '../agent-call.js';
 import type { McpContext } from '../context.js';
+import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { QuoteSchema } from '../schemas.js';
-
-const usdcOrNull = z.string().nullable();
-export const WalletStatusSchema = z.object({
-  configured: z.boolean().describe('Whether a wallet key is configured'),
-  address: z.string().nullable(),
-  serviceUrl: z.string(),
-  network: z.string().nullable(),
-  asset: z.string().nullable(),
-  recipient: z.string().nullable().describe("The service's receiving wallet"),
-  balance: z.string().nullable().describe('On-chain USDC balance (null when unknown)'),
-  balanceNote: z.string().optional(),
-  spent: z.object({ session: z.string(), day: z.string().describe('Rolling 24 h'), total: z.string() }),
-  caps: z.object({ perCall: z.string(), perSession: z.string(), perDay: z.string(), total: usdcOrNull }),
-  headroom: z.object({ session: z.string(), day: z.string(), total: usdcOrNull, nextCall: z.string().describe('The most the next paid call may cost') }),
-  ledger: z.string().describe('Spend ledger file'),
-});
-
-export const ReceiptListSchema = z.object({
-  count: z.number().int(),
-  totalSpent: z.string().describe('Sum of the listed payments that count as spent (USDC)'),
-  receipts: z.array(LedgerEntrySchema.omit({ pid: true, sessionId: true }).extend({ price: z.string().describe('USDC') })),
-});
+import { type DeployInput, deployPlan } from './deploy-site.js';
+import { datasetPlan } from './upload-dataset.js';
 
 /** Resolves a tool or action name (`create_app_from_html` or `x402.create_app_from_html`). */
 export function findAction(name: string): AgentAction | undefined {
   return actionByName(name.startsWith('x402.') ? name : `x402.${name}`);
 }
 
-export async function listReceipts(ctx: McpContext, limit = 50, action?: string): Promise<z.infer<typeof ReceiptListSchema>> {
-  const all = await ctx.wallet.ledger.entries();
-  const filtered = all
-    .filter((e) => !action || e.action === action || e.action === `x402.${action}`)
-    .slice(-limit)
-    .reverse();
-  const total = filtered.filter((e) => e.status !== 'released').reduce((s, e) => s + BigInt(e.amount), 0n);
+/** One receipt line as a model reads it: what, how much, its state and where to look it up. */
+function receiptLine(e: LedgerEntry) {
   return {
-    count: filtered.length,
-    totalSpent: atomicToUsdc(total),
-    receipts: filtered.map(({ pid: _p, sessionId: _s, ...e }) => ({ ...e, price: atomicToUsdc(BigInt(e.amount)) })),
+    at: new Date(e.reservedAt).toISOString(),
+    tool: e.action.replace(/^x402\./, ''),
+    price: atomicToUsdc(BigInt(e.amount)),
+    status: e.status,
+    receiptId: e.receiptId ?? null,
+    txHash: e.txHash ?? null,
   };
 }
 
-export function registerWalletTools(server: McpServer, ctx: McpContext): string[] {
+export async function listReceipts(ctx: McpContext, limit: number, action?: string) {
+  const all = await ctx.wallet.ledger.entries();
+  const matching = all.filter((e) => !action || e.action === action || e.action === `x402.${action}`);
+  const page = matching.slice(-limit).reverse();
+  const spent = matching.filter((e) => e.status !== 'released').reduce((s, e) => s + BigInt(e.amount), 0n);
+  return { count: matching.length, shown: page.length, totalSpent: atomicToUsdc(spent), receipts: page.map(receiptLine) };
+}
+
+/** quote for a composite tool: its whole plan priced from the same arguments the tool takes. */
+async function quoteComposite(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Quote & { steps: string[] }> {
+  const { plan, planned } =
+    tool === 'deploy_site'
+      ? deployPlan(ctx, Object.keys(args).length ? (args as DeployInput) : { appName: 'x', files: [{ path: 'index.html', content: '<p>' }] })
+      : datasetPlan(ctx);
+  const q = await quoteAmount(ctx, tool, tool, planned, true);
+  return { ...q, steps: plan.map((a) => toolNameOf(a)) };
+}
+
+export function registerWalletTools(server: McpServer, ctx: McpContext): void {
   const ro = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-  server.registerTool(
+  addTool(
+    server,
+    ctx,
     'wallet_status',
     {
-      title: 'wallet status',
       description:
-        'The paying wallet: address, on-chain USDC balance, what was spent this session / in the last 24 h / in total, the spend caps and the headroom left. Free; the caps are set by the user in the MCP server configuration and cannot be changed by a tool.',
+        'The paying wallet: address, USDC balance, spending (session, 24 h, total), the caps and the headroom left. Caps are set by the user in the MCP configuration; no tool can change them. Free.',
       inputSchema: {},
-      outputSchema: WalletStatusSchema,
-      annotations: { title: 'wallet status', ...ro, openWorldHint: true },
-      _meta: { 'svc/price': '0' },
+      annotations: { ...ro, openWorldHint: true },
     },
     () => guarded(async () => okResult({ ...(await ctx.wallet.status()) })),
   );
-  server.registerTool(
+  addTool(
+    server,
+    ctx,
     'quote',
     {
-      title: 'quote',
       description:
-        'Price of any action or tool (e.g. "create_app_from_html") and whether the spend caps allow paying it now. Without a name, quotes every paid action. Free; nothing is sent or paid.',
-      inputSchema: { action: z.string().optional().describe('Tool or action name; omit for all') },
-      outputSchema: z.object({ quotes: z.array(QuoteSchema) }),
-      annotations: { title: 'quote', ...ro },
-      _meta: { 'svc/price': '0' },
+        'Price of a paid tool (composites too: pass the args you would give deploy_site to price its plan) and whether the caps allow it now. Without tool: every paid tool. Free; nothing is sent.',
+      inputSchema: {
+        tool: z.string().optional().describe('Tool name, e.g. "deploy_site" or "create_app_from_html"; omit for all'),
+        args: z.record(z.string(), z.unknown()).optional().describe('For deploy_site: its arguments (files or folder, appId or appName)'),
+      },
+      annotations: ro,
     },
-    ({ action }: { action?: string }) =>
+    ({ tool, args }: { tool?: string; args?: Record<string, unknown> }) =>
       guarded(async () => {
-        const actions = action ? [findAction(action)] : (AGENT_ACTIONS as readonly AgentAction[]);
+        if (tool === 'deploy_site' || tool === 'upload_dataset') return okResult({ quotes: [await quoteComposite(ctx, tool, args ?? {})] });
+        const actions = tool ? [findAction(tool)] : (AGENT_ACTIONS as readonly AgentAction[]);
         if (actions.some((a) => !a))
-          throw new ToolFailure(`Unknown action "${action}". Known: ${AGENT_ACTIONS.map((a) => toolNameOf(a as AgentAction)).join(', ')}.`);
+          throw new ToolFailure(
+            `Unknown tool "${tool}". Paid tools: deploy_site, upload_dataset, ${AGENT_ACTIONS.map((a) => toolNameOf(a as AgentAction)).join(', ')}.`,
+          );
         const quotes = [];
         for (const a of actions as AgentAction[]) quotes.push(await quoteAction(ctx, a));
-        return okResult({ quotes });
+        return okResult({ quotes: tool ? quotes : quotes.filter((q) => q.price !== '0') });
       }),
   );
-  server.registerTool(
+  addTool(
+    server,
+    ctx,
     'list_receipts',
     {
-      title: 'list receipts',
       description:
-        'Payments this wallet made (newest first) from the local spend ledger: action, price, status (committed, released = refused and not charged, unknown/reserved = counted as spent), receipt id and transaction hash. Free.',
+        'Payments of this wallet, newest first (status: committed; released = refused, not charged; unknown/reserved = counted as spent). Default 10; the full ledger is the resource svc://receipts. Free.',
       inputSchema: {
-        limit: z.number().int().min(1).max(1000).optional().describe('How many (default 50)'),
-        action: z.string().optional().describe('Only this action'),
+        limit: z.number().int().min(1).max(200).optional().describe('How many (default 10)'),
+        tool: z.string().optional().describe('Only this tool'),
       },
-      outputSchema: ReceiptListSchema,
-      annotations: { title: 'list receipts', ...ro },
-      _meta: { 'svc/price': '0' },
+      annotations: ro,
     },
-    ({ limit, action }: { limit?: number; action?: string }) => guarded(async () => okResult(await listReceipts(ctx, limit ?? 50, action))),
+    ({ limit, tool }: { limit?: number; tool?: string }) => guarded(async () => okResult(await listReceipts(ctx, limit ?? 10, tool))),
   );
-  return ['wallet_status', 'quote', 'list_receipts'];
 }

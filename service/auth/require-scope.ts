@@ -9,22 +9,27 @@ import type { Principal } from './principal.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-function unauthorized(deps: Deps, message: string, error: 'invalid_request' | 'invalid_token'): AppError {
-  const meta = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`;
+function unauthorized(
+  deps: Deps,
+  message: string,
+  error: 'invalid_request' | 'invalid_token',
+  meta = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`,
+): AppError {
   return new AppError('unauthorized', message, undefined, {
     'WWW-Authenticate': `Bearer realm="svc", error="${error}", resource_metadata="${meta}"`,
   });
 }
 
 /** Resolves the Bearer credential or throws 401; counts the request against the credential's rate limit. */
-export async function authenticate(deps: Deps, authorization: string | undefined): Promise<Principal> {
-  if (!authorization) throw unauthorized(deps, 'missing credential: send Authorization: Bearer svc_pat_…', 'invalid_request');
+export async function authenticate(deps: Deps, authorization: string | undefined, resourceMetadata?: string): Promise<Principal> {
+  const refuse = (message: string, error: 'invalid_request' | 'invalid_token') => unauthorized(deps, message, error, resourceMetadata);
+  if (!authorization) throw refuse('missing credential: send Authorization: Bearer svc_pat_… or sign in with OAuth', 'invalid_request');
   const m = BEARER.exec(authorization);
-  if (!m) throw unauthorized(deps, 'malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
+  if (!m) throw refuse('malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
   const found = await resolveCredential(deps, m[1]);
-  if (found.status === 'revoked') throw unauthorized(deps, 'credential has been revoked', 'invalid_token');
-  if (found.status === 'expired') throw unauthorized(deps, 'credential has expired', 'invalid_token');
-  if (found.status !== 'ok') throw unauthorized(deps, 'invalid credential', 'invalid_token');
+  if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
+  if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
+  if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
   await consumeRateLimit(deps.db, `cred:${found.principal.credential.id}`, deps.config.limits.rateLimitPerMinute, 60_000, deps.clock.now());
   return found.principal;
 }

@@ -49,6 +49,24 @@ export function protectedResourceMetadata(deps: Deps) {
   };
 }
 
+/** The hosted MCP endpoint `{base}/mcp` (mounted by the composition root) as an RFC 9728 protected resource. */
+export function mcpProtectedResourceMetadata(deps: Deps) {
+  const base = deps.config.baseUrl;
+  return {
+    resource: `${base}/mcp`,
+    authorization_servers: [base],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'svc MCP server',
+    resource_documentation: `${base}/api/v1`,
+  };
+}
+
+/** Where a 401 at `{base}/mcp` points clients (RFC 9728 §3.1: path-suffixed well-known URL). */
+export function mcpResourceMetadataUrl(deps: Deps): string {
+  return `${deps.config.baseUrl}/.well-known/oauth-protected-resource/mcp`;
+}
+
 function pick(source: Record<string, unknown>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const name of AUTHORIZATION_PARAMS) {
@@ -102,6 +120,7 @@ export function oauthRoutes(deps: Deps): Hono {
   app.get('/.well-known/oauth-authorization-server', (c) => c.json(authorizationServerMetadata(deps)));
   // RFC 9728 §3.1: the metadata of resource `{base}/api/v1` lives at the path-suffixed address; the bare one is its alias.
   app.get('/.well-known/oauth-protected-resource/api/v1', (c) => c.json(protectedResourceMetadata(deps)));
+  app.get('/.well-known/oauth-protected-resource/mcp', (c) => c.json(mcpProtectedResourceMetadata(deps)));
   app.get('/.well-known/oauth-protected-resource', (c) => c.json(protectedResourceMetadata(deps)));
 
   app.post('/api/oauth/register', async (c) => {

@@ -51,7 +51,15 @@ function touched(row: SiteRow): TouchedApp {
 function appResult(deps: Deps, row: SiteRow, status: AppStatus) {
   const view = toSiteView(deps.config, row);
   return {
-    app: { appId: row.id, status, appName: row.slug, visibility: row.visibility, published: status === 'deleted' ? false : row.published, url: view.url },
+    app: {
+      appId: row.id,
+      status,
+      appName: row.slug,
+      visibility: row.visibility,
+      published: status === 'deleted' ? false : row.published,
+      url: view.url,
+      pathUrl: view.pathUrl,
+    },
   };
 }
 
@@ -143,6 +151,7 @@ export const appAgentHandlers = {
           published: v.published,
           status: v.status,
           url: v.url,
+          pathUrl: v.pathUrl,
           entryPoint: v.entryPoint,
           fileCount: v.fileCount,
           bytes: v.bytes,

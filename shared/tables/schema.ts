@@ -41,10 +41,10 @@ export const FieldSchema = z
       .string()
       .regex(FIELD_NAME_PATTERN, 'use 1–63 letters, digits or _, not starting with a digit')
       .refine((n) => !(RESERVED_FIELD_NAMES as readonly string[]).includes(n), 'id, createdAt and updatedAt are reserved')
-      .describe('Field name used in records and query parameters'),
-    label: z.string().max(200).optional().describe('Display label (defaults to the name)'),
-    type: z.enum(FIELD_TYPES).default('string').describe('string | number | integer | boolean | date (YYYY-MM-DD) | datetime (ISO 8601) | json'),
-    required: z.boolean().optional().describe('When true a record must carry a non-null value (default false)'),
+      .describe('Name in records and queries'),
+    label: z.string().max(200).optional().describe('Display label (default: the name)'),
+    type: z.enum(FIELD_TYPES).default('string').describe('date: YYYY-MM-DD; datetime: ISO 8601'),
+    required: z.boolean().optional().describe('Every record must have a value'),
   })
   .meta({ id: 'TableField' });
 

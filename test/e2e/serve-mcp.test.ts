@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
+import { TOOLSET_OF } from '../../mcp/toolsets.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -56,13 +57,20 @@ describe('npm start serves the MCP server beside the service', { timeout: 180_00
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${mcpPort}/mcp`)));
     const names = (await client.listTools()).tools.map((t) => t.name);
-    for (const action of AGENT_ACTIONS) expect(names).toContain(toolNameOf(action));
+    for (const action of AGENT_ACTIONS) if (TOOLSET_OF[toolNameOf(action)] !== 'advanced') expect(names).toContain(toolNameOf(action));
     const suggestion = await client.callTool({ name: 'suggest_site_name', arguments: {} });
     expect(suggestion.isError).toBeFalsy();
     expect((suggestion.structuredContent as { name: string }).name).toMatch(/^[a-z0-9-]+$/);
-    const paid = await client.callTool({ name: 'create_app_from_html', arguments: { name: 'nope', html: '<p/>' } });
+    const paid = await client.callTool({ name: 'create_app_from_html', arguments: { appName: 'nope', html: '<p/>' } });
     expect(paid.isError).toBe(true);
     expect(JSON.stringify(paid.content)).toContain('no wallet is configured; nothing was paid');
     await client.close();
+
+    // The hosted endpoint on the service's own port asks remote clients to sign in.
+    const base = banner.match(/svc is running at (\S+)/)![1];
+    expect(banner).toContain(`hosted:   ${base}/mcp`);
+    const hosted = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(hosted.status).toBe(401);
+    expect(hosted.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
   });
 });

@@ -34,7 +34,7 @@ let counter = 0;
 export async function startHarness(
   kind: DbKind = 'pglite',
   env: Record<string, string> = {},
-  options: { clock?: Clock; adminToken?: string } = {},
+  options: { clock?: Clock; adminToken?: string; mount?: (app: ReturnType<typeof buildApp>, deps: Deps) => Promise<void> } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const database = await openTestDatabase(kind);
@@ -57,6 +57,7 @@ export async function startHarness(
   });
   const runtime = await createRuntime(config, { database, clock: options.clock });
   const app = buildApp(runtime.deps, { adminToken: options.adminToken });
+  await options.mount?.(app, runtime.deps);
   handler = app.fetch;
 
   const harness: Harness = {

@@ -52,16 +52,16 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   it('create_app_from_html over stdio pays 0.007 USDC on chain, returns the receipt, and the app is served', async () => {
     const before = await balances();
     const name = uniqueName('stdio-app');
-    const r = await call(stdio, 'create_app_from_html', { name, html: '<!doctype html><h1>made by an agent</h1>' });
+    const r = await call(stdio, 'create_app_from_html', { appName: name, html: '<!doctype html><h1>made by an agent</h1>' });
     expect(r.isError, text(r)).toBeFalsy();
     const out = r.structuredContent as {
-      app: { appId: string; appName: string; url: string };
-      receipt: { txHash: string; price: string; action: string };
-      payment: { price: string; txHash: string };
+      app: { appId: string; appName: string; url: string; pathUrl: string };
+      receiptId: string;
+      paid: string;
     };
     expect(out.app.appName).toBe(name);
-    expect(out.receipt).toMatchObject({ action: 'x402.create_app_from_html', price: '0.007' });
-    expect(out.payment).toMatchObject({ price: '0.007', txHash: out.receipt.txHash });
+    expect(out.paid).toBe('0.007');
+    expect(out.receiptId).toMatch(/\S/);
     const after = await balances();
     expect(before.payer - after.payer).toBe(PRICE);
     expect(after.recipient - before.recipient).toBe(PRICE);
@@ -72,8 +72,17 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const status = (await call(stdio, 'wallet_status')).structuredContent as { address: string; balance: string; spent: { session: string } };
     expect(status).toMatchObject({ address: payer, spent: { session: '0.007' } });
     expect(status.balance).toBe((Number(after.payer) / 1e6).toString());
-    const receipts = (await call(stdio, 'list_receipts')).structuredContent as { receipts: { action: string; status: string; txHash: string }[] };
-    expect(receipts.receipts[0]).toMatchObject({ action: 'x402.create_app_from_html', status: 'committed', txHash: out.receipt.txHash });
+    const receipts = (await call(stdio, 'list_receipts')).structuredContent as {
+      receipts: { tool: string; status: string; receiptId: string; txHash: string }[];
+    };
+    expect(receipts.receipts[0]).toMatchObject({
+      tool: 'create_app_from_html',
+      status: 'committed',
+      receiptId: out.receiptId,
+      txHash: expect.stringMatching(/^0x/),
+    });
+    // The path form of the link resolves from a plain HTTP client.
+    expect((await fetch(out.app.pathUrl)).status).toBe(200);
     // list_apps: free, the wallet proves itself with a zero-value signature.
     const apps = (await call(stdio, 'list_apps')).structuredContent as { apps: { appName: string }[] };
     expect(apps.apps.map((a) => a.appName)).toContain(name);
@@ -95,18 +104,28 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         { path: 'img/dot.png', contentBase64: PNG_1X1 },
       ];
       const name = uniqueName('deployed');
-      const dry = await call(s.client, 'deploy_site', { name, files, dryRun: true });
-      expect(dry.structuredContent).toMatchObject({ dryRun: true, plannedCost: '0.011', paid: '0' });
+      const dry = await call(s.client, 'quote', { tool: 'deploy_site', args: { appName: name, files } });
+      expect(dry.structuredContent).toMatchObject({
+        quotes: [
+          {
+            tool: 'deploy_site',
+            price: '0.011',
+            allowed: true,
+            steps: ['create_app_from_html', 'create_site_upload_urls', 'finalize_site_upload', 'publish_app'],
+          },
+        ],
+      });
       expect(await balances()).toEqual(before);
 
       const progress: string[] = [];
-      const r = (await s.client.callTool({ name: 'deploy_site', arguments: { name, files } }, undefined, {
+      const r = (await s.client.callTool({ name: 'deploy_site', arguments: { appName: name, files } }, undefined, {
         onprogress: (p) => progress.push(p.message ?? ''),
       })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
       expect(r.isError, text(r)).toBeFalsy();
-      const out = r.structuredContent as { url: string; paid: string; payments: unknown[] };
+      const out = r.structuredContent as { url: string; pathUrl: string; paid: string; receiptIds: unknown[] };
       expect(out.paid).toBe('0.011');
-      expect(out.payments).toHaveLength(4);
+      expect(out.receiptIds).toHaveLength(4);
+      expect((await fetch(out.pathUrl)).status).toBe(200);
       expect(progress).toContain('published');
       expect(progress.filter((m) => m.startsWith('uploaded '))).toHaveLength(4);
       expect(before.payer - (await balances()).payer).toBe(11_000n);
@@ -129,7 +148,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       )!.appId;
       const again = await call(s.client, 'deploy_site', { appId, folder });
       expect(again.isError, text(again)).toBeFalsy();
-      expect(again.structuredContent as { paid: string; files: unknown[] }).toMatchObject({ paid: '0.004', files: [{ path: 'index.html' }] });
+      expect(again.structuredContent as { paid: string; files: number }).toMatchObject({ paid: '0.004', files: 1 });
       expect((await visit(h, out.url)).body).toContain('v2 from a folder');
       expect((await visit(h, out.url, '.env')).status).toBe(404);
     } finally {
@@ -141,7 +160,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('percall'), SVC_MAX_USDC_PER_CALL: '0.005' });
     try {
       const before = await balances();
-      const r = await call(s.client, 'create_app_from_html', { name: uniqueName('capped'), html: '<p>x</p>' });
+      const r = await call(s.client, 'create_app_from_html', { appName: uniqueName('capped'), html: '<p>x</p>' });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/Refused to pay 0\.007 USDC for x402\.create_app_from_html: the per-call cap is 0\.005 USDC.*Nothing was paid/);
       expect(await balances()).toEqual(before);
@@ -157,7 +176,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     try {
       const before = await balances();
       const results = await Promise.all(
-        Array.from({ length: 2 * N }, (_, i) => call(s.client, 'create_app_from_html', { name: uniqueName(`burst${i}`), html: '<p>x</p>' })),
+        Array.from({ length: 2 * N }, (_, i) => call(s.client, 'create_app_from_html', { appName: uniqueName(`burst${i}`), html: '<p>x</p>' })),
       );
       const ok = results.filter((r) => !r.isError);
       const refused = results.filter((r) => r.isError);
@@ -174,12 +193,13 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   it('a daily cap holds across a restart (same ledger file)', async () => {
     const env = { ...baseEnv(), SVC_SPEND_LEDGER: ledger('daily'), SVC_MAX_USDC_PER_DAY: '0.014' };
     const first = await connectHttp(env);
-    for (let i = 0; i < 2; i++) expect((await call(first.client, 'create_app_from_html', { name: uniqueName('day'), html: '<p>x</p>' })).isError).toBeFalsy();
+    for (let i = 0; i < 2; i++)
+      expect((await call(first.client, 'create_app_from_html', { appName: uniqueName('day'), html: '<p>x</p>' })).isError).toBeFalsy();
     await first.close();
     const second = await connectHttp(env); // a new process would do the same: a new session, the same file
     try {
       const before = await balances();
-      const r = await call(second.client, 'create_app_from_html', { name: uniqueName('day'), html: '<p>x</p>' });
+      const r = await call(second.client, 'create_app_from_html', { appName: uniqueName('day'), html: '<p>x</p>' });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/rolling 24-hour cap is 0\.014 USDC and 0 USDC of it is left/);
       expect(await balances()).toEqual(before);
@@ -195,11 +215,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     try {
       const before = await balances();
       const name = uniqueName('drift');
-      const r = await call(s.client, 'create_app_from_html', { name, html: '<p>x</p>' });
+      const r = await call(s.client, 'create_app_from_html', { appName: name, html: '<p>x</p>' });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/price changed from 0\.005 to 0\.007 USDC\. Nothing was paid/);
       expect(await balances()).toEqual(before);
-      const ok = await call(s.client, 'create_app_from_html', { name, html: '<p>x</p>', maxPrice: '0.007' });
+      const ok = await call(s.client, 'create_app_from_html', { appName: name, html: '<p>x</p>', maxPrice: '0.007' });
       expect(ok.isError, text(ok)).toBeFalsy();
       expect(before.payer - (await balances()).payer).toBe(PRICE);
     } finally {
@@ -221,7 +241,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger(`tamper-${n++}`) }, { fetch: tampering });
     try {
       const before = await balances();
-      const r = await call(s.client, 'create_app_from_html', { name: uniqueName('tamper'), html: '<p>x</p>' });
+      const r = await call(s.client, 'create_app_from_html', { appName: uniqueName('tamper'), html: '<p>x</p>' });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(why);
       expect(text(r)).toMatch(/Nothing was signed or paid/);
@@ -235,9 +255,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('tables') });
     try {
       const name = uniqueName('shop');
-      const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>shop</p>' })).structuredContent as { app: { appId: string } };
+      const app = (await call(s.client, 'create_app_from_html', { appName: name, html: '<p>shop</p>' })).structuredContent as { app: { appId: string } };
       const t = await call(s.client, 'create_table_api', {
-        siteId: app.app.appId,
+        appId: app.app.appId,
         name: 'Products',
         slug: 'products',
         schema: {
@@ -249,7 +269,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       });
       expect(t.isError, text(t)).toBeFalsy();
       const { writeKey } = (t.structuredContent as { table: { writeKey: string } }).table;
-      const target = { site: name, table: 'products' };
+      const target = { appName: name, table: 'products' };
       const noKey = await call(s.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
       expect(noKey.isError).toBe(true);
       expect(text(noKey)).toMatch(/write key/);
@@ -263,7 +283,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect(c.isError, text(c)).toBeFalsy();
         ids.push((c.structuredContent as { record: { id: string } }).record.id);
       }
-      const q = await call(s.client, 'table_query', { ...target, sortField: 'price', sortDir: 'desc', limit: 2, includeTotal: true });
+      const q = await call(s.client, 'table_query', { ...target, sort: '-price', limit: 2, includeTotal: true });
       expect(q.isError, text(q)).toBeFalsy();
       expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });
       const agg = await call(s.client, 'table_query', { ...target, aggregate: 'sum', aggregateField: 'price' });
@@ -277,7 +297,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       });
       expect((await call(s.client, 'table_query', { ...target, q: 'desk' })).structuredContent).toMatchObject({ records: [] });
       expect((await call(s.client, 'table_schema', target)).structuredContent).toMatchObject({ schema: { fields: [{ name: 'title' }, { name: 'price' }] } });
-      const bad = await call(s.client, 'table_query', { ...target, sortField: 'nope' });
+      const bad = await call(s.client, 'table_query', { ...target, sort: 'nope' });
       expect(bad.isError).toBe(true);
       expect(text(bad)).toMatch(/nope/);
     } finally {
@@ -294,7 +314,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('datasets'), SVC_MAX_USDC_PER_SESSION: '1' });
       try {
         const name = uniqueName('data');
-        const app = (await call(s.client, 'create_app_from_html', { name, html: '<p>data</p>' })).structuredContent as { app: { appId: string } };
+        const app = (await call(s.client, 'create_app_from_html', { appName: name, html: '<p>data</p>' })).structuredContent as { app: { appId: string } };
         const before = await balances();
         const small = await call(s.client, 'upload_dataset', {
           appId: app.app.appId,
@@ -305,7 +325,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect(small.isError, text(small)).toBeFalsy();
         expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
         expect(before.payer - (await balances()).payer).toBe(11_000n);
-        const q = await call(s.client, 'table_query', { site: name, table: 'cities', sortField: 'population', sortDir: 'asc' });
+        const q = await call(s.client, 'table_query', { appName: name, table: 'cities', sort: 'population' });
         expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
 
         const file = path.join(dir, 'big.csv');
@@ -320,7 +340,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
         expect(big.isError, text(big)).toBeFalsy();
         expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
-        const count = await call(s.client, 'table_query', { site: name, table: 'big', aggregate: 'count' });
+        const count = await call(s.client, 'table_query', { appName: name, table: 'big', aggregate: 'count' });
         expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
       } finally {
         await s.close();

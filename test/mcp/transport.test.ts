@@ -4,7 +4,10 @@ import nodeHttp from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadMcpConfig } from '../../mcp/config.js';
+import { TOOLSET_OF } from '../../mcp/toolsets.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
 import { call, connectHttp, connectStdio, text } from './helpers.js';
@@ -27,20 +30,25 @@ afterAll(async () => {
 });
 
 describe('svc-mcp over stdio and streamable HTTP', () => {
-  it.each(['stdio', 'http'] as const)('lists every catalogue action with annotations, price and output schema (%s)', async (kind) => {
+  it.each(['stdio', 'http'] as const)('lists the default toolsets (apps, tables, datasets, wallet) with prices and annotations (%s)', async (kind) => {
     const client = kind === 'stdio' ? stdio : http.client;
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const a of catalogue) {
-      const t = byName.get(toolNameOf(a));
-      expect(t, toolNameOf(a)).toBeDefined();
-      expect(t!.annotations).toMatchObject({ readOnlyHint: a.readOnly, destructiveHint: a.destructive, idempotentHint: a.idempotent, openWorldHint: true });
-      expect(t!._meta).toMatchObject({ 'svc/action': a.name, 'svc/price': a.price, 'svc/currency': 'USDC' });
-      expect(t!.outputSchema?.type).toBe('object');
-      if (a.price !== '0') {
-        expect(t!.description).toContain(`Price: ${a.price} USDC`);
-        expect(Object.keys(t!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['dryRun', 'maxPrice']));
+      const name = toolNameOf(a);
+      if (TOOLSET_OF[name] === 'advanced') {
+        expect(byName.has(name), `${name} is in the advanced toolset`).toBe(false);
+        continue;
       }
+      const t = byName.get(name);
+      expect(t, name).toBeDefined();
+      expect(t!.annotations?.readOnlyHint ?? false).toBe(a.readOnly);
+      if (a.price !== '0') {
+        expect(t!.description).toContain(`Costs ${a.price} USDC`);
+        expect(Object.keys(t!.inputSchema.properties ?? {})).toContain('maxPrice');
+      }
+      // One vocabulary: an app is appId / appName, never siteId or site.
+      expect(Object.keys(t!.inputSchema.properties ?? {})).not.toEqual(expect.arrayContaining(['siteId']));
     }
     for (const name of [
       'table_query',
@@ -57,74 +65,101 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     ]) {
       expect(byName.has(name), name).toBe(true);
     }
-    // table_query takes every Table API GET parameter of the spec.
     const q = Object.keys(byName.get('table_query')!.inputSchema.properties ?? {});
     expect(q).toEqual(
-      expect.arrayContaining([
-        'limit',
-        'offset',
-        'includeTotal',
-        'field',
-        'value',
-        'filter',
-        'filterValue',
-        'sortField',
-        'sortDir',
-        'q',
-        'searchFields',
-        'dateField',
-        'dateFrom',
-        'dateTo',
-        'fields',
-        'columns',
-        'compact',
-        'aggregate',
-        'aggregateField',
-        'groupBy',
-        'bbox',
-        'longitudeField',
-        'latitudeField',
-      ]),
+      expect.arrayContaining(['appName', 'table', 'limit', 'offset', 'cursor', 'where', 'sort', 'q', 'fields', 'aggregate', 'groupBy', 'bbox']),
     );
-    expect(byName.get('table_delete_record')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
+    expect(byName.get('table_delete_record')!.annotations).toMatchObject({ idempotentHint: true });
+    expect(byName.get('table_delete_record')!.annotations?.destructiveHint).toBeUndefined();
+  });
+
+  it('keeps the tool list within its budget: default ≤ 16,000 characters, no tool over 1,600, everything ≤ 48,000', async () => {
+    // Sizes are deterministic (the JSON a client receives), not timings.
+    const size = (tools: unknown[]) => tools.reduce<number>((n, t) => n + JSON.stringify(t).length, 0);
+    const { tools } = await http.client.listTools();
+    expect(size(tools)).toBeLessThanOrEqual(16_000);
+    const all = await connectHttp({ ...env, SVC_TOOLSETS: 'all', SVC_API_KEY: 'svc_pat_unused' });
+    try {
+      const everything = (await all.client.listTools()).tools;
+      expect(everything.length).toBeGreaterThan(tools.length);
+      for (const t of everything) expect(JSON.stringify(t).length, t.name).toBeLessThanOrEqual(1_600);
+      expect(size(everything)).toBeLessThanOrEqual(48_000);
+    } finally {
+      await all.close();
+    }
+  });
+
+  it('SVC_TOOLSETS picks toolsets; an unknown one is refused at start naming the known ones', async () => {
+    const tables = await connectHttp({ ...env, SVC_TOOLSETS: 'tables' });
+    try {
+      const names = (await tables.client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual([
+        'create_table_api',
+        'table_create_record',
+        'table_delete_record',
+        'table_get_record',
+        'table_query',
+        'table_schema',
+        'table_update_record',
+      ]);
+    } finally {
+      await tables.close();
+    }
+    expect(() => loadMcpConfig({ ...env, SVC_TOOLSETS: 'tables,nope' })).toThrow(/unknown toolset\(s\): nope \(known: apps, tables/);
+  });
+
+  it('dynamic toolsets: enable_toolset adds its tools and the client hears tools/list_changed', async () => {
+    const dyn = await connectStdio({ ...env, SVC_TOOLSETS: 'tables,dynamic' });
+    try {
+      let changed = 0;
+      dyn.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++;
+      });
+      const before = (await dyn.listTools()).tools.map((t) => t.name);
+      expect(before).toContain('list_toolsets');
+      expect(before).not.toContain('deploy_site');
+      const listed = await call(dyn, 'list_toolsets');
+      expect(listed.structuredContent).toMatchObject({
+        toolsets: expect.arrayContaining([{ toolset: 'apps', enabled: false, description: expect.any(String), tools: 9 }]),
+      });
+      const on = await call(dyn, 'enable_toolset', { toolset: 'apps' });
+      expect(on.isError, text(on)).toBeFalsy();
+      await vi.waitFor(() => expect(changed).toBeGreaterThan(0));
+      expect((await dyn.listTools()).tools.map((t) => t.name)).toContain('deploy_site');
+    } finally {
+      await dyn.close();
+    }
   });
 
   it('SVC_READ_ONLY=1 keeps only tools that can neither write nor pay', async () => {
     const ro = await connectHttp({ ...env, SVC_READ_ONLY: '1' });
     try {
       const names = (await ro.client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual([
-        'describe_api',
-        'list_apps',
-        'list_pricing',
-        'list_receipts',
-        'quote',
-        'suggest_site_name',
-        'table_get_record',
-        'table_query',
-        'table_schema',
-        'wallet_status',
-      ]);
-      const r = await call(ro.client, 'create_app_from_html', { name: 'x', html: '<p>x</p>' });
+      expect(names).toEqual(['list_apps', 'list_receipts', 'quote', 'suggest_site_name', 'table_get_record', 'table_query', 'table_schema', 'wallet_status']);
+      const r = await call(ro.client, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
       expect(r.isError).toBe(true);
     } finally {
       await ro.close();
     }
   });
 
-  it('without a wallet a paid tool refuses with an actionable sentence, and dryRun quotes', async () => {
-    const r = await call(stdio, 'create_app_from_html', { name: 'x', html: '<p>x</p>' });
+  it('without a wallet a paid tool refuses with an actionable sentence, and quote says so', async () => {
+    const r = await call(stdio, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/no wallet is configured; nothing was paid\. Set SVC_WALLET_PRIVATE_KEY/);
-    const q = await call(stdio, 'publish_app', { siteId: 'abc', dryRun: true });
+    const q = await call(stdio, 'quote', { tool: 'publish_app' });
     expect(q.isError).toBeFalsy();
-    expect(q.structuredContent).toMatchObject({ dryRun: true, quote: { action: 'x402.publish_app', price: '0.002', allowed: false, walletConfigured: false } });
+    expect(q.structuredContent).toMatchObject({ quotes: [{ action: 'x402.publish_app', price: '0.002', allowed: false, walletConfigured: false }] });
+    const composite = await call(stdio, 'quote', { tool: 'upload_dataset' });
+    expect(composite.structuredContent).toMatchObject({ quotes: [{ tool: 'upload_dataset', price: '0.012' }] });
+    const unknown = await call(stdio, 'quote', { tool: 'deploy_everything' });
+    expect(text(unknown)).toMatch(/Unknown tool "deploy_everything"\. Paid tools: deploy_site, upload_dataset/);
   });
 
   it('bad arguments come back as a tool error naming the field', async () => {
     const r = await call(stdio, 'create_app_from_html', { html: '<p>x</p>' });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/name/);
+    expect(text(r)).toMatch(/appName/);
   });
 
   it('an unreachable service is an error result, not a crash', async () => {

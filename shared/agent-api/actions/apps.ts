@@ -114,6 +114,7 @@ export const AgentAppListEntrySchema = z
     published: z.boolean(),
     status: z.enum(['created', 'updated', 'published']),
     url: z.string(),
+    pathUrl: z.string(),
     entryPoint: z.string(),
     fileCount: z.number().int(),
     bytes: z.number().int(),

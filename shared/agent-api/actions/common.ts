@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Shared building blocks of the action declarations. */
 export const NoParams = z.object({});
 export const NoBody = z.object({});
-export const SiteParams = z.object({ siteId: z.string().min(1).max(100).describe('appId returned by create_app_from_html') });
+export const SiteParams = z.object({ siteId: z.string().min(1).max(100).describe('Site id (appId in results)') });
 
 export const VisibilitySchema = z.enum(['private', 'public']);
 
@@ -20,6 +20,7 @@ export const AgentAppResultSchema = z
     visibility: VisibilitySchema,
     published: z.boolean().describe('Whether the app is served at its URL'),
     url: z.string().describe('Host-based address of the app'),
+    pathUrl: z.string().describe('The same app on the service host ({base_url}/s/<appName>/); resolves from any HTTP client'),
   })
   .meta({ id: 'AgentApp' });
 

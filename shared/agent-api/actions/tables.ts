@@ -24,8 +24,7 @@ export const createTableApi = {
   method: 'POST',
   path: '/api/x402/apps/:siteId/tables',
   price: '0.008',
-  description:
-    'Create a Table with a REST data API on an app owned by the paying wallet. Field types: string, number, integer, boolean, date, datetime, json. Returns the Table API url and its write key (shown once).',
+  description: 'Create a Table with a REST data API on an app owned by the paying wallet. Returns the Table API url and its write key (shown once).',
   params: SiteParams,
   input: z.object({
     name: z.string().trim().min(1).max(200),

@@ -1,0 +1,61 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Hono } from 'hono';
+import { loadMcpConfig } from '../mcp/config.js';
+import type { McpContext } from '../mcp/context.js';
+import { buildMcpServer, createMcpContext } from '../mcp/server.js';
+import { parseToolsets } from '../mcp/toolsets.js';
+import { authenticate } from '../service/auth/require-scope.js';
+import type { Deps } from '../service/deps.js';
+import { AppError } from '../service/http/app-error.js';
+import type { AppEnv } from '../service/http/env.js';
+import { mcpResourceMetadataUrl } from '../service/oauth/routes.js';
+
+/** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
+export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
+
+/**
+ * The hosted MCP endpoint `{SVC_BASE_URL}/mcp` on the service's own app and port: streamable HTTP,
+ * stateless (a server per POST). The caller signs in (OAuth access token or personal key); the tools
+ * then call the service's routes **in process** (`app.request`) with the caller's credential, so
+ * scopes, ownership, prices, money rules and errors have one implementation for HTTP and MCP callers.
+ * Paid Agent API tools are paid by the caller's own wallet through `_meta["x402/payment"]`; this
+ * endpoint has no wallet and never pays for anyone.
+ */
+export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
+  // Routes first: the first in-process request builds Hono's matcher, after which none can be added.
+  const base = deps.config.baseUrl;
+  const inProcess = ((input: RequestInfo | URL, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch;
+  let shared: Promise<McpContext> | undefined;
+
+  app.all('/mcp', async (c) => {
+    if (c.req.method !== 'POST')
+      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' }, id: null }, 405, {
+        Allow: 'POST',
+      });
+    const authorization = c.req.header('authorization');
+    const principal = await authenticate(deps, authorization, mcpResourceMetadataUrl(deps));
+    let toolsets: McpContext['toolsets'];
+    try {
+      toolsets = parseToolsets(c.req.query('toolsets') ?? HOSTED_DEFAULT_TOOLSETS);
+    } catch (e) {
+      throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
+    }
+    const forward = ((input: RequestInfo | URL, init?: RequestInit) => {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', authorization!);
+      return inProcess(input, { ...init, headers });
+    }) as typeof fetch;
+    // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
+    // config is built from nothing but the service's address. Prices are read once, in process.
+    shared ??= createMcpContext(loadMcpConfig({ SVC_URL: base }), { fetch: inProcess });
+    const ctx: McpContext = {
+      ...(await shared),
+      fetch: forward,
+      toolsets,
+      hosted: { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim() },
+    };
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await buildMcpServer(ctx).connect(transport);
+    return transport.handleRequest(c.req.raw);
+  });
+}

@@ -1,0 +1,128 @@
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { McpContext } from './context.js';
+import { type Toolset, toolsetOf } from './toolsets.js';
+
+/** What every tool declares: no output schema (structured content is returned without one). */
+export interface ToolConfig {
+  description: string;
+  inputSchema: Record<string, z.core.$ZodType>;
+  annotations?: ToolAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+interface Entry {
+  name: string;
+  toolset: Toolset | null;
+  config: ToolConfig;
+  tool: RegisteredTool;
+}
+
+/** Each server's tools in registration order: what tools/list shows and enable_toolset switches on. */
+const registered = new WeakMap<McpServer, Entry[]>();
+
+function remember(server: McpServer, entry: Entry): void {
+  const list = registered.get(server) ?? [];
+  list.push(entry);
+  registered.set(server, list);
+}
+
+/**
+ * Registers a tool when its toolset is enabled for this session; in dynamic mode every tool is
+ * registered and those of toolsets not yet enabled are disabled (unlisted) until enable_toolset.
+ * `toolset: null` is always on (the toolset tools themselves).
+ */
+export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
+  const on = toolset === null || ctx.toolsets.enabled.has(toolset);
+  if (!on && !ctx.toolsets.dynamic) return;
+  // The SDK's overloads cannot be named generically; ToolConfig is the shape they take.
+  const tool = server.registerTool(name, config as never, cb as never);
+  if (!on) tool.disable();
+  remember(server, { name, toolset, config, tool });
+}
+
+/** The tools of `toolset` on this server (empty when none were registered). */
+export function toolsOf(server: McpServer, toolset: Toolset): RegisteredTool[] {
+  return (registered.get(server) ?? []).filter((e) => e.toolset === toolset).map((e) => e.tool);
+}
+
+/** Replaces `{"$ref":"#/definitions/X"}` by X itself: a model reads one nested object more easily than a reference. */
+function inlineRefs(node: unknown, defs: Record<string, unknown>): unknown {
+  if (Array.isArray(node)) return node.map((n) => inlineRefs(n, defs));
+  if (typeof node !== 'object' || node === null) return node;
+  const ref = (node as { $ref?: string }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/definitions/')) return inlineRefs(defs[ref.slice('#/definitions/'.length)], defs);
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inlineRefs(v, defs)]));
+}
+
+/**
+ * Drops what costs a model tokens and buys it nothing: length, item-count and integer-range bounds
+ * and patterns (the SDK still validates every call against the full zod schema and answers with the
+ * exact issue), and the string spellings of flags (`"1"`, `"true"`) the HTTP query form accepts.
+ */
+function lean(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(lean);
+  if (typeof node !== 'object' || node === null) return node;
+  const n = node as Record<string, unknown>;
+  const flag = Array.isArray(n.anyOf) && (n.anyOf as { type?: string }[]).some((a) => a.type === 'boolean');
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(n)) {
+    if (['minLength', 'maxLength', 'minItems', 'maxItems', 'pattern', 'minimum', 'maximum'].includes(k)) continue;
+    if (flag && k === 'anyOf') {
+      out.type = 'boolean';
+      continue;
+    }
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, lean(s)])) : lean(v);
+  }
+  return out;
+}
+
+// JSON Schemas are derived from immutable zod shapes: computed once per shape, shared by every server.
+const jsonSchemaCache = new WeakMap<object, Tool['inputSchema']>();
+
+/** A tool's input as a compact JSON Schema: no `$schema`, definitions inlined, lean (above). */
+export function compactInputSchema(shape: Record<string, z.core.$ZodType>): Tool['inputSchema'] {
+  let hit = jsonSchemaCache.get(shape);
+  if (!hit) {
+    const { $schema: _s, definitions, ...schema } = z.toJSONSchema(z.object(shape), { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+    hit = lean(inlineRefs(schema, (definitions ?? {}) as Record<string, unknown>)) as Tool['inputSchema'];
+    jsonSchemaCache.set(shape, hit);
+  }
+  return hit;
+}
+
+/** Annotations without the values the MCP spec already defaults to (destructive true, idempotent false, open world true). */
+function compactAnnotations(a: ToolAnnotations | undefined): ToolAnnotations | undefined {
+  if (!a) return undefined;
+  const out: ToolAnnotations = {};
+  if (a.readOnlyHint) out.readOnlyHint = true;
+  else {
+    if (a.destructiveHint === false) out.destructiveHint = false;
+    if (a.idempotentHint) out.idempotentHint = true;
+  }
+  if (a.openWorldHint === false) out.openWorldHint = false;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * tools/list as a model pays for it: name, description, compact input schema, non-default
+ * annotations. Replaces the SDK's listing (which adds `$schema`, `execution` and definitions to every
+ * tool, and converts every schema again on every call).
+ */
+export function installCompactToolList(server: McpServer): void {
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: (registered.get(server) ?? [])
+      .filter((e) => e.tool.enabled)
+      .map((e) => {
+        const annotations = compactAnnotations(e.config.annotations);
+        return {
+          name: e.name,
+          description: e.config.description,
+          inputSchema: compactInputSchema(e.config.inputSchema),
+          ...(annotations ? { annotations } : {}),
+          ...(e.config._meta ? { _meta: e.config._meta } : {}),
+        };
+      }),
+  }));
+}

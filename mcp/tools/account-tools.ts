@@ -1,0 +1,117 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { z } from 'zod';
+import { ACCOUNT_OPERATIONS, type AccountOperation } from '../../shared/account-api/operations.js';
+import type { McpContext } from '../context.js';
+import { addTool } from '../register.js';
+import { ToolFailure, guarded, okResult } from '../results.js';
+import { accountAnswerAsApps } from '../vocabulary.js';
+
+/** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
+const ARG_OF: Record<string, string> = { siteId: 'appId' };
+const argOf = (op: AccountOperation, field: string) =>
+  op.path.startsWith('/sites') && op.method === 'POST' && field === 'slug' ? 'appName' : (ARG_OF[field] ?? field);
+
+interface AccountToolShape {
+  input: Record<string, z.core.$ZodType>;
+  /** Tool argument → [where, Account API name]. */
+  fields: Map<string, ['params' | 'query' | 'body', string]>;
+}
+const shapeCache = new Map<string, AccountToolShape>();
+
+function shapeOf(op: AccountOperation): AccountToolShape {
+  let hit = shapeCache.get(op.tool);
+  if (!hit) {
+    hit = { input: {}, fields: new Map() };
+    for (const where of ['params', 'query', 'body'] as const) {
+      for (const [field, schema] of Object.entries((op[where]?.shape ?? {}) as Record<string, z.core.$ZodType>)) {
+        hit.input[argOf(op, field)] = schema;
+        hit.fields.set(argOf(op, field), [where, field]);
+      }
+    }
+    shapeCache.set(op.tool, hit);
+  }
+  return hit;
+}
+
+function nextStep(op: AccountOperation, status: number, code: string | undefined): string {
+  if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
+  if (status === 401) return 'The credential is missing, expired or revoked: sign in again (or set SVC_API_KEY).';
+  if (status === 404) return 'Check the id (account_list_apps or function_list list them).';
+  if (status === 400) return 'Fix the arguments named above and call again.';
+  if (status === 409) return 'It conflicts with what exists: pick another name or change the existing one.';
+  if (status === 429) return 'A rate limit was reached; wait a minute and retry.';
+  return 'Retry later; if it keeps failing, tell the user.';
+}
+
+/** Whether this session may use `op`: hosted callers by their scopes; svc-mcp when SVC_API_KEY is set. */
+function allowed(ctx: McpContext, op: AccountOperation): boolean {
+  if (ctx.hosted) return ctx.hosted.scopes.includes(op.scope);
+  if (!ctx.config.apiKey) return false;
+  return !ctx.config.readOnly || op.readOnly;
+}
+
+async function callOperation(ctx: McpContext, op: AccountOperation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { fields } = shapeOf(op);
+  const parts = { params: {} as Record<string, unknown>, query: new URLSearchParams(), body: {} as Record<string, unknown> };
+  for (const [arg, value] of Object.entries(args)) {
+    const [where, field] = fields.get(arg) ?? ['body', arg];
+    if (where === 'params') parts.params[field] = value;
+    else if (where === 'query') for (const v of Array.isArray(value) ? value : [value]) parts.query.append(field, String(v));
+    else parts.body[field] = value;
+  }
+  const path = op.path.replace(/\{(\w+)\}/g, (_m, k: string) => {
+    const v = parts.params[k];
+    if (typeof v !== 'string' || !v) throw new ToolFailure(`${op.tool} needs ${argOf(op, k)}.`);
+    return encodeURIComponent(v);
+  });
+  const qs = parts.query.toString();
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (!ctx.hosted && ctx.config.apiKey) headers.authorization = `Bearer ${ctx.config.apiKey}`;
+  if (op.body) headers['content-type'] = 'application/json';
+  const url = `${ctx.config.serviceUrl}/api/v1${path}${qs ? `?${qs}` : ''}`;
+  let res: Response;
+  try {
+    res = await ctx.fetch(url, { method: op.method, headers, body: op.body ? JSON.stringify(parts.body) : undefined, signal: AbortSignal.timeout(60_000) });
+  } catch (e) {
+    throw new ToolFailure(`${op.tool} failed: the service did not answer (${(e as Error).message}). Nothing was changed; retry later.`);
+  }
+  const text = await res.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    json = {};
+  }
+  if (!res.ok) {
+    const err = (json.error ?? {}) as { code?: string; message?: string; details?: { issues?: { field: string; message: string }[] } };
+    const issues = err.details?.issues?.length ? ` (${err.details.issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
+    throw new ToolFailure(
+      `${op.tool} failed: ${err.message ?? (text.slice(0, 300) || res.statusText)}${issues} [HTTP ${res.status}${err.code ? ` ${err.code}` : ''}]. ${nextStep(op, res.status, err.code)}`,
+      { status: res.status, code: err.code },
+    );
+  }
+  return accountAnswerAsApps(json);
+}
+
+/**
+ * One tool per Account API operation (shared/account-api/operations.ts), generated from the API's own
+ * request schemas and acting as the caller: the signed-in account on the hosted endpoint (only the
+ * operations its scopes allow are listed), or SVC_API_KEY's account in svc-mcp.
+ */
+export function registerAccountTools(server: McpServer, ctx: McpContext): void {
+  for (const op of ACCOUNT_OPERATIONS) {
+    if (!allowed(ctx, op)) continue;
+    addTool(
+      server,
+      ctx,
+      op.tool,
+      {
+        description: `${op.description} Needs scope ${op.scope}. Free.`,
+        inputSchema: shapeOf(op).input,
+        annotations: { readOnlyHint: op.readOnly, destructiveHint: op.destructive, idempotentHint: op.idempotent, openWorldHint: true },
+      },
+      (args: Record<string, unknown>) => guarded(async () => okResult(await callOperation(ctx, op, args))),
+      op.toolset,
+    );
+  }
+}

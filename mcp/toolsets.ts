@@ -1,0 +1,85 @@
+/**
+ * Toolsets: which tools a session lists. One table decides the group of every tool; the server
+ * registers its tools, then keeps only those of the enabled toolsets (or, in dynamic mode, lists them
+ * disabled until the agent enables their toolset). Chosen by SVC_TOOLSETS (stdio, the loopback
+ * endpoint) or `?toolsets=` on the hosted endpoint's URL.
+ */
+export const TOOLSETS = {
+  apps: 'Create, update, publish, list and delete hosted apps (deploy_site publishes a whole folder in one call).',
+  tables: 'Tables: create a Table API, then read and write its records.',
+  datasets: 'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile, Parquet) into a Table API.',
+  wallet: 'The paying wallet: balance, spend caps, prices (quote) and receipts.',
+  account: 'Account API (needs a signed-in account or SVC_API_KEY): sites, tables, datasets and usage of the account.',
+  functions: 'Account API functions (needs a signed-in account or SVC_API_KEY): create, publish, invoke, share.',
+  advanced: 'Low-level steps (upload URLs, multipart completion, raw catalogue and pricing, paid bulk inserts) that the composite tools already do for you.',
+} as const;
+
+export type Toolset = keyof typeof TOOLSETS;
+export const TOOLSET_NAMES = Object.keys(TOOLSETS) as Toolset[];
+
+/** What a session gets without SVC_TOOLSETS: the composites, apps, tables, datasets and the wallet. */
+export const DEFAULT_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets', 'wallet'];
+
+/** Tool name → toolset. A tool missing here is a programming error (the server refuses to start). */
+export const TOOLSET_OF: Record<string, Toolset> = {
+  suggest_site_name: 'apps',
+  list_apps: 'apps',
+  create_app_from_html: 'apps',
+  update_app_file: 'apps',
+  update_app_meta: 'apps',
+  publish_app: 'apps',
+  unpublish_app: 'apps',
+  delete_app: 'apps',
+  deploy_site: 'apps',
+  create_table_api: 'tables',
+  table_query: 'tables',
+  table_schema: 'tables',
+  table_get_record: 'tables',
+  table_create_record: 'tables',
+  table_update_record: 'tables',
+  table_delete_record: 'tables',
+  upload_dataset: 'datasets',
+  convert_data_file_to_api: 'datasets',
+  wallet_status: 'wallet',
+  quote: 'wallet',
+  list_receipts: 'wallet',
+  describe_api: 'advanced',
+  list_pricing: 'advanced',
+  create_site_upload_urls: 'advanced',
+  finalize_site_upload: 'advanced',
+  create_data_file_upload_url: 'advanced',
+  complete_data_file_multipart_upload: 'advanced',
+  insert_table_records: 'advanced',
+};
+
+export interface ToolsetChoice {
+  enabled: Set<Toolset>;
+  /** The agent may list and enable toolsets at run time (list_toolsets / enable_toolset). */
+  dynamic: boolean;
+}
+
+/**
+ * Parses `apps,tables`, `all`, `default,functions` or `dynamic` (dynamic alone starts from the
+ * default). Throws naming the unknown entries and the known ones.
+ */
+export function parseToolsets(text: string | undefined): ToolsetChoice {
+  const parts = (text ?? '')
+    .split(/[\s,]+/)
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  const dynamic = parts.includes('dynamic');
+  const named = parts.filter((p) => p !== 'dynamic');
+  const unknown = named.filter((p) => p !== 'all' && p !== 'default' && !(p in TOOLSETS));
+  if (unknown.length) throw new Error(`unknown toolset(s): ${unknown.join(', ')} (known: ${[...TOOLSET_NAMES, 'all', 'default', 'dynamic'].join(', ')})`);
+  const enabled = new Set<Toolset>();
+  if (named.length === 0 || named.includes('default')) for (const t of DEFAULT_TOOLSETS) enabled.add(t);
+  if (named.includes('all')) for (const t of TOOLSET_NAMES) enabled.add(t);
+  for (const p of named) if (p in TOOLSETS) enabled.add(p as Toolset);
+  return { enabled, dynamic };
+}
+
+export function toolsetOf(tool: string): Toolset {
+  const t = TOOLSET_OF[tool];
+  if (!t) throw new Error(`tool ${tool} has no toolset in mcp/toolsets.ts`);
+  return t;
+}

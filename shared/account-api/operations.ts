@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import type { Scope } from '../scopes.js';
+import { CreateTableBodySchema } from '../tables/schema.js';
+import { CreateFunctionBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
+import { PublishSiteBodySchema, SiteContentQuerySchema, SiteListQuerySchema } from './sites.js';
+
+/**
+ * The Account API operations an agent can call, declared once over the API's own request schemas:
+ * the MCP server generates one tool per operation (mcp/tools/account-tools.ts), and
+ * test/architecture/account-operations.test.ts checks every entry against the OpenAPI document the
+ * service serves (method, path, scope, and that these schemas are the ones its routes validate).
+ */
+export interface AccountOperation {
+  /** MCP tool name. */
+  tool: string;
+  toolset: 'account' | 'functions';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path under /api/v1, OpenAPI style (`/sites/{siteId}`). */
+  path: string;
+  scope: Scope;
+  description: string;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodObject;
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+}
+
+export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+export const FunctionIdParams = z.object({ functionId: z.string().min(1).describe('Function identifier') });
+export const FunctionSlugParams = z.object({ slug: z.string().min(1).describe('Function slug') });
+
+const read = { readOnly: true, destructive: false, idempotent: true };
+const write = { readOnly: false, destructive: false, idempotent: false };
+const remove = { readOnly: false, destructive: true, idempotent: true };
+
+export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
+  {
+    tool: 'account_list_apps',
+    toolset: 'account',
+    method: 'GET',
+    path: '/sites',
+    scope: 'svc.sites.read',
+    description: 'Apps of the signed-in account, newest first.',
+    query: SiteListQuerySchema,
+    ...read,
+  },
+  {
+    tool: 'account_publish_app',
+    toolset: 'account',
+    method: 'POST',
+    path: '/sites',
+    scope: 'svc.publish',
+    description: 'Publish a new app from one HTML document, owned by the account. Repeating a requestId returns the first result.',
+    body: PublishSiteBodySchema,
+    ...write,
+    idempotent: true,
+  },
+  {
+    tool: 'account_get_app',
+    toolset: 'account',
+    method: 'GET',
+    path: '/sites/{siteId}',
+    scope: 'svc.sites.read',
+    description: 'One app of the account.',
+    params: SiteIdParams,
+    ...read,
+  },
+  {
+    tool: 'account_read_app_files',
+    toolset: 'account',
+    method: 'GET',
+    path: '/sites/{siteId}/content',
+    scope: 'svc.sites.read',
+    description: 'Text files of an app (all, or the paths named; up to 5 MiB).',
+    params: SiteIdParams,
+    query: SiteContentQuerySchema,
+    ...read,
+  },
+  {
+    tool: 'account_delete_app',
+    toolset: 'account',
+    method: 'DELETE',
+    path: '/sites/{siteId}',
+    scope: 'svc.sites.write',
+    description: 'Delete an app with its files, Tables and datasets.',
+    params: SiteIdParams,
+    ...remove,
+  },
+  {
+    tool: 'account_list_tables',
+    toolset: 'account',
+    method: 'GET',
+    path: '/sites/{siteId}/tables',
+    scope: 'svc.data.read',
+    description: 'Tables of an app with their URLs and record counts.',
+    params: SiteIdParams,
+    ...read,
+  },
+  {
+    tool: 'account_create_table',
+    toolset: 'account',
+    method: 'POST',
+    path: '/sites/{siteId}/tables',
+    scope: 'svc.data.write',
+    description: 'Create a Table (schema, methods, keys) on an app; answers its Table API URLs and write key. Records: table_* tools.',
+    params: SiteIdParams,
+    body: CreateTableBodySchema,
+    ...write,
+  },
+  {
+    tool: 'account_list_datasets',
+    toolset: 'account',
+    method: 'GET',
+    path: '/sites/{siteId}/datasets',
+    scope: 'svc.data.read',
+    description: 'Datasets (converted data files) of an app.',
+    params: SiteIdParams,
+    ...read,
+  },
+  {
+    tool: 'account_usage',
+    toolset: 'account',
+    method: 'GET',
+    path: '/usage',
+    scope: 'svc.usage.read',
+    description: 'Usage counters of the account and the limits that apply.',
+    ...read,
+  },
+  {
+    tool: 'function_list',
+    toolset: 'functions',
+    method: 'GET',
+    path: '/functions',
+    scope: 'svc.functions.read',
+    description: 'Functions of the account.',
+    query: FunctionListQuerySchema,
+    ...read,
+  },
+  {
+    tool: 'function_create',
+    toolset: 'functions',
+    method: 'POST',
+    path: '/functions',
+    scope: 'svc.functions.write',
+    description: 'Create a function (draft): an ES module whose default export maps a request to a response. function_publish makes it live.',
+    body: CreateFunctionBodySchema,
+    ...write,
+  },
+  {
+    tool: 'function_get',
+    toolset: 'functions',
+    method: 'GET',
+    path: '/functions/{functionId}',
+    scope: 'svc.functions.read',
+    description: 'One function with its draft code and status.',
+    params: FunctionIdParams,
+    ...read,
+  },
+  {
+    tool: 'function_update_draft',
+    toolset: 'functions',
+    method: 'PUT',
+    path: '/functions/{functionId}/draft',
+    scope: 'svc.functions.write',
+    description: 'Replace the draft code (the live version keeps answering until function_publish).',
+    params: FunctionIdParams,
+    body: ReplaceDraftBodySchema,
+    ...write,
+    idempotent: true,
+  },
+  {
+    tool: 'function_publish',
+    toolset: 'functions',
+    method: 'POST',
+    path: '/functions/{functionId}/publish',
+    scope: 'svc.functions.write',
+    description: 'Make the current draft the live version.',
+    params: FunctionIdParams,
+    ...write,
+    idempotent: true,
+  },
+  {
+    tool: 'function_invoke',
+    toolset: 'functions',
+    method: 'POST',
+    path: '/functions/invoke/{slug}',
+    scope: 'svc.functions.invoke',
+    description: 'Invoke the live version of a function with a request (method, path, query, headers, body); answers its response.',
+    params: FunctionSlugParams,
+    body: InvokeFunctionBodySchema,
+    ...write,
+  },
+  {
+    tool: 'function_delete',
+    toolset: 'functions',
+    method: 'DELETE',
+    path: '/functions/{functionId}',
+    scope: 'svc.functions.write',
+    description: 'Delete a function, its secrets and memory; its slug becomes free.',
+    params: FunctionIdParams,
+    ...remove,
+  },
+];

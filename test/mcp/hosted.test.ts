@@ -1,0 +1,118 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { devChain, fundedWallet, html } from '../payments/helpers.js';
+
+// The hosted endpoint {base}/mcp on the service's own port, driven by the official SDK client with a
+// personal key, and paid through _meta by a real x402 signer (@x402/evm) on the dev chain.
+let h: Harness;
+let payer: PrivateKeyAccount;
+
+beforeAll(async () => {
+  h = await startHarness('pglite', { SVC_X402_MODE: 'dev' }, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  payer = await fundedWallet(h, 1_000_000n);
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+async function connect(key: string, query = ''): Promise<Client> {
+  const client = new Client({ name: 'hosted-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp${query}`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  return client;
+}
+const call = async (client: Client, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) })) as CallToolResult;
+const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+async function balance(address: string): Promise<bigint> {
+  return devChain(h).balanceOf(address);
+}
+
+async function signPayment(required: unknown): Promise<Record<string, unknown>> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: payer as never });
+  return (await client.createPaymentPayload(required as never)) as unknown as Record<string, unknown>;
+}
+
+describe('hosted MCP endpoint', () => {
+  it('refuses a request without a credential with a 401 that points at its protected-resource metadata', async () => {
+    const res = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    expect(challenge).toContain(`resource_metadata="${h.url}/.well-known/oauth-protected-resource/mcp"`);
+    const meta = await (await fetch(`${h.url}/.well-known/oauth-protected-resource/mcp`)).json();
+    expect(meta).toMatchObject({ resource: `${h.url}/mcp`, authorization_servers: [h.url] });
+  });
+
+  it('lists only the Account API tools the credential’s scopes allow, and acts as the account', async () => {
+    const narrow = await h.account(['svc.sites.read']);
+    const client = await connect(narrow.key);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('account_list_apps');
+    expect(names).not.toContain('account_publish_app');
+    expect(names).not.toContain('function_create');
+    const list = await call(client, 'account_list_apps', {});
+    expect(list.isError).toBeFalsy();
+    expect(list.structuredContent).toMatchObject({ ok: true, apps: [], total: 0 });
+    await client.close();
+
+    const full = await h.account();
+    const fullClient = await connect(full.key);
+    const published = await call(fullClient, 'account_publish_app', { requestId: 'r1', html: html('Hosted'), appName: 'hosted-one' });
+    expect(published.isError, text(published)).toBeFalsy();
+    const app = (published.structuredContent as { app: { appId: string; appName: string; pathUrl: string } }).app;
+    expect(app.appName).toBe('hosted-one');
+    const page = await fetch(app.pathUrl);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Hosted');
+    // Another account cannot see it.
+    const other = await connect((await h.account()).key);
+    const miss = await call(other, 'account_get_app', { appId: app.appId });
+    expect(miss.isError).toBe(true);
+    expect(text(miss)).toMatch(/HTTP 404/);
+    await Promise.all([fullClient.close(), other.close()]);
+  });
+
+  it('a paid tool answers PaymentRequired; paid via _meta it works once, and a replayed payment is not charged again', async () => {
+    const client = await connect((await h.account()).key, '?toolsets=apps');
+    const recipient = (h.config.x402.recipient ?? '') as string;
+    const [payerBefore, recipientBefore] = await Promise.all([balance(payer.address), balance(recipient)]);
+
+    const unpaid = await call(client, 'create_app_from_html', { appName: 'wallet-paid', html: html('Paid') });
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent as { x402Version: number; accepts: { amount: string; asset: string }[] };
+    expect(required.x402Version).toBe(2);
+    expect(required.accepts[0]).toMatchObject({ amount: '7000', asset: USDC_ADDRESS });
+    expect(JSON.parse(text(unpaid))['x402/error']).toMatchObject({ code: 402 });
+
+    const payment = await signPayment(required);
+    const paid = await call(client, 'create_app_from_html', { appName: 'wallet-paid', html: html('Paid') }, { 'x402/payment': payment });
+    expect(paid.isError, text(paid)).toBeFalsy();
+    expect((paid.structuredContent as { app: { appName: string } }).app.appName).toBe('wallet-paid');
+    expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true });
+
+    // The same signed payment again: refused or replayed, never charged twice.
+    const replay = await call(client, 'create_app_from_html', { appName: 'wallet-paid-2', html: html('Again') }, { 'x402/payment': payment });
+    expect(replay.isError).toBe(true);
+    const [payerAfter, recipientAfter] = await Promise.all([balance(payer.address), balance(recipient)]);
+    expect(payerBefore - payerAfter).toBe(7000n);
+    expect(recipientAfter - recipientBefore).toBe(7000n);
+    await client.close();
+  });
+
+  it('refuses a malformed _meta payment before sending anything', async () => {
+    const client = await connect((await h.account()).key, '?toolsets=apps');
+    const r = await call(client, 'publish_app', { appId: 'nope' }, { 'x402/payment': 'not-a-payload' });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/must be an x402 PaymentPayload object/);
+    await client.close();
+  });
+});
