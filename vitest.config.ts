@@ -11,6 +11,7 @@ export const PROCESS_SUITES = [
   'test/payments/faucet-cli.test.ts',
   'test/dashboard/browser.test.ts',
   'test/mcp/transport.test.ts',
+  'test/e2e/pack.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';

@@ -5,6 +5,7 @@ import type { McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { parseToolsets } from '../mcp/toolsets.js';
 import { authenticate } from '../service/auth/require-scope.js';
+import { MCP_GATEWAY_ENV, mcpResource } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -24,7 +25,9 @@ export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
   // Routes first: the first in-process request builds Hono's matcher, after which none can be added.
   const base = deps.config.baseUrl;
-  const inProcess = ((input: RequestInfo | URL, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch;
+  // In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only).
+  const inProcess = ((input: RequestInfo | URL, init?: RequestInit) =>
+    app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
   let shared: Promise<McpContext> | undefined;
 
   app.all('/mcp', async (c) => {
@@ -33,7 +36,7 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
         Allow: 'POST',
       });
     const authorization = c.req.header('authorization');
-    const principal = await authenticate(deps, authorization, mcpResourceMetadataUrl(deps));
+    const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
     let toolsets: McpContext['toolsets'];
     try {
       toolsets = parseToolsets(c.req.query('toolsets') ?? HOSTED_DEFAULT_TOOLSETS);
@@ -52,7 +55,7 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
       ...(await shared),
       fetch: forward,
       toolsets,
-      hosted: { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim() },
+      hosted: { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim(), credentialKind: principal.credential.kind },
     };
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await buildMcpServer(ctx).connect(transport);

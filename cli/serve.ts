@@ -4,11 +4,11 @@ import { startService } from './server.js';
 
 /** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
 async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ line: string; close(): Promise<void> }> {
-  if (config.mcpPort === null) return { line: 'off (SVC_MCP_PORT=off); stdio clients run npx svc-mcp', close: async () => {} };
+  if (config.mcpPort === null) return { line: 'off (SVC_MCP_PORT=off); stdio clients run svc-mcp', close: async () => {} };
   try {
     const { startEmbeddedMcp } = await import('./embedded-mcp.js');
     const mcp = await startEmbeddedMcp(process.env, serviceUrl, config.mcpPort);
-    return { line: `${mcp.url} (streamable HTTP, loopback; ${mcp.wallet}); stdio clients run npx svc-mcp`, close: mcp.close };
+    return { line: `${mcp.url} (streamable HTTP, loopback; ${mcp.wallet}); stdio clients run svc-mcp`, close: mcp.close };
   } catch (e) {
     return { line: `not started: ${(e as Error).message.split('\n')[0]}`, close: async () => {} };
   }
@@ -33,8 +33,8 @@ export async function serveCommand(config: Config): Promise<void> {
       `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
       ``,
       `Next steps:`,
-      `  npx svc account create --email you@example.com`,
-      `  npx svc key create --email you@example.com --all-scopes`,
+      `  npx svc-agent-host account create --email you@example.com`,
+      `  npx svc-agent-host key create --email you@example.com --all-scopes`,
       `  curl -H "Authorization: Bearer svc_pat_…" ${config.baseUrl}/api/v1/sites`,
       `  API discovery: ${config.baseUrl}/api/v1   OpenAPI: ${config.baseUrl}/api/v1/openapi.json`,
       ``,

@@ -9,24 +9,24 @@ import { SCOPES, parseScopeList } from '../shared/scopes.js';
 const USAGE = `svc: self-hostable site hosting for AI agents
 
 Usage:
-  svc serve                                    start the service (same as npm start)
-  svc account create --email <email>           create an account
-  svc account password --email <email>         set the dashboard password (read from stdin); ends its sessions
-  svc key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
-                                               create a personal API key (shown once)
-  svc key list --email <email>                 list an account's keys
-  svc key revoke --email <email> --id <keyId>  revoke a key
-  svc function secret set --email <email> --function <id|slug> --name <NAME> [--value <v>]
-                                               set a Function secret (value read from stdin when
-                                               --value is omitted; never printed back)
-  svc function secret list --email <email> --function <id|slug>     list secret names
-  svc function secret delete --email <email> --function <id|slug> --name <NAME>
-  svc function access --email <email> --function <id|slug> (--enable | --disable)
-                                               let other accounts' personal keys invoke it (allowUserInvoke)
-  svc faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
-  svc payments reconcile                       check payments stuck between settlement and commit
-  svc site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
-                                               add or replace one file of a site (operator)
+  svc-agent-host serve                                    start the service (same as npm start)
+  svc-agent-host account create --email <email>           create an account
+  svc-agent-host account password --email <email>         set the dashboard password (read from stdin); ends its sessions
+  svc-agent-host key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
+                                                          create a personal API key (shown once)
+  svc-agent-host key list --email <email>                 list an account's keys
+  svc-agent-host key revoke --email <email> --id <keyId>  revoke a key
+  svc-agent-host function secret set --email <email> --function <id|slug> --name <NAME> [--value <v>]
+                                                          set a Function secret (value read from stdin when
+                                                          --value is omitted; never printed back)
+  svc-agent-host function secret list --email <email> --function <id|slug>     list secret names
+  svc-agent-host function secret delete --email <email> --function <id|slug> --name <NAME>
+  svc-agent-host function access --email <email> --function <id|slug> (--enable | --disable)
+                                                          let other accounts' personal keys invoke it (allowUserInvoke)
+  svc-agent-host faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
+  svc-agent-host payments reconcile                       check payments stuck between settlement and commit
+  svc-agent-host site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
+                                                          add or replace one file of a site (operator)
 
 Configuration comes from the environment (SVC_DATA_DIR, DATABASE_URL, …; see README). While the
 service runs, the CLI goes through its loopback admin endpoint; otherwise it opens the database.
@@ -106,7 +106,7 @@ export async function main(argv: string[]): Promise<void> {
   };
   if (group === 'faucet') {
     const [, address, usdc] = positionals;
-    if (!address || !usdc) throw new CliError('usage: svc faucet <address> <usdc>');
+    if (!address || !usdc) throw new CliError('usage: svc-agent-host faucet <address> <usdc>');
     if (config.x402.mode !== 'dev')
       throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
     const admin = readAdminFile(config.dataDir);
@@ -146,7 +146,7 @@ export async function main(argv: string[]): Promise<void> {
       if (subAction === 'list') return print(await runOperation(config, 'function.secret.list', { email: need('email'), function: fn }));
       if (!values.name) throw new CliError('--name is required');
       if (subAction === 'delete') return print(await runOperation(config, 'function.secret.delete', { email: need('email'), function: fn, name: values.name }));
-      if (subAction !== 'set') throw new CliError('use: svc function secret set|list|delete …');
+      if (subAction !== 'set') throw new CliError('use: svc-agent-host function secret set|list|delete …');
       const value = values.value ?? (await readStdin()).replace(/\r?\n$/, '');
       return print(await runOperation(config, 'function.secret.set', { email: need('email'), function: fn, name: values.name, value }));
     }

@@ -27,6 +27,8 @@ export interface HostedCaller {
   scopes: readonly Scope[];
   /** The caller's own credential, sent as the Table API's x-svc-api-key by the table tools. */
   credential: string;
+  /** Personal keys can do everything their scopes allow; OAuth tokens cannot invoke Functions (spec §8). */
+  credentialKind: 'personal_key' | 'oauth_token';
 }
 
 export function cataloguePrices(): Map<string, string> {

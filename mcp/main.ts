@@ -8,15 +8,16 @@ import { buildMcpServer, createMcpContext } from './server.js';
 
 const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action, Tables, wallet, deploy_site)
 
-  npx svc-mcp                      stdio (for Claude Desktop / Claude Code)
-  npx svc-mcp --http [--port N] [--host H]
+  svc-mcp                          stdio (for Claude Desktop / Claude Code)
+  svc-mcp --http [--port N] [--host H]
                                    streamable HTTP at http://H:N/mcp (default 127.0.0.1:8788)
-  npx svc-mcp --new-wallet FILE    write a new private key to FILE (mode 0600, never overwrites)
+  svc-mcp --new-wallet FILE        write a new private key to FILE (mode 0600, never overwrites)
                                    and print its address; then set SVC_WALLET_KEY_FILE=FILE
 
 Environment: SVC_URL, SVC_WALLET_PRIVATE_KEY | SVC_WALLET_KEY_FILE, SVC_MAX_USDC_PER_CALL,
 SVC_MAX_USDC_PER_SESSION, SVC_MAX_USDC_PER_DAY, SVC_MAX_USDC_TOTAL, SVC_SPEND_LEDGER,
-SVC_ALLOWED_ORIGINS, SVC_API_KEY, SVC_TABLE_WRITE_KEY, SVC_READ_ONLY=1 (see docs/mcp.md).`;
+SVC_ALLOWED_ORIGINS, SVC_API_KEY, SVC_TABLE_WRITE_KEY, SVC_READ_ONLY=1, SVC_TOOLSETS (see docs/mcp.md).
+Package: svc-agent-host (from the registry: npx -y -p svc-agent-host svc-mcp).`;
 
 function arg(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);

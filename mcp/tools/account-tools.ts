@@ -45,7 +45,7 @@ function nextStep(op: AccountOperation, status: number, code: string | undefined
 
 /** Whether this session may use `op`: hosted callers by their scopes; svc-mcp when SVC_API_KEY is set. */
 function allowed(ctx: McpContext, op: AccountOperation): boolean {
-  if (ctx.hosted) return ctx.hosted.scopes.includes(op.scope);
+  if (ctx.hosted) return ctx.hosted.scopes.includes(op.scope) && !(op.personalKeyOnly && ctx.hosted.credentialKind === 'oauth_token');
   if (!ctx.config.apiKey) return false;
   return !ctx.config.readOnly || op.readOnly;
 }

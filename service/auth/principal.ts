@@ -5,6 +5,8 @@ export interface Principal {
   accountId: string;
   scopes: Scope[];
   credential: { kind: 'personal_key' | 'oauth_token'; id: string };
+  /** OAuth tokens: the resource they were issued for (RFC 8707). Personal keys are not bound to one. */
+  resource?: string;
 }
 
 export type CredentialLookup = { status: 'ok'; principal: Principal } | { status: 'revoked' | 'expired' | 'unknown' };

@@ -5,6 +5,7 @@ import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { resolveCredential } from './credentials.js';
+import { assertAudience, resourceOfRequest, viaMcpGateway } from './resources.js';
 import type { Principal } from './principal.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -20,8 +21,12 @@ function unauthorized(
   });
 }
 
-/** Resolves the Bearer credential or throws 401; counts the request against the credential's rate limit. */
-export async function authenticate(deps: Deps, authorization: string | undefined, resourceMetadata?: string): Promise<Principal> {
+/**
+ * Resolves the Bearer credential for `resource` (RFC 8707: an OAuth token issued for another resource
+ * is refused) or throws 401 pointing at `resourceMetadata`; counts the request against the
+ * credential's rate limit.
+ */
+export async function authenticate(deps: Deps, authorization: string | undefined, resource: string, resourceMetadata?: string): Promise<Principal> {
   const refuse = (message: string, error: 'invalid_request' | 'invalid_token') => unauthorized(deps, message, error, resourceMetadata);
   if (!authorization) throw refuse('missing credential: send Authorization: Bearer svc_pat_… or sign in with OAuth', 'invalid_request');
   const m = BEARER.exec(authorization);
@@ -30,24 +35,29 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
   if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
+  assertAudience(found.principal, resource, (message) => refuse(message, 'invalid_token'));
   await consumeRateLimit(deps.db, `cred:${found.principal.credential.id}`, deps.config.limits.rateLimitPerMinute, 60_000, deps.clock.now());
   return found.principal;
 }
 
-export function assertScope(principal: Principal, scope: Scope): void {
+/**
+ * Throws 403 insufficient_scope unless the principal holds `scope`; with `resourceMetadata`, the
+ * answer carries the RFC 6750 §3.1 step-up challenge naming the scope to ask for.
+ */
+export function assertScope(principal: Principal, scope: Scope, resourceMetadata?: string): void {
   if (!principal.scopes.includes(scope)) {
-    throw new AppError('insufficient_scope', `this credential lacks the scope ${scope}`, {
-      required: scope,
-      granted: principal.scopes,
-    });
+    const challenge = resourceMetadata
+      ? { 'WWW-Authenticate': `Bearer realm="svc", error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadata}"` }
+      : undefined;
+    throw new AppError('insufficient_scope', `this credential lacks the scope ${scope}`, { required: scope, granted: principal.scopes }, challenge);
   }
 }
 
 /** Route guard: authenticates, then demands `scope`. The principal is in `c.var.principal`. */
 export function requireScope(deps: Deps, scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const principal = await authenticate(deps, c.req.header('authorization'));
-    assertScope(principal, scope);
+    const principal = await authenticate(deps, c.req.header('authorization'), resourceOfRequest(deps, c));
+    assertScope(principal, scope, `${deps.config.baseUrl}/.well-known/oauth-protected-resource${viaMcpGateway(c) ? '/mcp' : '/api/v1'}`);
     c.set('principal', principal);
     await next();
   };

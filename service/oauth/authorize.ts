@@ -1,4 +1,5 @@
 import { isScope, type Scope } from '../../shared/scopes.js';
+import { accountApiResource, knownResources } from '../auth/resources.js';
 import type { Deps } from '../deps.js';
 import { findClient, type OAuthClientRow } from './clients.js';
 import type { OAuthErrorCode } from './oauth-error.js';
@@ -32,9 +33,8 @@ export const AUTHORIZATION_PARAMS = [
   'state',
 ] as const;
 
-export function resourceOf(deps: Deps): string {
-  return `${deps.config.baseUrl}/api/v1`;
-}
+/** The Account API as an OAuth protected resource (RFC 8707 / RFC 9728). */
+export const resourceOf = accountApiResource;
 
 /** The redirect back to the client, with `iss` (RFC 9207) so it can tell which server answered. */
 export function clientRedirect(deps: Deps, redirectUri: string, params: Record<string, string | undefined>): string {
@@ -73,8 +73,8 @@ export async function checkAuthorizationRequest(deps: Deps, params: Record<strin
   }
   if (!params.code_challenge || !S256_CHALLENGE.test(params.code_challenge))
     return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)');
-  const resource = resourceOf(deps);
-  if (params.resource !== resource) return fail('invalid_target', `resource must be ${resource}`);
+  const resource = params.resource ?? '';
+  if (!knownResources(deps).includes(resource)) return fail('invalid_target', `resource must be one of ${knownResources(deps).join(', ')}`);
   const asked = (params.scope ?? '').split(' ').filter(Boolean);
   if (asked.length === 0) return fail('invalid_scope', 'scope is required: name the svc scopes the application needs, separated by spaces');
   const unknown = asked.filter((s) => !isScope(s));

@@ -8,6 +8,7 @@ import { checkCsrf, currentSession, sessionCsrfToken } from '../dashboard/sessio
 import type { Deps } from '../deps.js';
 import { clientIp } from '../http/client-ip.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
+import { knownResources, mcpResource } from '../auth/resources.js';
 import { AUTHORIZATION_PARAMS, checkAuthorizationRequest, clientRedirect, resourceOf } from './authorize.js';
 import { findClient, registerClient } from './clients.js';
 import { OAuthError, oauthErrorResponse } from './oauth-error.js';
@@ -53,7 +54,7 @@ export function protectedResourceMetadata(deps: Deps) {
 export function mcpProtectedResourceMetadata(deps: Deps) {
   const base = deps.config.baseUrl;
   return {
-    resource: `${base}/mcp`,
+    resource: mcpResource(deps),
     authorization_servers: [base],
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
@@ -198,6 +199,7 @@ export function oauthRoutes(deps: Deps): Hono {
       scopes: request.scopes,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
+      resource: request.resource,
     });
     return c.redirect(clientRedirect(deps, request.redirectUri, { code, state: request.state }), 303);
   });
@@ -207,7 +209,8 @@ export function oauthRoutes(deps: Deps): Hono {
       const form = await readTokenForm(c);
       if (!form.client_id) throw new OAuthError('invalid_client', 'client_id is required (public clients name themselves in the body)');
       if (!(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'unknown client_id');
-      if (form.resource !== undefined && form.resource !== resourceOf(deps)) throw new OAuthError('invalid_target', `resource must be ${resourceOf(deps)}`);
+      if (form.resource !== undefined && !knownResources(deps).includes(form.resource))
+        throw new OAuthError('invalid_target', `resource must be one of ${knownResources(deps).join(', ')}`);
       let tokens;
       if (form.grant_type === 'authorization_code') {
         if (!form.code) throw new OAuthError('invalid_request', 'code is required');
@@ -216,10 +219,11 @@ export function oauthRoutes(deps: Deps): Hono {
           code: form.code,
           redirectUri: form.redirect_uri,
           codeVerifier: form.code_verifier,
+          resource: form.resource,
         });
       } else if (form.grant_type === 'refresh_token') {
         if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
-        tokens = await refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope });
+        tokens = await refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope, resource: form.resource });
       } else if (!form.grant_type) {
         throw new OAuthError('invalid_request', 'grant_type is required');
       } else {

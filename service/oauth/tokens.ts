@@ -3,6 +3,7 @@ import { and, desc, eq, isNotNull, isNull, lt, or } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import { hashCredential } from '../accounts/personal-keys.js';
 import type { CredentialLookup } from '../auth/principal.js';
+import { accountApiResource } from '../auth/resources.js';
 import type { DbOrTx } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { oauthClients, oauthGrants, oauthTokens } from '../db/schema/index.js';
@@ -48,16 +49,24 @@ export async function revokeGrant(db: DbOrTx, grantId: string, now: Date, reason
     .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)));
 }
 
+/** RFC 8707 at the token endpoint: a `resource` named there must be the one the authorization was for. */
+function assertSameResource(deps: Deps, granted: string | null, asked: string | undefined): void {
+  const bound = granted ?? accountApiResource(deps);
+  if (asked !== undefined && asked !== bound) throw new OAuthError('invalid_target', `this authorization is for ${bound}, not ${asked}`);
+}
+
 /** The user approved `scopes` for `clientId`: a new grant (token family) and its single-use code. */
 export async function issueAuthorizationCode(
   deps: Deps,
-  input: { accountId: string; clientId: string; scopes: Scope[]; redirectUri: string; codeChallenge: string },
+  input: { accountId: string; clientId: string; scopes: Scope[]; redirectUri: string; codeChallenge: string; resource: string },
 ): Promise<string> {
   const now = deps.clock.now();
   const code = secret(CODE_PREFIX);
   await deps.db.transaction(async (tx) => {
     const grantId = newId('grant');
-    await tx.insert(oauthGrants).values({ id: grantId, accountId: input.accountId, clientId: input.clientId, scopes: input.scopes, createdAt: now });
+    await tx
+      .insert(oauthGrants)
+      .values({ id: grantId, accountId: input.accountId, clientId: input.clientId, scopes: input.scopes, resource: input.resource, createdAt: now });
     await tx.insert(oauthTokens).values({
       hash: hashCredential(code),
       kind: 'code',
@@ -118,7 +127,7 @@ async function spend(db: DbOrTx, hash: string, now: Date): Promise<boolean> {
 /** `grant_type=authorization_code` (RFC 6749 §4.1.3 + RFC 7636 §4.6). */
 export async function exchangeAuthorizationCode(
   deps: Deps,
-  input: { clientId: string; code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
+  input: { clientId: string; code: string; redirectUri: string | undefined; codeVerifier: string | undefined; resource?: string },
 ): Promise<TokenResponse> {
   const now = deps.clock.now();
   if (!input.codeVerifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE S256)');
@@ -128,6 +137,7 @@ export async function exchangeAuthorizationCode(
   if (!found) throw new OAuthError('invalid_grant', 'unknown authorization code');
   const { token, grant } = found;
   if (grant.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+  assertSameResource(deps, grant.resource, input.resource);
   if (token.usedAt) {
     // RFC 6749 §4.1.2: a code used twice revokes what was issued from it.
     await revokeGrant(deps.db, grant.id, now, 'code_reuse');
@@ -154,12 +164,16 @@ export async function exchangeAuthorizationCode(
 }
 
 /** `grant_type=refresh_token` (RFC 6749 §6) with rotation: each refresh token works once. */
-export async function refreshAccessToken(deps: Deps, input: { clientId: string; refreshToken: string; scope: string | undefined }): Promise<TokenResponse> {
+export async function refreshAccessToken(
+  deps: Deps,
+  input: { clientId: string; refreshToken: string; scope: string | undefined; resource?: string },
+): Promise<TokenResponse> {
   const now = deps.clock.now();
   const found = await loadToken(deps.db, 'refresh', input.refreshToken);
   if (!found) throw new OAuthError('invalid_grant', 'unknown refresh token');
   const { token, grant } = found;
   if (grant.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'the refresh token was issued to another client');
+  assertSameResource(deps, grant.resource, input.resource);
   if (grant.revokedAt) throw new OAuthError('invalid_grant', 'the authorization was revoked; the user must approve the application again');
   const reuse = async () => {
     // Someone holds a copy of a spent refresh token: the legitimate client or a thief. Either way the
@@ -211,7 +225,12 @@ export async function resolveAccessToken(deps: Deps, accessToken: string): Promi
   }
   return {
     status: 'ok',
-    principal: { accountId: row.grant.accountId, scopes: row.token.scopes as Scope[], credential: { kind: 'oauth_token', id: row.grant.id } },
+    principal: {
+      accountId: row.grant.accountId,
+      scopes: row.token.scopes as Scope[],
+      credential: { kind: 'oauth_token', id: row.grant.id },
+      resource: row.grant.resource ?? accountApiResource(deps),
+    },
   };
 }
 

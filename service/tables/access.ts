@@ -1,4 +1,6 @@
 import type { Context } from 'hono';
+import { assertAudience, resourceOfRequest, viaMcpGateway } from '../auth/resources.js';
+import { ACCESS_TOKEN_PREFIX } from '../oauth/tokens.js';
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import { resolveCredential } from '../auth/credentials.js';
@@ -55,13 +57,16 @@ export async function authorizeTableRequest(
     access = { kind: 'write_key' };
   } else if (apiKey !== undefined) {
     const key = apiKey.trim();
-    const found = key.startsWith(PERSONAL_KEY_PREFIX) ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+    // A personal key; through the hosted MCP endpoint also the caller's OAuth token bound to it.
+    const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
+    const found = accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
     if (found.status !== 'ok')
       throw new AppError(
         'unauthorized',
         `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`,
       );
     const { principal } = found;
+    assertAudience(principal, resourceOfRequest(deps, c), (message) => new AppError('unauthorized', message));
     if (site.ownerAccountId !== principal.accountId)
       throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
     const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];

@@ -25,6 +25,8 @@ export interface AccountOperation {
   readOnly: boolean;
   destructive: boolean;
   idempotent: boolean;
+  /** Accepts personal keys only (spec §8: OAuth access tokens cannot invoke Functions). */
+  personalKeyOnly?: boolean;
 }
 
 export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site identifier') });
@@ -191,6 +193,7 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     params: FunctionSlugParams,
     body: InvokeFunctionBodySchema,
     ...write,
+    personalKeyOnly: true,
   },
   {
     tool: 'function_delete',

@@ -61,6 +61,7 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
       scopes: [...SCOPES],
       redirectUri,
       codeChallenge: challenge,
+      resource: `${h.url}/api/v1`,
     });
     const tokens = await exchangeAuthorizationCode(h.deps, { clientId: client.client_id, code, redirectUri, codeVerifier: verifier });
 

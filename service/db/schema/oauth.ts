@@ -29,6 +29,8 @@ export const oauthGrants = pgTable(
       .notNull()
       .references(() => oauthClients.id, { onDelete: 'cascade' }),
     scopes: text('scopes').array().notNull(),
+    /** RFC 8707: the protected resource every token of the family is bound to; null (older grants) = the Account API. */
+    resource: text('resource'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
