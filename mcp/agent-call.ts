@@ -44,7 +44,9 @@ function costSentence(entry: LedgerEntry | undefined): string {
   return `The ${atomicToUsdc(BigInt(entry.amount))} USDC payment may have been taken (counted as spent); check list_apps / list_receipts before retrying.`;
 }
 
-function nextStep(status: number): string {
+function nextStep(status: number, message = ''): string {
+  if (/insufficient_funds/.test(message))
+    return /faucet/.test(message) ? 'Fund the wallet as the message says, then call again.' : 'The wallet lacks USDC for this price: fund it, then call again.';
   if (status === 400) return 'Fix the arguments named above and call again.';
   if (status === 401 || status === 403) return 'The wallet or key is not allowed to do this; check you own the app (list_apps).';
   if (status === 404) return 'Check the identifier (list_apps shows your apps).';
@@ -90,11 +92,16 @@ async function readJson(response: Response): Promise<{ text: string; json: Recor
 }
 
 function failureSentence(tool: string, response: Response, text: string, json: Record<string, unknown>, cost: string): string {
-  const err = (json.error ?? {}) as { code?: string; message?: string; details?: unknown };
+  // The service's error envelope {error: {code, message}}, or an x402 402 body {error: reason, message}.
+  const err = (typeof json.error === 'string' ? { code: json.error, message: json.message } : (json.error ?? {})) as {
+    code?: string;
+    message?: string;
+    details?: unknown;
+  };
   const issues = (err.details as { issues?: { field: string; message: string }[] } | undefined)?.issues;
   const what = err.message ?? (text.slice(0, 300) || response.statusText);
   const fields = issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
-  return `${tool} failed: ${what}${fields} [HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]. ${cost} ${nextStep(response.status)}`;
+  return `${tool} failed: ${what}${fields} [HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]. ${cost} ${nextStep(response.status, what)}`;
 }
 
 /**

@@ -4,6 +4,8 @@ import { describeApi, listPricing, type DiscoveryDocumentSchema, type PricingRes
 import { AGENT_ACTIONS, responseSchemaOf } from '../../shared/agent-api/catalogue.js';
 import { X402_CURRENCY, X402_NETWORK } from '../../shared/agent-api/network.js';
 import type { Config } from '../config.js';
+import type { Deps } from '../deps.js';
+import { DevChainFacilitator } from '../payments/dev-chain/dev-facilitator.js';
 import { priceOf } from '../payments/prices.js';
 import { handlerFor } from './typed-handler.js';
 
@@ -61,7 +63,8 @@ export function outputSummaryOf(action: AgentAction): string {
   return `JSON: ${fieldsText(out)}`;
 }
 
-export function buildDiscoveryDocument(config: Config): z.output<typeof DiscoveryDocumentSchema> {
+/** `devRpcUrl`: the dev chain's RPC URL, published in development mode only. */
+export function buildDiscoveryDocument(config: Config, devRpcUrl?: string): z.output<typeof DiscoveryDocumentSchema> {
   return {
     ok: true,
     service: 'svc Agent API',
@@ -91,6 +94,7 @@ export function buildDiscoveryDocument(config: Config): z.output<typeof Discover
         priceUpdatedAt: updatedAt,
       };
     }),
+    ...(config.x402.mode === 'dev' && devRpcUrl ? { rpcUrl: devRpcUrl } : {}),
   };
 }
 
@@ -116,10 +120,17 @@ export function buildPricing(config: Config): Omit<z.output<typeof PricingRespon
   };
 }
 
+/** The dev chain's RPC URL once it runs (it starts with the service); undefined in other modes. */
+function devChainRpcUrl(deps: Deps): string | undefined {
+  const f = deps.facilitator;
+  if (!(f instanceof DevChainFacilitator)) return undefined;
+  return f.rpcUrl || undefined;
+}
+
 export const discoveryHandlers = {
   [describeApi.name]: handlerFor(describeApi, {
     async run({ deps }) {
-      const { ok: _ok, ...doc } = buildDiscoveryDocument(deps.config);
+      const { ok: _ok, ...doc } = buildDiscoveryDocument(deps.config, devChainRpcUrl(deps));
       return { result: doc, app: null };
     },
   }),

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { ChainFacilitator } from './chain-facilitator.js';
@@ -10,5 +11,6 @@ export function createFacilitator(config: Config, log?: Logger): Facilitator {
   const x = config.x402;
   if (x.mode === 'chain') return new ChainFacilitator({ rpcUrl: x.rpcUrl!, settlerKey: x.settlerKey! });
   if (x.mode === 'remote') return new RemoteFacilitator({ url: x.facilitatorUrl!, authorization: x.facilitatorAuth });
-  return new DevChainFacilitator({ anvilPath: x.anvilPath, log });
+  // The chain's state lives in the data directory: test USDC balances and nonces survive restarts.
+  return new DevChainFacilitator({ anvilPath: x.anvilPath, log, port: x.devChainPort, statePath: path.join(config.dataDir, 'dev-chain', 'state.json') });
 }

@@ -173,9 +173,14 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     if (amount > 0n && alreadySettled === undefined) {
       const v = await deps.facilitator.verify(verified);
       if (!v.isValid) {
+        // In development the fix is one command away: say it.
+        const hint =
+          v.invalidReason === 'insufficient_funds' && config.x402.mode === 'dev'
+            ? `. Fund the wallet with test USDC: npx svc-agent-host faucet ${wallet} 5`
+            : '';
         throw new PaymentRequiredError(
           v.invalidReason ?? 'invalid_payment',
-          `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged`,
+          `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged${hint}`,
         );
       }
     }

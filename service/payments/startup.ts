@@ -14,7 +14,7 @@ export async function startPayments(deps: Deps): Promise<string> {
   if (f instanceof DevChainFacilitator) {
     try {
       await f.start();
-      line = `dev chain (anvil, chain 8453) at ${f.rpcUrl}; test USDC via "npx svc-agent-host faucet <address> <usdc>"; recipient ${x.recipient}`;
+      line = `dev chain (anvil, chain 8453) at ${f.rpcUrl}, state kept in ${deps.config.dataDir}/dev-chain (balances survive restarts)${f.portNote ? ` (${f.portNote})` : ''}; test USDC via "npx svc-agent-host faucet <address> <usdc>"; recipient ${x.recipient}`;
     } catch (e) {
       return `UNAVAILABLE: the dev chain could not start (${(e as Error).message}); paid calls answer 503. Use SVC_X402_MODE=chain or remote, or fix anvil.`;
     }

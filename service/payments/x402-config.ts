@@ -27,9 +27,21 @@ export interface X402Config {
   maxTimeoutSeconds: number;
   /** Path to the anvil binary (dev mode); default: the one from @foundry-rs/anvil in node_modules. */
   anvilPath?: string;
+  /** Dev mode: the dev chain's RPC port (SVC_DEV_CHAIN_PORT; default PORT + 2; 0 = any free port). */
+  devChainPort: number;
+}
+
+/** `SVC_DEV_CHAIN_PORT`: a port, or unset = the service's port + 2 (any free port when PORT is 0). */
+function parseDevChainPort(value: string | undefined, servicePort: number): number {
+  if (value === undefined || value.trim() === '') return servicePort === 0 || servicePort > 65533 ? 0 : servicePort + 2;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid configuration:\n  SVC_DEV_CHAIN_PORT: a port number, not "${value}"`);
+  return n;
 }
 
 export interface X402Env {
+  SVC_DEV_CHAIN_PORT?: string;
+  PORT?: number;
   SVC_X402_MODE?: string;
   SVC_X402_RECIPIENT?: string;
   SVC_X402_RPC_URL?: string;
@@ -112,5 +124,6 @@ export function parseX402Config(e: X402Env): X402Config {
     pricesUpdatedAt,
     maxTimeoutSeconds: timeout,
     anvilPath: e.SVC_X402_ANVIL_PATH?.trim() || undefined,
+    devChainPort: parseDevChainPort(e.SVC_DEV_CHAIN_PORT, e.PORT ?? 8787),
   };
 }

@@ -52,6 +52,8 @@ export async function startHarness(
     SVC_SITES_DOMAIN: 'localhost',
     SVC_LOG_LEVEL: 'silent',
     SVC_SITE_CACHE_TTL_MS: '0',
+    // Many harnesses run at once: each dev chain on a free port.
+    SVC_DEV_CHAIN_PORT: '0',
     PORT: String(port),
     ...env,
   });

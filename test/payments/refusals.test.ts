@@ -174,7 +174,10 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
       jsonInit('POST', { name: `broke-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))),
     );
     expect(res.status).toBe(402);
-    expect((await res.json()).error).toBe('insufficient_funds');
+    const body = await res.json();
+    expect(body.error).toBe('insufficient_funds');
+    // In development the answer says how to fund the wallet.
+    expect(body.message).toContain(`npx svc-agent-host faucet ${payer.address.toLowerCase()} 5`);
     expect(await appExists(`broke-${kind}`)).toBe(false);
   });
 

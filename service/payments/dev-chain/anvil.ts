@@ -25,15 +25,23 @@ export function resolveAnvilBinary(explicit?: string): string {
   return bin;
 }
 
+/** How often anvil writes its state to `statePath` while it runs: a crash loses at most this much. */
+export const STATE_INTERVAL_SECONDS = 5;
+
 /**
- * Starts anvil on a free loopback port with chain id 8453 (the id x402 clients sign for "base"),
- * and resolves once it listens. Never binds anything but 127.0.0.1.
+ * Starts anvil on a loopback port (`port`, default any free one) with chain id 8453 (the id x402
+ * clients sign for "base"), and resolves once it listens. With `statePath` the chain starts from the
+ * state saved there and saves it every STATE_INTERVAL_SECONDS and on a clean stop (SIGTERM). Never
+ * binds anything but 127.0.0.1.
  */
-export async function startAnvil(options: { binary?: string; timeoutMs?: number } = {}): Promise<AnvilProcess> {
+export async function startAnvil(options: { binary?: string; timeoutMs?: number; port?: number; statePath?: string } = {}): Promise<AnvilProcess> {
   const bin = resolveAnvilBinary(options.binary);
-  const child: ChildProcess = spawn(bin, ['--host', '127.0.0.1', '--port', '0', '--chain-id', '8453', '--accounts', '2'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', '8453', '--accounts', '2'];
+  if (options.statePath) {
+    fs.mkdirSync(path.dirname(options.statePath), { recursive: true });
+    args.push('--state', options.statePath, '--state-interval', String(STATE_INTERVAL_SECONDS));
+  }
+  const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const rpcUrl = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {

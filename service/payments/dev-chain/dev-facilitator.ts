@@ -26,7 +26,9 @@ export class DevChainFacilitator implements DevFacilitator {
   private startError: Error | undefined;
   private closed = false;
 
-  constructor(private readonly options: { anvilPath?: string; log?: Logger } = {}) {}
+  /** Set when the configured port was taken and the chain listens elsewhere. */
+  portNote: string | undefined;
+  constructor(private readonly options: { anvilPath?: string; log?: Logger; port?: number; statePath?: string } = {}) {}
 
   get rpcUrl(): string {
     return this.current?.anvil.rpcUrl ?? '';
@@ -36,7 +38,7 @@ export class DevChainFacilitator implements DevFacilitator {
   start(): Promise<Started> {
     if (this.closed) return Promise.reject(new Error('dev chain closed'));
     this.started ??= (async () => {
-      const anvil = await startAnvil({ binary: this.options.anvilPath });
+      const anvil = await this.startOnPort();
       try {
         const client = createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) });
         const { deployedBytecode } = loadDevUsdcArtifact();
@@ -55,6 +57,19 @@ export class DevChainFacilitator implements DevFacilitator {
       this.options.log?.error('x402 dev chain could not start; paid Agent API calls are refused', { error: e.message });
     });
     return this.started;
+  }
+
+  /** The configured port; when another process holds it, any free port (said in portNote and the start line). */
+  private async startOnPort(): Promise<AnvilProcess> {
+    const { anvilPath: binary, port, statePath } = this.options;
+    try {
+      return await startAnvil({ binary, port, statePath });
+    } catch (e) {
+      if (!port || !/in use|AddrInUse/i.test((e as Error).message)) throw e;
+      this.portNote = `port ${port} is taken (SVC_DEV_CHAIN_PORT), so the chain listens on another one: set SVC_RPC_URL for wallets started before`;
+      this.options.log?.warn('x402 dev chain port taken; using a free port', { port });
+      return startAnvil({ binary, port: 0, statePath });
+    }
   }
 
   private async chain(): Promise<ChainFacilitator> {

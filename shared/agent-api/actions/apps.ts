@@ -33,6 +33,10 @@ export const DiscoveryDocumentSchema = z
     pricingUpdatedAt: z.number().int().describe('Epoch milliseconds of the latest price change'),
     payment: z.string().describe('How to pay'),
     endpoints: z.array(DiscoveryEndpointSchema),
+    rpcUrl: z
+      .string()
+      .optional()
+      .describe('Development mode only (extension): JSON-RPC URL of the local dev chain, so wallets read their test USDC balance without configuration'),
   })
   .meta({ id: 'AgentDiscovery' });
 
