@@ -5,6 +5,11 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { spawnSync } from 'node:child_process';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort, spawnService, waitForHttp } from './lib.js';
 
 /**
@@ -33,10 +38,14 @@ interface Figures {
  * alike; figures are over all calls of a path.
  */
 async function measureInterleaved(paths: (() => Promise<void>)[], rounds = 6): Promise<Figures[]> {
-  for (const fn of paths) for (let i = 0; i < WARMUP; i++) await fn();
+  return measureInterleavedN(paths, CALLS, rounds, WARMUP);
+}
+
+async function measureInterleavedN(paths: (() => Promise<void>)[], calls: number, rounds = 6, warmup = 3): Promise<Figures[]> {
+  for (const fn of paths) for (let i = 0; i < warmup; i++) await fn();
   const times: number[][] = paths.map(() => []);
   const busy: number[] = paths.map(() => 0);
-  const per = Math.ceil(CALLS / rounds);
+  const per = Math.ceil(calls / rounds);
   for (let r = 0; r < rounds; r++) {
     for (const [i, fn] of paths.entries()) {
       const start = performance.now();
@@ -54,6 +63,113 @@ async function measureInterleaved(paths: (() => Promise<void>)[], rounds = 6): P
   });
 }
 
+const size = (tools: unknown[]) => tools.reduce<number>((n, t) => n + JSON.stringify(t).length, 0);
+
+async function listOver(transport: StdioClientTransport | StreamableHTTPClientTransport) {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  await client.close();
+  return tools;
+}
+
+/** What a client pays in context for the tool list: default, everything, and the hosted endpoint for a full-scope key. */
+async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: string): Promise<void> {
+  cli(dir, svcUrl, ['account', 'create', '--email', 'bench@example.com']);
+  const key = cli(dir, svcUrl, ['key', 'create', '--email', 'bench@example.com', '--all-scopes']).trim().split('\n').pop()!;
+  const rows: [string, unknown[]][] = [
+    [
+      'svc-mcp, default toolsets',
+      await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_TOOLSETS: '' }, stderr: 'ignore' })),
+    ],
+    [
+      'svc-mcp, SVC_TOOLSETS=all + SVC_API_KEY',
+      await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_API_KEY: key }, stderr: 'ignore' })),
+    ],
+    [
+      'hosted /mcp, full-scope key (default)',
+      await listOver(new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } })),
+    ],
+  ];
+  console.log(
+    `\ntools/list size (characters of the JSON a client receives; tokens ≈ characters / 4; budget: default ≤ 16,000, one tool ≤ 1,600, all ≤ 48,000)`,
+  );
+  console.log(`${'list'.padEnd(42)} ${'tools'.padStart(6)} ${'chars'.padStart(8)} ${'≈tokens'.padStart(8)} ${'largest'.padStart(8)}`);
+  for (const [label, tools] of rows) {
+    const largest = Math.max(...tools.map((t) => JSON.stringify(t).length));
+    console.log(
+      `${label.padEnd(42)} ${String(tools.length).padStart(6)} ${String(size(tools)).padStart(8)} ${String(Math.round(size(tools) / 4)).padStart(8)} ${String(largest).padStart(8)}`,
+    );
+  }
+}
+
+/** The CLI against the running service (same data dir: it goes through the admin endpoint). */
+function cli(dir: string, svcUrl: string, args: string[]): string {
+  const r = spawnSync(process.execPath, ['bin/svc.mjs', ...args], {
+    env: { ...process.env, SVC_DATA_DIR: path.join(dir, 'data'), SVC_BASE_URL: svcUrl },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`svc ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout + r.stderr;
+}
+
+/**
+ * A paid call through the hosted endpoint (tool → PaymentRequired → sign → tool with _meta) against the
+ * same call on the HTTP Agent API through @x402/fetch (402 → sign → retry): update_app_meta on one app.
+ */
+async function hostedPaidCalls(svcUrl: string, dir: string): Promise<void> {
+  const CALLS_PAID = 30;
+  const account = privateKeyToAccount(generatePrivateKey());
+  cli(dir, svcUrl, ['faucet', account.address, '100']);
+  const x402 = new x402Client();
+  registerExactEvmScheme(x402, { signer: account as never });
+  const payFetch = wrapFetchWithPayment(fetch, x402) as typeof fetch;
+  const created = await payFetch(`${svcUrl}/api/x402/apps`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `bench-${Date.now()}`, html: '<p>bench</p>' }),
+  });
+  const appId = ((await created.json()) as { app: { appId: string } }).app.appId;
+  const key = cli(dir, svcUrl, ['key', 'create', '--email', 'bench@example.com', '--all-scopes']).trim().split('\n').pop()!;
+  const hosted = new Client({ name: 'bench', version: '1' });
+  await hosted.connect(
+    new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp?toolsets=apps`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  const [viaHttp, viaMcp] = await measureInterleavedN(
+    [
+      async () => {
+        const r = await payFetch(`${svcUrl}/api/x402/apps/${appId}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ visibility: 'public' }),
+        });
+        if (!r.ok) throw new Error(`HTTP paid call ${r.status}: ${await r.text()}`);
+      },
+      async () => {
+        const args = { appId, visibility: 'public' };
+        const first = await hosted.callTool({ name: 'update_app_meta', arguments: args });
+        const payment = await x402.createPaymentPayload(first.structuredContent as never);
+        const paid = await hosted.callTool({ name: 'update_app_meta', arguments: args, _meta: { 'x402/payment': payment } });
+        if (paid.isError) throw new Error(JSON.stringify(paid.content));
+      },
+    ],
+    CALLS_PAID,
+  );
+  await hosted.close();
+  console.log(
+    `\npaid call (update_app_meta, 0.001 USDC, settled on the dev chain), ${CALLS_PAID} sequential calls per path, interleaved; load ${os.loadavg()[0].toFixed(1)}`,
+  );
+  console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
+  for (const [label, m] of [
+    ['HTTP Agent API via @x402/fetch (ref)', viaHttp],
+    ['hosted /mcp tool, paid via _meta["x402/payment"]', viaMcp],
+  ] as const) {
+    console.log(
+      `${label.padEnd(52)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${(m.mean / viaHttp.mean).toFixed(2).padStart(7)}x`,
+    );
+  }
+}
+
 export async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-mcp-'));
   const port = await freePort();
@@ -66,7 +182,13 @@ export async function run(): Promise<void> {
     SVC_RATE_LIMIT_PER_MINUTE: '0',
   });
   const mcpPort = await freePort();
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_URL: svcUrl, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    SVC_URL: svcUrl,
+    SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
+    SVC_TOOLSETS: 'all',
+  };
   const { spawn } = await import('node:child_process');
   const httpMcp = spawn(process.execPath, ['bin/svc-mcp.mjs', '--http', '--port', String(mcpPort)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   let stdio: Client | undefined;
@@ -111,6 +233,8 @@ export async function run(): Promise<void> {
         `${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.mean / direct.mean).toFixed(2).padStart(9)}x`,
       );
     }
+    await toolListSizes(svcUrl, env, dir);
+    await hostedPaidCalls(svcUrl, dir);
   } finally {
     await stdio?.close().catch(() => undefined);
     await http?.close().catch(() => undefined);
