@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
 import type { AdminOperationName } from '../service/admin/operations.js';
-import { loadConfig, type Config } from '../service/config.js';
-import { createRuntime } from './runtime.js';
+import type { Config } from '../service/config.js';
 import { SCOPES, parseScopeList } from '../shared/scopes.js';
 
 const USAGE = `svc: self-hostable site hosting for AI agents
@@ -52,6 +51,8 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
     if (!body.ok) throw new CliError(body.error?.message ?? `service answered ${res.status}`);
     return body.result;
   }
+  // Loaded only when the service is not running: the CLI then opens the database itself.
+  const { createRuntime } = await import('./runtime.js');
   const runtime = await createRuntime(config);
   try {
     const { runAdminOperation } = await import('../service/admin/operations.js');
@@ -98,6 +99,8 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  // After --help: the configuration (zod, the price catalogue) is loaded only for a real command.
+  const { loadConfig } = await import('../service/config.js');
   const config = loadConfig();
   const need = (name: 'email' | 'id' | 'site' | 'path' | 'file'): string => {
     const v = values[name];

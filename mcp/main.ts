@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { loadMcpConfig } from './config.js';
-import { startMcpHttp } from './http.js';
-import { buildMcpServer, createMcpContext } from './server.js';
+// Only node: modules at the top: `--help` and `--new-wallet` answer without loading the server, and
+// the rest is imported when it is needed (start-up time is what a client waits for).
 
 const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action, Tables, wallet, deploy_site)
 
@@ -31,6 +28,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   }
   const newWallet = arg(args, '--new-wallet');
   if (newWallet) {
+    const { generatePrivateKey, privateKeyToAccount } = await import('viem/accounts');
     const file = path.resolve(newWallet);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const key = generatePrivateKey();
@@ -46,7 +44,8 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     console.error(`svc-mcp: new wallet key written to ${file}; set SVC_WALLET_KEY_FILE=${file}`);
     return;
   }
-  let config;
+  const [{ loadMcpConfig }, { buildMcpServer, createMcpContext }] = await Promise.all([import('./config.js'), import('./server.js')]);
+  let config: ReturnType<typeof loadMcpConfig>;
   try {
     config = loadMcpConfig(process.env);
   } catch (e) {
@@ -59,6 +58,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   if (args.includes('--http')) {
     const port = Number(arg(args, '--port') ?? 8788);
     const host = arg(args, '--host') ?? '127.0.0.1';
+    const { startMcpHttp } = await import('./http.js');
     const http = await startMcpHttp(ctx, port, host);
     console.error(`svc-mcp: streamable HTTP at ${http.url} → ${config.serviceUrl}; ${who}; prices from ${ctx.pricesSource}`);
     const stop = () => void http.close().then(() => process.exit(0));
@@ -66,6 +66,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     process.on('SIGTERM', stop);
     return;
   }
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const server = buildMcpServer(ctx);
   await server.connect(new StdioServerTransport());
   console.error(`svc-mcp: stdio → ${config.serviceUrl}; ${who}; prices from ${ctx.pricesSource}`);

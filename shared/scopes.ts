@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /** The Account API scope catalogue (spec section 5). Order is the order shown to people. */
 export const SCOPES = [
   'svc.publish',
@@ -14,8 +12,6 @@ export const SCOPES = [
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
-
-export const ScopeSchema = z.enum(SCOPES);
 
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'svc.publish': 'Publish new HTML sites',

@@ -1,6 +1,5 @@
 import { createPublicClient, erc20Abi, getAddress, http, isAddressEqual, type Address } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { wrapFetchWithPayment } from 'x402-fetch';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
 import { WalletError, isWalletError } from './errors.js';
@@ -274,6 +273,8 @@ export class Wallet {
       return res;
     };
 
+    // Loaded on the first payment: x402-fetch (and the chains it brings) is most of a cold start's imports.
+    const { wrapFetchWithPayment } = await import('x402-fetch');
     const pay = wrapFetchWithPayment(sendSigned, account, caps.perCall, selector as never);
     let response: Response;
     try {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES, ScopeSchema } from '../../shared/scopes.js';
+import { SCOPES } from '../../shared/scopes.js';
 import { createAccount, requireAccountByEmail } from '../accounts/accounts.js';
 import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accounts/personal-keys.js';
 import { eq } from 'drizzle-orm';
@@ -30,11 +30,14 @@ export const adminOperations = {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { account: { id: account.id, email: account.email }, ...(await setAccountPassword(deps, account.id, i.password)) };
   }),
-  'key.create': op(z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(ScopeSchema).min(1) }), async (deps, i) => {
-    const account = await requireAccountByEmail(deps.db, i.email);
-    const { key, secret } = await createPersonalKey(deps.db, { accountId: account.id, name: i.name, scopes: i.scopes });
-    return { key, secret };
-  }),
+  'key.create': op(
+    z.object({ email: z.string(), name: z.string().min(1).max(100).default('cli'), scopes: z.array(z.enum(SCOPES)).min(1) }),
+    async (deps, i) => {
+      const account = await requireAccountByEmail(deps.db, i.email);
+      const { key, secret } = await createPersonalKey(deps.db, { accountId: account.id, name: i.name, scopes: i.scopes });
+      return { key, secret };
+    },
+  ),
   'key.list': op(z.object({ email: z.string() }), async (deps, i) => {
     const account = await requireAccountByEmail(deps.db, i.email);
     return { keys: await listPersonalKeys(deps.db, account.id) };
