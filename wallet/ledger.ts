@@ -57,9 +57,10 @@ export interface Reservation {
   payer: string;
 }
 
+/** `httpStatus`: the paid HTTP request's status; absent for payments made over MCP `_meta`. */
 export type Outcome =
-  | { status: 'committed'; httpStatus: number; txHash?: string; receipt?: Record<string, unknown> }
-  | { status: 'released'; httpStatus: number; note?: string }
+  | { status: 'committed'; httpStatus?: number; txHash?: string; receipt?: Record<string, unknown> }
+  | { status: 'released'; httpStatus?: number; note?: string }
   | { status: 'unknown'; httpStatus?: number; note?: string };
 
 const counts = (e: LedgerEntry) => e.status !== 'released';

@@ -1,5 +1,7 @@
 import { createPublicClient, erc20Abi, getAddress, http, isAddressEqual, type Address } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { randomBytes } from 'node:crypto';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
 import { WalletError, isWalletError } from './errors.js';
@@ -308,6 +310,36 @@ export class Wallet {
       );
     }
     return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
+  }
+
+  /**
+   * Signs an EIP-3009 TransferWithAuthorization of `amount` to `to` under `terms` (the x402 "exact"
+   * scheme), valid for `validSeconds`. It only signs: reserving the amount in the ledger is the
+   * caller's job (see mcp-payer.ts), before the signature leaves the process.
+   */
+  async signTransferAuthorization(terms: PaymentTerms, to: Address, amount: bigint, validSeconds: number) {
+    if (!this.#account)
+      throw new WalletError('no_wallet', 'no wallet is configured; nothing was signed or paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.');
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const authorization = {
+      from: this.#account.address,
+      to,
+      value: amount,
+      validAfter: now - 600n,
+      validBefore: now + BigInt(validSeconds),
+      nonce: `0x${randomBytes(32).toString('hex')}` as `0x${string}`,
+    };
+    const signature = await this.#account.signTypedData({
+      domain: { name: terms.domainName, version: terms.domainVersion, chainId: terms.chainId, verifyingContract: terms.asset },
+      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+      primaryType: 'TransferWithAuthorization',
+      message: authorization,
+    });
+    const text = (v: bigint) => v.toString();
+    return {
+      signature,
+      authorization: { ...authorization, value: text(amount), validAfter: text(authorization.validAfter), validBefore: text(authorization.validBefore) },
+    };
   }
 
   async #freeGot402(req: PaidRequest, res: Response): Promise<WalletError> {
