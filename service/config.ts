@@ -50,6 +50,7 @@ const EnvSchema = z.object({
   SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS: int(900),
   SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS: int(30 * 24 * 3600),
   SVC_OAUTH_CODE_TTL_SECONDS: int(60),
+  SVC_OAUTH_LOOPBACK_CLIENT_METADATA: optionalText,
   SVC_SESSION_TTL_SECONDS: int(7 * 24 * 3600),
   SVC_SIGNUP_DISABLED: bool,
   SVC_TABLE_STATEMENT_TIMEOUT_MS: int(5000),
@@ -165,6 +166,8 @@ export interface OAuthConfig {
   /** Each refresh token lives this long; rotation issues a fresh one with a fresh lifetime. */
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
+  /** Development and tests only: Client ID Metadata Documents may be fetched over plain http from a loopback host. */
+  loopbackClientMetadata: boolean;
 }
 
 export interface DashboardConfig {
@@ -230,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accessTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS),
       refreshTokenTtlSeconds: Math.max(1, e.SVC_OAUTH_REFRESH_TOKEN_TTL_SECONDS),
       codeTtlSeconds: Math.max(1, e.SVC_OAUTH_CODE_TTL_SECONDS),
+      loopbackClientMetadata: e.SVC_OAUTH_LOOPBACK_CLIENT_METADATA === '1',
     },
     dashboard: { sessionTtlSeconds: Math.max(60, e.SVC_SESSION_TTL_SECONDS), signupEnabled: !e.SVC_SIGNUP_DISABLED },
     tables: { statementTimeoutMs: e.SVC_TABLE_STATEMENT_TIMEOUT_MS, maxTablesPerSite: e.SVC_MAX_TABLES_PER_SITE },

@@ -2,7 +2,8 @@ import { isScope, type Scope } from '../../shared/scopes.js';
 import { accountApiResource, knownResources } from '../auth/resources.js';
 import type { Deps } from '../deps.js';
 import { findClient, type OAuthClientRow } from './clients.js';
-import type { OAuthErrorCode } from './oauth-error.js';
+import { isMetadataDocumentUrl, resolveMetadataClient } from './client-metadata.js';
+import { OAuthError, type OAuthErrorCode } from './oauth-error.js';
 import { S256_CHALLENGE } from './tokens.js';
 
 /** The validated parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707). */
@@ -50,7 +51,13 @@ export async function checkAuthorizationRequest(deps: Deps, params: Record<strin
   }
   const clientId = params.client_id;
   if (!clientId) return { kind: 'fatal', message: 'client_id is missing: the application sent an incomplete authorization request.' };
-  const client = await findClient(deps.db, clientId);
+  let client: OAuthClientRow | null;
+  try {
+    client = isMetadataDocumentUrl(clientId) ? await resolveMetadataClient(deps, clientId) : await findClient(deps.db, clientId);
+  } catch (e) {
+    if (e instanceof OAuthError) return { kind: 'fatal', message: `This application cannot be used: ${e.message}.` };
+    throw e;
+  }
   if (!client) return { kind: 'fatal', message: 'This application is not registered with svc (unknown client_id).' };
   const redirectUri = params.redirect_uri;
   if (!redirectUri) return { kind: 'fatal', message: 'redirect_uri is missing: the application must name one of its registered redirect URIs.' };

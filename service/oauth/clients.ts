@@ -74,6 +74,26 @@ export function toRegisteredClient(row: OAuthClientRow): RegisteredClient {
 
 /** Dynamic client registration (RFC 7591). Every client is public: it proves itself with PKCE. */
 export async function registerClient(deps: Deps, input: unknown): Promise<RegisteredClient> {
+  const m = validateClientMetadata(input);
+  const [row] = await deps.db
+    .insert(oauthClients)
+    .values({ id: newId('client', 24), name: m.name, redirectUris: m.redirectUris, scopes: m.scopes, clientUri: m.clientUri, createdAt: deps.clock.now() })
+    .returning();
+  return toRegisteredClient(row);
+}
+
+export interface ValidClientMetadata {
+  name: string;
+  redirectUris: string[];
+  scopes: Scope[] | null;
+  clientUri: string | null;
+}
+
+/**
+ * The checks every client's metadata passes, registered (RFC 7591) or fetched (a Client ID Metadata
+ * Document): https (or loopback) redirect URIs, a public client, the grants and scopes we support.
+ */
+export function validateClientMetadata(input: unknown): ValidClientMetadata {
   const parsed = ClientRegistrationSchema.safeParse(input);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -111,12 +131,7 @@ export async function registerClient(deps: Deps, input: unknown): Promise<Regist
     if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:')) throw new OAuthError('invalid_client_metadata', 'client_uri: not an http(s) URL');
     clientUri = u.toString();
   }
-  const name = m.client_name ?? new URL(m.redirect_uris[0]).host;
-  const [row] = await deps.db
-    .insert(oauthClients)
-    .values({ id: newId('client', 24), name, redirectUris: [...new Set(m.redirect_uris)], scopes, clientUri, createdAt: deps.clock.now() })
-    .returning();
-  return toRegisteredClient(row);
+  return { name: m.client_name ?? new URL(m.redirect_uris[0]).host, redirectUris: [...new Set(m.redirect_uris)], scopes, clientUri };
 }
 
 export async function findClient(db: DbOrTx, clientId: string): Promise<OAuthClientRow | null> {

@@ -34,6 +34,7 @@ export function authorizationServerMetadata(deps: Deps) {
     token_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
     service_documentation: `${base}/api/v1`,
   };
 }
