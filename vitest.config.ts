@@ -12,6 +12,7 @@ export const PROCESS_SUITES = [
   'test/dashboard/browser.test.ts',
   'test/mcp/transport.test.ts',
   'test/e2e/pack.test.ts',
+  'test/mcp/hosted-conformance.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';
