@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx: no build step between a clone and `npm start`.
-import { register } from 'tsx/esm/api';
+// The svc CLI: the bundled build (dist/, see bin/build.mjs) when it is up to date, else the TypeScript
+// sources through tsx: no build step is ever needed between a clone and `npm start`.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freshDist } from './dist-fresh.mjs';
 
-register();
-await import('../cli/svc.ts');
+const built = freshDist(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'), 'svc');
+if (built) await import(pathToFileURL(built).href);
+else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/svc.ts');
+}

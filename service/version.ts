@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { packagePath } from './package-root.js';
 
 /** The package version, read once from package.json. */
-export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;

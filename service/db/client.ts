@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -10,6 +9,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import postgres from 'postgres';
 import * as schema from './schema/index.js';
+import { packagePath } from '../package-root.js';
 
 export type Schema = typeof schema;
 /** One handle type for both drivers: shared query code never knows which one it talks to. */
@@ -18,7 +18,7 @@ export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelati
 /** Query code takes either the database or an open transaction. */
 export type DbOrTx = Db | Tx;
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+export const MIGRATIONS_DIR = packagePath('drizzle');
 
 export interface Database {
   db: Db;

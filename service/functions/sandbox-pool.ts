@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { runInSandbox, type SandboxHost, type SandboxInput, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
 import type { FromWorker, ToWorker } from './sandbox-worker.js';
+import { packagePath } from '../package-root.js';
 
 /** Runs one invocation in a sandbox; the service uses the worker pool, tests and benches may use either. */
 export interface SandboxRunner {
@@ -58,7 +59,7 @@ export class SandboxPool implements SandboxRunner {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./sandbox-worker.mjs', import.meta.url));
+    const worker = new Worker(packagePath('service', 'functions', 'sandbox-worker.mjs'));
     worker.unref(); // idle workers never keep the process alive
     const slot: Slot = { worker, job: null, ready: false, dead: false };
     worker.on('message', (msg: FromWorker) => this.onMessage(slot, msg));

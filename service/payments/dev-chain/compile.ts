@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../package-root.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+const here = packagePath('service', 'payments', 'dev-chain');
 export const DEV_USDC_SOURCE_PATH = path.join(here, 'DevUSDC.sol');
 export const DEV_USDC_ARTIFACT_PATH = path.join(here, 'DevUSDC.json');
 
