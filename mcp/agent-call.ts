@@ -7,6 +7,7 @@ import { headroom } from '../wallet/ledger.js';
 import { assertWithinCaps } from '../wallet/ledger.js';
 import { isWalletError } from '../wallet/errors.js';
 import { priceOf, type McpContext } from './context.js';
+import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 
 export interface ActionCallResult {
@@ -82,26 +83,9 @@ function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, 
   return { [version === 2 ? PAYMENT_HEADERS.v2Request : PAYMENT_HEADERS.v1Request]: b64json(payment) };
 }
 
-async function readJson(response: Response): Promise<{ text: string; json: Record<string, unknown> }> {
-  const text = await response.text();
-  try {
-    return { text, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  } catch {
-    return { text, json: {} };
-  }
-}
-
-function failureSentence(tool: string, response: Response, text: string, json: Record<string, unknown>, cost: string): string {
-  // The service's error envelope {error: {code, message}}, or an x402 402 body {error: reason, message}.
-  const err = (typeof json.error === 'string' ? { code: json.error, message: json.message } : (json.error ?? {})) as {
-    code?: string;
-    message?: string;
-    details?: unknown;
-  };
-  const issues = (err.details as { issues?: { field: string; message: string }[] } | undefined)?.issues;
-  const what = err.message ?? (text.slice(0, 300) || response.statusText);
-  const fields = issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
-  return `${tool} failed: ${what}${fields} [HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]. ${cost} ${nextStep(response.status, what)}`;
+function failureSentence(tool: string, response: Response, answer: ServiceAnswer, cost: string): string {
+  const f = describeFailure(response, answer);
+  return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(response.status, f.what)}`;
 }
 
 /**
@@ -124,7 +108,8 @@ export async function callAction(
   const payload = hasBody ? JSON.stringify(body ?? {}) : undefined;
   if (ctx.hosted) {
     const response = await ctx.fetch(url, { method: action.method, headers: { ...headers, ...paymentHeaderFromMeta(tool, options.meta) }, body: payload });
-    const { text, json } = await readJson(response);
+    const answer = await readAnswer(response);
+    const { json } = answer;
     const settled = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Response) ?? response.headers.get(PAYMENT_HEADERS.v1Response));
     if (response.status === 402) {
       const required = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Required)) ?? json;
@@ -135,7 +120,7 @@ export async function callAction(
         settled ?? (options.meta?.[X402_META.payment] ? { success: false, errorReason: (json.error as string | undefined) ?? 'payment_refused' } : undefined),
       );
     }
-    if (!response.ok) throw new ToolFailure(failureSentence(tool, response, text, json, 'Nothing was charged.'), { status: response.status });
+    if (!response.ok) throw new ToolFailure(failureSentence(tool, response, answer, 'Nothing was charged.'), { status: response.status });
     return { status: response.status, body: json, payment: null, paymentResponse: settled };
   }
   const { response, payment, entry } = await ctx.wallet.fetch({
@@ -146,12 +131,14 @@ export async function callAction(
     body: payload,
     quote: options.maxPrice ?? priceOf(ctx, action.name),
   });
-  const { text, json } = await readJson(response);
+  const answer = await readAnswer(response);
   if (!response.ok) {
-    const code = ((json.error ?? {}) as { code?: string }).code;
-    throw new ToolFailure(failureSentence(tool, response, text, json, costSentence(entry)), { status: response.status, code });
+    throw new ToolFailure(failureSentence(tool, response, answer, costSentence(entry)), {
+      status: response.status,
+      code: describeFailure(response, answer).code,
+    });
   }
-  return { status: response.status, body: json, payment: paymentInfo(payment) };
+  return { status: response.status, body: answer.json, payment: paymentInfo(payment) };
 }
 
 export interface Quote {

@@ -1,9 +1,9 @@
-import { getAddress, isAddressEqual, type Address } from 'viem';
+import { getAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import { WalletError } from './errors.js';
 import { assertWithinCaps, type LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
-import type { Wallet } from './wallet.js';
+import { sameAddress, type Wallet } from './wallet.js';
 
 /**
  * The client half of x402 over MCP (coinbase/x402 `specs/transports-v2/mcp.md`): our wallet pays an
@@ -51,14 +51,6 @@ interface PaymentRequiredV2 {
   accepts: RequirementV2[];
 }
 
-const same = (a: string, b: string) => {
-  try {
-    return isAddressEqual(a as Address, b as Address);
-  } catch {
-    return false;
-  }
-};
-
 /** The PaymentRequired a tool result carries, if it is one (x402 MCP transport). */
 export function paymentRequiredOf(result: McpToolResult): PaymentRequiredV2 | undefined {
   const s = result.structuredContent as Partial<PaymentRequiredV2> | undefined;
@@ -70,8 +62,8 @@ function acceptable(r: RequirementV2, terms: PaymentTerms, maxTimeout: number): 
   return (
     r.scheme === 'exact' &&
     r.network === terms.caip2 &&
-    same(r.asset, terms.asset) &&
-    same(r.payTo, terms.recipient) &&
+    sameAddress(r.asset, terms.asset) &&
+    sameAddress(r.payTo, terms.recipient) &&
     r.extra?.name === terms.domainName &&
     r.extra?.version === terms.domainVersion &&
     typeof r.amount === 'string' &&

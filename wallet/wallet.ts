@@ -75,7 +75,8 @@ function describeMismatch(r: Requirement, t: PaymentTerms, maxTimeout: number): 
   return why.join(', ');
 }
 
-function sameAddress(a: string, b: string): boolean {
+/** Whether two strings are the same EVM address (any case); false when either is not an address. */
+export function sameAddress(a: string, b: string): boolean {
   try {
     return isAddressEqual(a as Address, b as Address);
   } catch {

@@ -4,6 +4,7 @@ import { ACCOUNT_OPERATIONS, type AccountOperation } from '../../shared/account-
 import type { McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { describeFailure, readAnswer } from '../service-answer.js';
 import { accountAnswerAsApps } from '../vocabulary.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
@@ -75,22 +76,12 @@ async function callOperation(ctx: McpContext, op: AccountOperation, args: Record
   } catch (e) {
     throw new ToolFailure(`${op.tool} failed: the service did not answer (${(e as Error).message}). Nothing was changed; retry later.`);
   }
-  const text = await res.text();
-  let json: Record<string, unknown> = {};
-  try {
-    json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  } catch {
-    json = {};
-  }
+  const answer = await readAnswer(res);
   if (!res.ok) {
-    const err = (json.error ?? {}) as { code?: string; message?: string; details?: { issues?: { field: string; message: string }[] } };
-    const issues = err.details?.issues?.length ? ` (${err.details.issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
-    throw new ToolFailure(
-      `${op.tool} failed: ${err.message ?? (text.slice(0, 300) || res.statusText)}${issues} [HTTP ${res.status}${err.code ? ` ${err.code}` : ''}]. ${nextStep(op, res.status, err.code)}`,
-      { status: res.status, code: err.code },
-    );
+    const f = describeFailure(res, answer);
+    throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f.code)}`, { status: res.status, code: f.code });
   }
-  return accountAnswerAsApps(json);
+  return accountAnswerAsApps(answer.json);
 }
 
 /**

@@ -5,6 +5,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
+import { contentTypeForPath } from '../../shared/content-types.js';
 import { SITE_UPLOAD_MAX_FILES, VisibilitySchema } from '../../shared/agent-api/actions/common.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
@@ -14,39 +15,8 @@ import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 
-const TYPES: Record<string, string> = {
-  html: 'text/html; charset=utf-8',
-  htm: 'text/html; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
-  json: 'application/json; charset=utf-8',
-  txt: 'text/plain; charset=utf-8',
-  md: 'text/markdown; charset=utf-8',
-  csv: 'text/csv; charset=utf-8',
-  xml: 'application/xml; charset=utf-8',
-  svg: 'image/svg+xml',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  avif: 'image/avif',
-  ico: 'image/x-icon',
-  pdf: 'application/pdf',
-  woff: 'font/woff',
-  woff2: 'font/woff2',
-  ttf: 'font/ttf',
-  otf: 'font/otf',
-  mp4: 'video/mp4',
-  webm: 'video/webm',
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  wasm: 'application/wasm',
-  webmanifest: 'application/manifest+json; charset=utf-8',
-  map: 'application/json; charset=utf-8',
-};
-const typeOf = (p: string) => TYPES[p.slice(p.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
+// Media types guessed from the extension, as the service guesses them for uploaded files.
+const typeOf = contentTypeForPath;
 const MAX_FILES = 1000;
 /** Upper bound of one deploy's bytes held in memory (files are read before the first payment). */
 const MAX_TOTAL_BYTES = 256 * 1024 * 1024;

@@ -4,6 +4,7 @@ import { TableFilterSchema, TableQuerySchema, tableQueryToSearchParams, type Tab
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import type { McpContext } from '../context.js';
 import { addTool, type ToolConfig } from '../register.js';
+import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 
 const slug = (what: string) => z.string().min(1).max(63).describe(what);
@@ -71,16 +72,8 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
         `${tool} failed: the service at ${ctx.config.serviceUrl} did not answer (${(e as Error).message}). Nothing was changed or paid; check the service is running.`,
       );
     }
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      json = {};
-    }
+    const answer = await readAnswer(res);
     if (!res.ok) {
-      const err = (json.error ?? {}) as { code?: string; message?: string; details?: { issues?: { field: string; message: string }[] } };
-      const issues = err.details?.issues;
       const hint =
         res.status === 401 || res.status === 403
           ? 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.'
@@ -91,11 +84,10 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
               : res.status === 400
                 ? 'Fix the parameters named above (use exact schema field names; table_schema lists them).'
                 : 'Retry later.';
-      throw new ToolFailure(
-        `${tool} failed: ${err.message ?? res.statusText}${issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : ''} [HTTP ${res.status}${err.code ? ` ${err.code}` : ''}]. Nothing was paid. ${hint}`,
-      );
+      const f = describeFailure(res, answer);
+      throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${hint}`);
     }
-    return json;
+    return answer.json;
   }
 
   const reg = (name: string, config: ToolConfig, write: boolean, cb: (args: Record<string, unknown>) => Promise<Record<string, unknown>>) => {

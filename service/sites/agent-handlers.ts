@@ -20,7 +20,7 @@ import type { DbOrTx } from '../db/client.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { isValidContentType } from './content-types.js';
+import { isValidContentType } from '../../shared/content-types.js';
 import { ownedBy, walletOwner } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import {

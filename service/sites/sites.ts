@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { dropColumnTablesOfSite } from '../tables/column-storage.js';
 import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
-import { contentTypeForPath, isTextContentType } from './content-types.js';
+import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
 import { ownedBy, ownerColumns, type SiteOwner } from './owner.js';
 import { normaliseSitePath } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/ports.js';
 
 // What a user gets from the registry: `npm pack`, installed into an empty prefix, and its bins run.
 // The install needs the npm registry for the dependencies (CI has it); without it the suite says so.
@@ -17,14 +17,6 @@ afterAll(() => {
   child?.kill('SIGTERM');
   fs.rmSync(work, { recursive: true, force: true });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe.skipIf(!registryAnswers)('the packed package installs by name and runs (needs the npm registry)', () => {
   it('npm pack → npm install -g into an empty prefix → svc-mcp --help, svc-agent-host --help, svc-agent-host serve', async () => {

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -9,6 +8,7 @@ import { isDevFacilitator } from '../../service/payments/facilitator.js';
 import { loadConfig } from '../../service/config.js';
 import { loadWalletConfig } from '../../wallet/config.js';
 import { createWallet } from '../../wallet/wallet.js';
+import { freePort } from '../helpers/ports.js';
 
 // `npm start` twice on the same data directory: the dev chain's state (test USDC, the token) is kept,
 // its RPC address is the same, and wallets find it in the discovery document.
@@ -18,14 +18,6 @@ afterAll(async () => {
   await running?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 async function start(port: number, chainPort: number): Promise<RunningService> {
   const config = loadConfig({
