@@ -5,7 +5,10 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { revokePersonalKey } from '../../service/accounts/personal-keys.js';
+import { personalKeys } from '../../service/db/schema/index.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, fundedWallet, html } from '../payments/helpers.js';
@@ -120,6 +123,55 @@ describe('hosted MCP endpoint', () => {
     expect(payerBefore - payerAfter).toBe(7000n);
     expect(recipientAfter - recipientBefore).toBe(7000n);
     await client.close();
+  });
+
+  it('the same signed payment sent by two racing calls is charged once', async () => {
+    const client = await connect((await h.account()).key, '?toolsets=apps');
+    const recipient = h.config.x402.recipient as string;
+    const before = await Promise.all([balance(payer.address), balance(recipient)]);
+    const args = { appName: `race-${Date.now()}`, html: html('Race') };
+    const required = (await call(client, 'create_app_from_html', args)).structuredContent;
+    const payment = await signPayment(required);
+    const results = await Promise.all([0, 1].map(() => call(client, 'create_app_from_html', args, { 'x402/payment': payment })));
+    // Both may answer success (the second replays the first result), but the money moves once.
+    expect(results.some((r) => !r.isError)).toBe(true);
+    const after = await Promise.all([balance(payer.address), balance(recipient)]);
+    expect(before[0] - after[0]).toBe(7000n);
+    expect(after[1] - before[1]).toBe(7000n);
+    await client.close();
+  });
+
+  it('an underpaid payment, or one signed for another tool’s price, is refused and nothing is charged', async () => {
+    const client = await connect((await h.account()).key, '?toolsets=apps');
+    const before = await balance(payer.address);
+    const args = { appName: `under-${Date.now()}`, html: html('Under') };
+    const required = (await call(client, 'create_app_from_html', args)).structuredContent as { accepts: { amount: string }[] };
+    const underpaid = await signPayment({ ...required, accepts: [{ ...required.accepts[0], amount: '1000' }] });
+    const r1 = await call(client, 'create_app_from_html', args, { 'x402/payment': underpaid });
+    expect(r1.isError).toBe(true);
+    expect((r1.structuredContent as { x402Version?: number }).x402Version).toBe(2);
+    expect(r1._meta?.['x402/payment-response']).toMatchObject({ success: false });
+    // A payment signed for update_app_meta (0.001) does not pay for create_app_from_html (0.007).
+    const cheap = (await call(client, 'update_app_meta', { appId: 'whatever', visibility: 'public' })).structuredContent;
+    const r2 = await call(client, 'create_app_from_html', args, { 'x402/payment': await signPayment(cheap) });
+    expect(r2.isError).toBe(true);
+    expect(await balance(payer.address)).toBe(before);
+    expect((await fetch(`${h.url}/s/${args.appName}/`)).status).toBe(404);
+    await client.close();
+  });
+
+  it('a revoked personal key is refused at /mcp with the 401 challenge', async () => {
+    const account = await h.account();
+    const [row] = await h.deps.db.select().from(personalKeys).where(eq(personalKeys.accountId, account.accountId));
+    await revokePersonalKey(h.deps.db, account.accountId, row.id, new Date());
+    const res = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect((await res.json()).error.message).toMatch(/revoked/);
   });
 
   it('refuses a malformed _meta payment before sending anything', async () => {
