@@ -5,11 +5,10 @@ import type { McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { parseToolsets } from '../mcp/toolsets.js';
 import { authenticate } from '../service/auth/require-scope.js';
-import { MCP_GATEWAY_ENV, mcpResource } from '../service/auth/resources.js';
+import { MCP_GATEWAY_ENV, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
-import { mcpResourceMetadataUrl } from '../service/oauth/routes.js';
 
 /** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
 export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
@@ -23,11 +22,12 @@ export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
  * endpoint has no wallet and never pays for anyone.
  */
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
-  // Routes first: the first in-process request builds Hono's matcher, after which none can be added.
   const base = deps.config.baseUrl;
   // In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only).
   const inProcess = ((input: RequestInfo | URL, init?: RequestInit) =>
     app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
+  // Built on the first request, not here: the first in-process request builds Hono's matcher, after
+  // which no route can be added.
   let shared: Promise<McpContext> | undefined;
 
   app.all('/mcp', async (c) => {

@@ -16,6 +16,11 @@ export function mcpResource(deps: Deps): string {
   return `${deps.config.baseUrl}/mcp`;
 }
 
+/** Where a 401 at `{base}/mcp` points clients (RFC 9728 §3.1: the path-suffixed well-known URL). */
+export function mcpResourceMetadataUrl(deps: Deps): string {
+  return `${deps.config.baseUrl}/.well-known/oauth-protected-resource/mcp`;
+}
+
 export function knownResources(deps: Deps): string[] {
   return [accountApiResource(deps), mcpResource(deps)];
 }

@@ -64,11 +64,6 @@ export function mcpProtectedResourceMetadata(deps: Deps) {
   };
 }
 
-/** Where a 401 at `{base}/mcp` points clients (RFC 9728 §3.1: path-suffixed well-known URL). */
-export function mcpResourceMetadataUrl(deps: Deps): string {
-  return `${deps.config.baseUrl}/.well-known/oauth-protected-resource/mcp`;
-}
-
 function pick(source: Record<string, unknown>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const name of AUTHORIZATION_PARAMS) {
