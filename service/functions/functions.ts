@@ -227,7 +227,7 @@ export async function deleteFunction(deps: Deps, accountId: string, functionId: 
   return { id: row.id, slug: row.slug };
 }
 
-/** The owner's svc-user access switch (dashboard, CLI `svc function access`); not on the Account API. */
+/** The owner's svc-user access switch (dashboard, CLI `svc-agent-host function access`, `PUT /api/v1/functions/{id}/access`). */
 export async function setAllowUserInvoke(deps: Deps, accountId: string, functionId: string, allow: boolean): Promise<FunctionView> {
   const row = await getOwnedFunction(deps.db, accountId, functionId);
   const [updated] = await deps.db

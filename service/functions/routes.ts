@@ -11,6 +11,7 @@ import {
   INVOKE_MAX_REQUEST_BYTES,
   InvokeFunctionBodySchema,
   InvokeFunctionResponseSchema,
+  FunctionAccessBodySchema,
   ReplaceDraftBodySchema,
 } from '../../shared/account-api/functions.js';
 import { requireScope } from '../auth/require-scope.js';
@@ -18,7 +19,16 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
-import { createFunction, deleteFunction, getOwnedFunction, listOwnedFunctions, publishFunction, replaceDraft, viewFunction } from './functions.js';
+import {
+  createFunction,
+  deleteFunction,
+  getOwnedFunction,
+  listOwnedFunctions,
+  publishFunction,
+  replaceDraft,
+  setAllowUserInvoke,
+  viewFunction,
+} from './functions.js';
 import { assertInvokeCredential, invokeFunction } from './invoke.js';
 import { sandboxRunner } from './runner.js';
 
@@ -173,6 +183,24 @@ export function functionRoutes(deps: Deps) {
     }),
     async (c) => {
       const fn = await publishFunction(deps, c.var.principal.accountId, c.req.valid('param').functionId);
+      return c.json({ ok: true as const, function: fn }, 200);
+    },
+  );
+
+  r.openapi(
+    createRoute({
+      method: 'put',
+      path: '/functions/{functionId}/access',
+      tags: ['Functions'],
+      summary: 'Set svc-user access',
+      description: 'allowUserInvoke: true lets other accounts’ personal keys (scope svc.functions.invoke) invoke the live version.',
+      security: securityFor('svc.functions.write'),
+      middleware: [requireScope(deps, 'svc.functions.write')] as const,
+      request: { params: FunctionIdParam, body: { required: true, content: { 'application/json': { schema: FunctionAccessBodySchema } } } },
+      responses: { 200: json(FunctionResponseSchema, 'Access set'), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
+    async (c) => {
+      const fn = await setAllowUserInvoke(deps, c.var.principal.accountId, c.req.valid('param').functionId, c.req.valid('json').allowUserInvoke);
       return c.json({ ok: true as const, function: fn }, 200);
     },
   );

@@ -15,7 +15,6 @@ import { and, asc, desc, eq } from 'drizzle-orm';
 import { SITE_UPLOAD_URL_TTL_SECONDS } from '../../shared/agent-api/actions/common.js';
 import { handlerFor } from '../agent/typed-handler.js';
 import type { TouchedApp } from '../agent/handler.js';
-import { hashPassword } from '../auth/passwords.js';
 import type { DbOrTx } from '../db/client.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -25,7 +24,9 @@ import { ownedBy, walletOwner } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import {
   assertCanWriteFile,
+  assertAccessChange,
   blobPrefixOfSite,
+  changeSiteAccess,
   createSite,
   deleteSite,
   deleteSiteBlobs,
@@ -213,25 +214,11 @@ export const appAgentHandlers = {
 
   [updateAppMeta.name]: handlerFor(updateAppMeta, {
     async check({ deps, wallet, params, input }) {
-      if (input.visibility === 'public' && typeof input.password === 'string') {
-        throw new AppError('validation_failed', 'a password makes the app private: drop visibility "public" or the password', {
-          issues: [{ field: 'visibility', message: 'public with a password' }],
-        });
-      }
+      assertAccessChange(input);
       await ownedApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, input, tx }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
-      // A password makes the app private; making it public removes the password; null removes it.
-      let passwordHash = site.passwordHash;
-      let visibility = input.visibility ?? site.visibility;
-      if (typeof input.password === 'string') {
-        passwordHash = await hashPassword(input.password);
-        visibility = 'private';
-      } else if (input.password === null || visibility === 'public') {
-        passwordHash = null;
-      }
-      const row = await updateSite(deps, site, { visibility, passwordHash, status: 'updated' }, tx);
+      const row = await changeSiteAccess(deps, await ownedApp(tx, wallet, params.siteId), input, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
   }),

@@ -4,6 +4,7 @@ import {
   DeleteSiteResponseSchema,
   PublishSiteBodySchema,
   PublishSiteResponseSchema,
+  SiteAccessBodySchema,
   SiteContentQuerySchema,
   SiteContentResponseSchema,
   SiteListQuerySchema,
@@ -15,7 +16,7 @@ import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
 import { accountOwner } from './owner.js';
 import { publishSite } from './publish.js';
-import { deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
+import { changeSiteAccess, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
 
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -78,6 +79,25 @@ export function siteRoutes(deps: Deps) {
     async (c) => {
       const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
       return c.json({ ok: true as const, site: await viewSite(deps, site) }, 200);
+    },
+  );
+
+  r.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/sites/{siteId}',
+      tags: ['Sites'],
+      summary: 'Change visibility or password',
+      description: 'A password makes the site private (served after a password prompt); making it public removes the password; null removes it.',
+      security: securityFor('svc.sites.write'),
+      middleware: [requireScope(deps, 'svc.sites.write')] as const,
+      request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: SiteAccessBodySchema } } } },
+      responses: { 200: json(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
+    async (c) => {
+      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+      const row = await changeSiteAccess(deps, site, c.req.valid('json'));
+      return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
     },
   );
 

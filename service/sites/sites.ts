@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { dropColumnTablesOfSite } from '../tables/column-storage.js';
 import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
+import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
 import { ownedBy, ownerColumns, type SiteOwner } from './owner.js';
 import { normaliseSitePath } from './site-paths.js';
@@ -303,6 +304,32 @@ export async function updateSite(
     .returning();
   deps.siteCache.invalidate(site);
   return row;
+}
+
+/**
+ * A change of visibility and/or password, as both APIs apply it: a password makes the site private;
+ * making it public removes the password; null removes it. Refuses "public with a password".
+ */
+export async function changeSiteAccess(deps: Deps, site: SiteRow, input: SiteAccessBody, db: DbOrTx = deps.db): Promise<SiteRow> {
+  assertAccessChange(input);
+  let passwordHash = site.passwordHash;
+  let visibility = input.visibility ?? site.visibility;
+  if (typeof input.password === 'string') {
+    passwordHash = await hashPassword(input.password);
+    visibility = 'private';
+  } else if (input.password === null || visibility === 'public') {
+    passwordHash = null;
+  }
+  return updateSite(deps, site, { visibility, passwordHash, status: 'updated' }, db);
+}
+
+/** The one refusal of an access change, before any work or payment. */
+export function assertAccessChange(input: SiteAccessBody): void {
+  if (input.visibility === 'public' && typeof input.password === 'string') {
+    throw new AppError('validation_failed', 'a password makes the site private: drop visibility "public" or the password', {
+      issues: [{ field: 'visibility', message: 'public with a password' }],
+    });
+  }
 }
 
 export interface SiteContentFile {

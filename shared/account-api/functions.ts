@@ -49,6 +49,9 @@ export const CreateFunctionBodySchema = z
   })
   .meta({ id: 'CreateFunctionRequest' });
 
+/** svc-user access: whether other accounts' personal keys may invoke the live version. */
+export const FunctionAccessBodySchema = z.object({ allowUserInvoke: z.boolean() }).meta({ id: 'FunctionAccessRequest' });
+
 export const ReplaceDraftBodySchema = z.object({ code: z.string().min(1) }).meta({ id: 'ReplaceFunctionDraftRequest' });
 
 export const FunctionResponseSchema = z.object({ ok: z.literal(true), function: FunctionSchema }).meta({ id: 'FunctionResponse' });

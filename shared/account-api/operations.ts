@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Scope } from '../scopes.js';
 import { CreateTableBodySchema } from '../tables/schema.js';
-import { CreateFunctionBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
-import { PublishSiteBodySchema, SiteContentQuerySchema, SiteListQuerySchema } from './sites.js';
+import { CreateFunctionBodySchema, FunctionAccessBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
+import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, SiteListQuerySchema } from './sites.js';
 
 /**
  * The Account API operations an agent can call, declared once over the API's own request schemas:
@@ -14,7 +14,7 @@ export interface AccountOperation {
   /** MCP tool name. */
   tool: string;
   toolset: 'account' | 'functions';
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path under /api/v1, OpenAPI style (`/sites/{siteId}`). */
   path: string;
   scope: Scope;
@@ -79,6 +79,18 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     params: SiteIdParams,
     query: SiteContentQuerySchema,
     ...read,
+  },
+  {
+    tool: 'account_update_app',
+    toolset: 'account',
+    method: 'PATCH',
+    path: '/sites/{siteId}',
+    scope: 'svc.sites.write',
+    description: 'Make an app public or private, set or remove its password (a password makes it private).',
+    params: SiteIdParams,
+    body: SiteAccessBodySchema,
+    ...write,
+    idempotent: true,
   },
   {
     tool: 'account_delete_app',
@@ -194,6 +206,18 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     body: InvokeFunctionBodySchema,
     ...write,
     personalKeyOnly: true,
+  },
+  {
+    tool: 'function_set_access',
+    toolset: 'functions',
+    method: 'PUT',
+    path: '/functions/{functionId}/access',
+    scope: 'svc.functions.write',
+    description: 'Allow (or stop) other svc accounts invoking the live version with their personal keys.',
+    params: FunctionIdParams,
+    body: FunctionAccessBodySchema,
+    ...write,
+    idempotent: true,
   },
   {
     tool: 'function_delete',

@@ -34,6 +34,16 @@ export const PublishSiteResponseSchema = z
   })
   .meta({ id: 'PublishSiteResponse' });
 
+/** Visibility and password of a site: the same rule for the Account API and the Agent API (update_app_meta). */
+export const SiteAccessBodySchema = z
+  .object({
+    visibility: z.enum(['private', 'public']).optional(),
+    password: z.string().min(1).max(200).nullable().optional().describe('Makes the site private behind this password; null removes it'),
+  })
+  .refine((b) => b.visibility !== undefined || b.password !== undefined, { message: 'give visibility and/or password' })
+  .meta({ id: 'SiteAccessRequest' });
+export type SiteAccessBody = z.infer<typeof SiteAccessBodySchema>;
+
 export const SiteListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200 (default 50)'),
   offset: z.coerce.number().int().min(0).default(0),

@@ -81,17 +81,24 @@ describe('hosted MCP endpoint', () => {
     const miss = await call(other, 'account_get_app', { appId: app.appId });
     expect(miss.isError).toBe(true);
     expect(text(miss)).toMatch(/HTTP 404/);
+    // Private behind a password, through a tool: the page now asks for it.
+    const locked = await call(fullClient, 'account_update_app', { appId: app.appId, password: 'open sesame' });
+    expect(locked.isError, text(locked)).toBeFalsy();
+    expect(locked.structuredContent).toMatchObject({ app: { visibility: 'private', hasPassword: true } });
+    expect(await (await fetch(app.pathUrl)).text()).not.toContain('Hosted');
+
     // A function created, published and invoked through tools (personal keys may invoke).
     const slug = `hosted-fn-${Date.now()}`;
     const created = await call(fullClient, 'function_create', {
       name: 'Echo',
       slug,
       code: 'export default (req) => ({ status: 201, body: { q: req.query } })',
-      allowUserInvoke: true,
     });
     expect(created.isError, text(created)).toBeFalsy();
     const fnId = (created.structuredContent as { function: { id: string } }).function.id;
     expect((await call(fullClient, 'function_publish', { functionId: fnId })).isError).toBeFalsy();
+    const shared = await call(fullClient, 'function_set_access', { functionId: fnId, allowUserInvoke: true });
+    expect(shared.structuredContent).toMatchObject({ function: { allowUserInvoke: true } });
     const invoked = await call(fullClient, 'function_invoke', { slug, method: 'GET', path: '/', query: 'x=1' });
     expect(invoked.isError, text(invoked)).toBeFalsy();
     expect(invoked.structuredContent).toMatchObject({ response: { status: 201 } });

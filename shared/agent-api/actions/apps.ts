@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentAction } from '../action.js';
 import { X402_CURRENCY, X402_NETWORK } from '../network.js';
+import { SiteAccessBodySchema } from '../../account-api/sites.js';
 import { AgentAppResponseSchema, NoBody, NoParams, SITE_UPLOAD_MAX_FILES, SiteParams, VisibilitySchema } from './common.js';
 
 const relativePath = z.string().min(1).max(512).describe('Relative file path inside the app, e.g. "css/site.css" (no leading "/", no "..")');
@@ -189,14 +190,7 @@ export const updateAppMeta = {
   price: '0.001',
   description: 'Change the visibility and/or password of an app owned by the paying wallet. A password makes the app private; null removes it.',
   params: SiteParams,
-  input: z
-    .object({
-      visibility: VisibilitySchema.optional(),
-      password: z.string().min(1).max(200).nullable().optional().describe('Used when private; null removes the password'),
-    })
-    .refine((b) => b.visibility !== undefined || b.password !== undefined, {
-      message: 'give visibility and/or password',
-    }),
+  input: SiteAccessBodySchema,
   output: AgentAppResponseSchema,
   identity: true,
   readOnly: false,
