@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { respondWithError, validationError } from '../http/handle-error.js';
-import { runFreeAction, runIdentityAction, type AgentAnswer } from '../payments/paid-call.js';
+import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
 import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
 import { agentHandlers } from './handlers.js';
 import type { AnyAgentHandler } from './typed-handler.js';

@@ -64,6 +64,16 @@ describe('import layers', () => {
     }
     expect(violations).toEqual([]);
   });
+
+  it('service/payments is a leaf library: it imports no feature folder (the paid-call flow lives with the Agent API)', () => {
+    const leafAllowed = ['payments', 'db', 'http', 'deps.ts', 'config.ts', 'logger.ts', 'package-root.ts'];
+    const violations = [...graph]
+      .filter(([file]) => file.startsWith(`service${path.sep}payments${path.sep}`))
+      .flatMap(([file, imports]) =>
+        imports.filter((t) => t.startsWith(`service${path.sep}`) && !leafAllowed.includes(t.split(path.sep)[1])).map((t) => `${file} → ${t}`),
+      );
+    expect(violations).toEqual([]);
+  });
 });
 
 /** Groups of files that import each other, directly or through others (Tarjan's components). */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { x402Payments } from '../../service/db/schema/index.js';
 import type { Facilitator } from '../../service/payments/facilitator.js';
-import { requestHashOf } from '../../service/payments/paid-call.js';
+import { requestHashOf } from '../../service/agent/paid-call.js';
 import { reconcileOrphanedPayments } from '../../service/payments/reconcile.js';
 import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { createAppFromHtml } from '../../shared/agent-api/actions/apps.js';

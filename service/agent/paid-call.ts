@@ -2,18 +2,18 @@ import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
-import type { AgentHandler, AgentWork } from '../agent/handler.js';
+import type { AgentHandler, AgentWork } from './handler.js';
 import { isUniqueViolation } from '../db/client.js';
 import { x402Idempotency, x402Payments } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { decodePaymentHeader, type PaymentAttempt } from './decode-payment.js';
-import type { VerifiedPayment } from './facilitator.js';
-import { PaymentRequiredError, paymentDescription } from './payment-required.js';
-import { deleteIdempotency, deletePayment, findIdempotency, findPayment, waitForPayment, type PaymentRow } from './payment-store.js';
-import { priceOf } from './prices.js';
-import { buildReceipt, storeReceipt } from './receipts.js';
-import { assertPaymentWindow, verifyPaymentOffline } from './verify-payment.js';
+import { decodePaymentHeader, type PaymentAttempt } from '../payments/decode-payment.js';
+import type { VerifiedPayment } from '../payments/facilitator.js';
+import { PaymentRequiredError, paymentDescription } from '../payments/payment-required.js';
+import { deleteIdempotency, deletePayment, findIdempotency, findPayment, waitForPayment, type PaymentRow } from '../payments/payment-store.js';
+import { priceOf } from '../payments/prices.js';
+import { buildReceipt, storeReceipt } from '../payments/receipts.js';
+import { assertPaymentWindow, verifyPaymentOffline } from '../payments/verify-payment.js';
 
 export interface AgentCallRequest {
   action: AgentAction;
