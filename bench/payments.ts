@@ -15,7 +15,7 @@ import { Hono } from 'hono';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { updateAppFile, createAppFromHtml } from '../shared/agent-api/actions/apps.js';
 import { buildApp } from '../service/app.js';
-import { agentHandlers } from '../service/agent/handlers.js';
+import { agentHandlers } from '../service/agent-handlers.js';
 import { loadConfig } from '../service/config.js';
 import { decodePaymentHeader } from '../service/payments/decode-payment.js';
 import { isDevFacilitator } from '../service/payments/facilitator.js';

@@ -23,6 +23,7 @@ import { LocalBlobStore } from './storage/local-store.js';
 import { localUploadRoutes } from './storage/upload-routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { SERVICE_VERSION } from './version.js';
+import { agentHandlers } from './agent-handlers.js';
 
 export interface BuildAppOptions {
   /** Token of the loopback admin endpoint used by the CLI; no admin endpoint when omitted. */
@@ -82,7 +83,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   v1.route('/', tableRoutes(deps));
   v1.route('/', datasetRoutes(deps));
   app.route('/api/v1', v1);
-  app.route('/', agentRoutes(deps));
+  app.route('/', agentRoutes(deps, agentHandlers));
   app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));
   app.route('/', dashboardRoutes(deps));

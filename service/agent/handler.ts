@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 /**
  * The contract between the paid Agent API machinery (service/agent, service/payments) and the
  * resources that implement actions (sites, tables, datasets). One handler per catalogue action;
- * the registry in service/agent/handlers.ts maps action names to handlers.
+ * the registry in service/agent-handlers.ts maps action names to handlers.
  *
  * Order of a paid call: zod-validate params/body → `check` (free: ownership, quotas, input rules;
  * a 4xx here costs nothing) → verify payment → `run` inside a transaction → settle → commit →

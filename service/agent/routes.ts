@@ -7,7 +7,6 @@ import type { AppEnv } from '../http/env.js';
 import { respondWithError, validationError } from '../http/handle-error.js';
 import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
 import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
-import { agentHandlers } from './handlers.js';
 import type { AnyAgentHandler } from './typed-handler.js';
 
 async function readBody(c: Context, action: AgentAction): Promise<unknown> {
@@ -26,7 +25,7 @@ async function readBody(c: Context, action: AgentAction): Promise<unknown> {
  * validated by the action's zod schemas first (400, free), an action without a handler answers 503
  * (free), and identity actions go through the payment flow (service/payments/paid-call.ts).
  */
-export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgentHandler>> = agentHandlers): Hono<AppEnv> {
+export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgentHandler>>): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   for (const a of AGENT_ACTIONS) {
     const action = a as AgentAction;

@@ -79,7 +79,7 @@ export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToAp
   },
 });
 
-/** Registered in service/agent/handlers.ts by action name. */
+/** Registered in service/agent-handlers.ts by action name. */
 export const datasetAgentHandlers: Record<string, AnyAgentHandler> = {
   [createDataFileUploadUrl.name]: createDataFileUploadUrlHandler,
   [completeDataFileMultipartUpload.name]: completeDataFileMultipartUploadHandler,

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentHandlers } from '../../service/agent/handlers.js';
+import { agentHandlers } from '../../service/agent-handlers.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -305,7 +305,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
-  // Runs when the dataset Agent API handlers are registered in service/agent/handlers.ts (they are);
+  // Runs when the dataset Agent API handlers are registered in service/agent-handlers.ts (they are);
   // a deployment without them answers 503 and this test would be reported as skipped, never passed.
   const datasetsWired = Boolean((agentHandlers as Record<string, unknown>)['x402.convert_data_file_to_api']);
   it.skipIf(!datasetsWired)(
