@@ -9,8 +9,10 @@ import { accountAnswerAsApps } from '../vocabulary.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
 const ARG_OF: Record<string, string> = { siteId: 'appId' };
+// Publishing names the new app's slug `slug`; in the tools' vocabulary that is appName. (A Table's
+// `slug` on account_create_table stays `slug`: it names the Table, not the app.)
 const argOf = (op: AccountOperation, field: string) =>
-  op.path.startsWith('/sites') && op.method === 'POST' && field === 'slug' ? 'appName' : (ARG_OF[field] ?? field);
+  op.path === '/sites' && op.method === 'POST' && field === 'slug' ? 'appName' : (ARG_OF[field] ?? field);
 
 interface AccountToolShape {
   input: Record<string, z.core.$ZodType>;

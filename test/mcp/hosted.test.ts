@@ -81,6 +81,21 @@ describe('hosted MCP endpoint', () => {
     const miss = await call(other, 'account_get_app', { appId: app.appId });
     expect(miss.isError).toBe(true);
     expect(text(miss)).toMatch(/HTTP 404/);
+    // A Table through the Account API tool, written and read through the table tools with the caller's key.
+    const table = await call(fullClient, 'account_create_table', {
+      appId: app.appId,
+      name: 'Products',
+      slug: 'products',
+      schema: { fields: [{ name: 'title' }] },
+    });
+    expect(table.isError, text(table)).toBeFalsy();
+    expect(table.structuredContent).toMatchObject({ table: { slug: 'products' } });
+    const row = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products', record: { title: 'lamp' } });
+    expect(row.isError, text(row)).toBeFalsy();
+    expect((await call(fullClient, 'table_query', { appName: 'hosted-one', table: 'products' })).structuredContent).toMatchObject({
+      records: [{ fields: { title: 'lamp' } }],
+    });
+
     // Private behind a password, through a tool: the page now asks for it.
     const locked = await call(fullClient, 'account_update_app', { appId: app.appId, password: 'open sesame' });
     expect(locked.isError, text(locked)).toBeFalsy();
