@@ -43,6 +43,12 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     } catch (e) {
       throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
     }
+    // Stateless: a toolset enabled in one request would be gone in the next, so dynamic mode is refused.
+    if (toolsets.dynamic)
+      throw new AppError(
+        'validation_failed',
+        'toolsets: dynamic needs a session, which this endpoint does not keep; name the toolsets instead (?toolsets=apps,tables)',
+      );
     const forward = ((input: RequestInfo | URL, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', authorization!);

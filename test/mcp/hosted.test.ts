@@ -196,6 +196,22 @@ describe('hosted MCP endpoint', () => {
     expect((await res.json()).error.message).toMatch(/revoked/);
   });
 
+  it('refuses an unknown or dynamic toolset choice with a 400 that says what to do', async () => {
+    const { key } = await h.account();
+    for (const [query, message] of [
+      ['?toolsets=nope', /unknown toolset\(s\): nope/],
+      ['?toolsets=dynamic', /dynamic needs a session/],
+    ] as const) {
+      const res = await fetch(`${h.url}/mcp${query}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error.message).toMatch(message);
+    }
+  });
+
   it('refuses a malformed _meta payment before sending anything', async () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const r = await call(client, 'publish_app', { appId: 'nope' }, { 'x402/payment': 'not-a-payload' });
