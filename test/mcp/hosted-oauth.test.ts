@@ -4,8 +4,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { oauthTokens } from '../../service/db/schema/index.js';
+import { hashCredential } from '../../service/accounts/personal-keys.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { BrowserClient, formFields, signUp } from '../oauth/browser-client.js';
 
@@ -123,6 +126,29 @@ describe('hosted MCP endpoint with the SDK client’s OAuth', () => {
     const direct = await fetch(`${h.url}/api/v1/sites`, { headers: { authorization: `Bearer ${provider.saved!.access_token}` } });
     expect(direct.status).toBe(401);
     expect((await direct.json()).error.message).toMatch(/issued for .*\/mcp, not .*\/api\/v1/);
+    await client.close();
+  });
+
+  it('refuses an expired token with the 401 challenge; the SDK client refreshes it and carries on', async () => {
+    const { client, provider } = await signedInClient('svc.sites.read');
+    const expired = provider.saved!.access_token;
+    await h.deps.db
+      .update(oauthTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(oauthTokens.hash, hashCredential(expired)));
+    const refused = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${expired}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(refused.status).toBe(401);
+    const challenge = refused.headers.get('www-authenticate')!;
+    expect(challenge).toContain('error="invalid_token"');
+    expect(challenge).toContain('resource_metadata=');
+    expect((await refused.json()).error.message).toMatch(/expired/);
+    // The SDK answers the 401 with its refresh token and retries: the user signs in once.
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('account_list_apps');
+    expect(provider.saved!.access_token).not.toBe(expired);
     await client.close();
   });
 
