@@ -17,6 +17,8 @@ const bool = z
  */
 export const McpEnvSchema = z.object({
   SVC_URL: z.string().url().default('http://localhost:8787'),
+  /** How svc-mcp reaches SVC_URL: its HTTP APIs (x402 over HTTP), or its hosted /mcp endpoint (x402 over MCP _meta; needs SVC_API_KEY). */
+  SVC_TRANSPORT: z.enum(['http', 'mcp']).default('http'),
   /** Personal API key (svc_pat_…) for Account API calls; optional. */
   SVC_API_KEY: optionalText,
   /** Default Table write key (x-svc-write-key) used by table tools when the call gives none. */
@@ -39,6 +41,7 @@ export const McpEnvSchema = z.object({
 
 export interface McpConfig {
   serviceUrl: string;
+  transport: 'http' | 'mcp';
   apiKey?: string;
   tableWriteKey?: string;
   readOnly: boolean;
@@ -72,6 +75,7 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
   }
   return {
     serviceUrl: e.SVC_URL.replace(/\/+$/, ''),
+    transport: e.SVC_TRANSPORT,
     apiKey: e.SVC_API_KEY,
     tableWriteKey: e.SVC_TABLE_WRITE_KEY,
     readOnly: e.SVC_READ_ONLY,

@@ -4,6 +4,8 @@ import type { Wallet } from '../wallet/wallet.js';
 import type { Scope } from '../shared/scopes.js';
 import type { McpConfig } from './config.js';
 import type { ToolsetChoice } from './toolsets.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** Everything a tool needs; built once per process and shared by every MCP session. */
 export interface McpContext {
@@ -19,6 +21,16 @@ export interface McpContext {
   toolsets: ToolsetChoice;
   /** Set on the hosted endpoint: a signed-in caller whose own wallet pays (x402 over MCP `_meta`). */
   hosted?: HostedCaller;
+  /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
+  upstream?: Upstream;
+}
+
+/** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */
+export interface Upstream {
+  client: Client;
+  /** The remote tool list, read once at connect (the hosted endpoint's list depends only on the key). */
+  tools: Tool[];
+  close(): Promise<void>;
 }
 
 /** The caller of the hosted endpoint, as its credential says. */

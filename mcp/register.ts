@@ -17,6 +17,8 @@ interface Entry {
   toolset: Toolset | null;
   config: ToolConfig;
   tool: RegisteredTool;
+  /** A forwarded tool's input schema as its own server lists it (listed verbatim). */
+  listedInputSchema?: Tool['inputSchema'];
 }
 
 /** Each server's tools in registration order: what tools/list shows and enable_toolset switches on. */
@@ -40,6 +42,20 @@ export function addTool(server: McpServer, ctx: McpContext, name: string, config
   const tool = server.registerTool(name, config as never, cb as never);
   if (!on) tool.disable();
   remember(server, { name, toolset, config, tool });
+}
+
+/**
+ * Registers a tool of another MCP server (mcp/upstream.ts) under its own name, description, input
+ * schema and annotations. Its arguments pass through unchecked here: the server that owns the tool
+ * checks them and answers with the exact issue.
+ */
+export function addForwardedTool(server: McpServer, ctx: McpContext, remote: Tool, cb: (args: Record<string, unknown>) => unknown, toolset: Toolset): void {
+  const on = ctx.toolsets.enabled.has(toolset);
+  if (!on && !ctx.toolsets.dynamic) return;
+  const config: ToolConfig = { description: remote.description ?? '', inputSchema: {}, annotations: remote.annotations };
+  const tool = server.registerTool(remote.name, { ...config, inputSchema: z.looseObject({}) } as never, cb as never);
+  if (!on) tool.disable();
+  remember(server, { name: remote.name, toolset, config, tool, listedInputSchema: remote.inputSchema });
 }
 
 /** The tools of `toolset` on this server (empty when none were registered). */
@@ -119,7 +135,7 @@ export function installCompactToolList(server: McpServer): void {
         return {
           name: e.name,
           description: e.config.description,
-          inputSchema: compactInputSchema(e.config.inputSchema),
+          inputSchema: e.listedInputSchema ?? compactInputSchema(e.config.inputSchema),
           ...(annotations ? { annotations } : {}),
           ...(e.config._meta ? { _meta: e.config._meta } : {}),
         };

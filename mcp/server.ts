@@ -13,6 +13,7 @@ import { registerTableTools } from './tools/table-tools.js';
 import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
 import { TOOLSET_NAMES, TOOLSETS, type Toolset } from './toolsets.js';
+import { connectUpstream, registerUpstreamTools } from './upstream.js';
 
 export const MCP_SERVER_NAME = 'svc';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -24,6 +25,7 @@ const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
   const fetchImpl = options.fetch ?? fetch;
   const { prices, source } = await loadPrices(config.serviceUrl, fetchImpl);
+  const upstream = config.transport === 'mcp' ? await connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
   return {
     config,
     wallet: createWallet(config.wallet, { fetch: fetchImpl, now: options.now }),
@@ -31,6 +33,7 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     pricesSource: source,
     fetch: fetchImpl,
     toolsets: config.toolsets,
+    upstream,
   };
 }
 
@@ -80,15 +83,22 @@ export function buildMcpServer(ctx: McpContext): McpServer {
     { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
     { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: ctx.hosted ? HOSTED_INSTRUCTIONS : LOCAL_INSTRUCTIONS },
   );
-  registerActionTools(server, ctx);
-  registerTableTools(server, ctx);
-  registerAccountTools(server, ctx);
-  if (!ctx.hosted) {
-    // One tool call = several payments, and the wallet tools describe the local wallet: local only.
+  if (ctx.upstream) {
+    // A hosted svc's /mcp answers the service tools; the wallet that pays them is ours.
+    registerUpstreamTools(server, ctx, ctx.upstream);
     registerWalletTools(server, ctx);
-    registerDeploySite(server, ctx);
-    registerUploadDataset(server, ctx);
     registerResources(server, ctx);
+  } else {
+    registerActionTools(server, ctx);
+    registerTableTools(server, ctx);
+    registerAccountTools(server, ctx);
+    if (!ctx.hosted) {
+      // One tool call = several payments, and the wallet tools describe the local wallet: local only.
+      registerWalletTools(server, ctx);
+      registerDeploySite(server, ctx);
+      registerUploadDataset(server, ctx);
+      registerResources(server, ctx);
+    }
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);
   installCompactToolList(server);

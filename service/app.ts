@@ -9,6 +9,7 @@ import type { Deps } from './deps.js';
 import { registerAccountApiDocs } from './discovery/account-api-doc.js';
 import { functionRoutes } from './functions/routes.js';
 import { AppError } from './http/app-error.js';
+import { requireJsonBody } from './http/json-body.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
 import { createApiRouter } from './http/openapi.js';
@@ -76,6 +77,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   );
 
   const v1 = createApiRouter();
+  v1.use('*', requireJsonBody());
   registerAccountApiDocs(v1, deps);
   v1.route('/', usageRoutes(deps));
   v1.route('/', siteRoutes(deps));

@@ -26,8 +26,14 @@ export const SIGNIN_LIMIT_PER_EMAIL = 10;
 
 /** Only same-site paths, so `next` can never send the user to another origin. */
 export function safeNext(next: unknown): string {
-  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || next.length > 4000) return '/dashboard';
-  return next;
+  if (typeof next !== 'string' || !next.startsWith('/') || next.length > 4000) return '/dashboard';
+  // Browsers drop tabs and newlines inside URLs and read a backslash as "/" ("/<TAB>/evil.com" is "//evil.com"):
+  // any control character or backslash is refused outright, and what is left must stay on this origin.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f\\]/.test(next)) return '/dashboard';
+  const here = 'http://svc.invalid';
+  const url = new URL(next, here);
+  return url.origin === here ? `${url.pathname}${url.search}${url.hash}` : '/dashboard';
 }
 
 const DONE: Record<string, string> = {

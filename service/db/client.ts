@@ -83,6 +83,51 @@ export function isDataException(err: unknown): boolean {
   return sqlStateOf(err)?.startsWith('22') ?? false;
 }
 
+/** True for a NUL character (U+0000) in text or JSON, which PostgreSQL cannot store (22021, 22P05). */
+export function isNulCharacter(err: unknown): boolean {
+  const state = sqlStateOf(err);
+  return state === '22P05' || (state === '22021' && /0x00/.test(messageChain(err)));
+}
+
+/** postgres.js error codes for a connection that failed or went away. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+
+/**
+ * True when the database could not be reached or went away mid-query (SQLSTATE class 08, a server
+ * shutting down or starting 57P01–57P03, or a driver connection error): the request may succeed
+ * later, so it is answered 503 with Retry-After, not 500.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const state = sqlStateOf(err);
+  if (state?.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03') return true;
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function messageChain(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    parts.push(String((e as { message?: unknown }).message ?? ''));
+    e = (e as { cause?: unknown }).cause;
+  }
+  return parts.join(' | ');
+}
+
 /** True when the error is a Postgres unique violation (SQLSTATE 23505), under either driver. */
 export function isUniqueViolation(err: unknown): boolean {
   return sqlStateOf(err) === '23505';

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { ZodError } from 'zod';
 import type { ErrorBody } from '../../shared/errors.js';
+import { isDatabaseUnavailable, isNulCharacter } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { AppError } from './app-error.js';
 
@@ -27,6 +28,14 @@ export function toAppError(err: unknown, log?: Logger): AppError {
     if (err.status === 404) return new AppError('not_found', err.message || 'not found');
   }
   if (err instanceof SyntaxError) return new AppError('bad_request', `body is not valid JSON: ${err.message}`);
+  if (isNulCharacter(err))
+    return new AppError('validation_failed', 'the request holds a NUL character (\\u0000), which cannot be stored; remove it and send again', {
+      issues: [{ field: '(request)', message: 'NUL character' }],
+    });
+  if (isDatabaseUnavailable(err)) {
+    log?.warn('database unavailable', { error: err instanceof Error ? err.message : String(err) });
+    return new AppError('service_unavailable', 'the database is not answering; retry in a few seconds', undefined, { 'retry-after': '5' });
+  }
   log?.error('unhandled error', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   return new AppError('internal', 'internal error; it was logged. Retry later, or report the X-Request-Id.');
 }

@@ -24,6 +24,7 @@ import { ownedBy, walletOwner } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import {
   assertCanWriteFile,
+  lockSiteOwner,
   assertAccessChange,
   blobPrefixOfSite,
   changeSiteAccess,
@@ -303,6 +304,7 @@ export const appAgentHandlers = {
     },
     async run({ deps, wallet, params, input, tx, state }) {
       const site = await ownedApp(tx, wallet, params.siteId);
+      await lockSiteOwner(tx, site);
       for (const f of state.files) await assertCanWriteFile(deps, site, f.path, f.size, tx);
       let row = await recordSiteFiles(deps, site, state.files, tx);
       const entryPoint = sitePath('entryPoint', input.entryPoint);

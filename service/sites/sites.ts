@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
+import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -11,8 +12,8 @@ import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
-import { ownedBy, ownerColumns, type SiteOwner } from './owner.js';
-import { normaliseSitePath } from './site-paths.js';
+import { ownedBy, ownerColumns, ownerKey, type SiteOwner } from './owner.js';
+import { normaliseSitePath, SitePathSchema } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 
 export type SiteRow = typeof sites.$inferSelect;
@@ -114,47 +115,111 @@ export async function ownerStorageBytes(db: DbOrTx, owner: SiteOwner): Promise<n
   return Number(row?.bytes ?? 0);
 }
 
+/** One file of a new site; its path is checked by `normaliseSitePath`, its type comes from the extension when omitted. */
+export interface NewSiteFile {
+  path: string;
+  bytes: Buffer;
+  contentType?: string;
+}
+
 export interface CreateSiteInput {
   /** Pre-chosen id (idempotent publish records it before the site exists). */
   id?: string;
   slug?: string;
+  /** The HTML document served as index.html (the entry point). */
   html: string;
+  /** Other files of the site. */
+  files?: NewSiteFile[];
   visibility?: 'public' | 'private';
   password?: string;
   /** Account API sites are published on creation; Agent API apps start as `created` (and are served too). */
   status: 'created' | 'published';
 }
 
-/** Creates a site whose index.html is `html`. Checks quotas and the slug; 409 slug_taken with a suggestion. */
+/** index.html and the other files of a new site, checked before anything is stored: paths, duplicates, sizes, count. */
+function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[] {
+  const index = { path: 'index.html', bytes: Buffer.from(input.html, 'utf8'), contentType: 'text/html; charset=utf-8' };
+  const others = input.files ?? [];
+  const max = deps.config.limits.maxFilesPerSite;
+  if (others.length + 1 > max)
+    throw new AppError('quota_exceeded', `${others.length + 1} files given (index.html and ${others.length} more); the limit is ${max} files per site`, {
+      limit: 'filesPerSite',
+      max,
+      current: 0,
+    });
+  const seen = new Set(['index.html']);
+  assertFileSize(deps, index.path, index.bytes.length);
+  const files = others.map((f, i) => {
+    const parsed = SitePathSchema.safeParse(f.path);
+    if (!parsed.success) throw fieldError(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
+    const path = parsed.data;
+    if (path === 'index.html') throw fieldError(`files.${i}.path`, 'index.html is the html field; give it there');
+    if (seen.has(path)) throw fieldError(`files.${i}.path`, `${path} is listed twice`);
+    seen.add(path);
+    assertFileSize(deps, path, f.bytes.length);
+    return { path, bytes: f.bytes, contentType: f.contentType ?? contentTypeForPath(path) };
+  });
+  return [index, ...files];
+}
+
+type SiteFileRecordInput = Required<NewSiteFile>;
+
+function fieldError(field: string, message: string): AppError {
+  return new AppError('validation_failed', `${field}: ${message}`, { issues: [{ field, message }] });
+}
+
+/**
+ * Quota checks read a count and then insert: two nodes (or two requests) doing that at once would
+ * both pass. Holding this lock until the transaction ends makes an owner's checks-then-writes run one
+ * at a time, on every node (a PostgreSQL advisory lock; PGlite has them too).
+ */
+export async function lockOwnerQuota(tx: DbOrTx, owner: SiteOwner): Promise<void> {
+  await lockKey(tx, `quota:${ownerKey(owner)}`);
+}
+
+/**
+ * Creates a site from its HTML document (index.html) and any other files. Checks the quotas (under the owner's
+ * lock) and the slug; 409 slug_taken with a suggestion. Runs in its own transaction (a savepoint
+ * when `db` is already one).
+ */
 export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSiteInput, db: DbOrTx = deps.db): Promise<SiteRow> {
+  const files = newSiteFiles(deps, input);
   const slug = input.slug !== undefined ? SlugSchema.parse(input.slug) : await suggestAvailableSlug(db);
-  await assertSiteQuota(deps, db, owner);
-  if (await isSlugTaken(db, slug)) throw slugTaken(slug, await suggestAvailableSlug(db, slug));
-  const bytes = Buffer.from(input.html, 'utf8');
-  assertFileSize(deps, 'index.html', bytes.length);
-  await assertStorageQuota(deps, db, owner, bytes.length);
   const id = input.id ?? newId('site');
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const blobKey = fileBlobKey(id, sha256);
-  await deps.blobs.put(blobKey, bytes, 'text/html; charset=utf-8');
-  const visibility = input.password ? 'private' : (input.visibility ?? 'public');
   try {
-    const [row] = await db
-      .insert(sites)
-      .values({
-        id,
-        slug,
-        ...ownerColumns(owner),
-        visibility,
-        passwordHash: input.password ? await hashPassword(input.password) : null,
-        published: true,
-        status: input.status,
-      })
-      .returning();
-    await db.insert(siteFiles).values({ siteId: id, path: 'index.html', blobKey, size: bytes.length, contentType: 'text/html; charset=utf-8', sha256 });
-    return row;
+    return await db.transaction(async (tx) => {
+      await lockOwnerQuota(tx, owner);
+      await assertSiteQuota(deps, tx, owner);
+      if (await isSlugTaken(tx, slug)) throw slugTaken(slug, await suggestAvailableSlug(tx, slug));
+      await assertStorageQuota(
+        deps,
+        tx,
+        owner,
+        files.reduce((n, f) => n + f.bytes.length, 0),
+      );
+      const visibility = input.password ? 'private' : (input.visibility ?? 'public');
+      const [row] = await tx
+        .insert(sites)
+        .values({
+          id,
+          slug,
+          ...ownerColumns(owner),
+          visibility,
+          passwordHash: input.password ? await hashPassword(input.password) : null,
+          published: true,
+          status: input.status,
+        })
+        .returning();
+      for (const f of files) {
+        const sha256 = createHash('sha256').update(f.bytes).digest('hex');
+        const blobKey = fileBlobKey(id, sha256);
+        await deps.blobs.put(blobKey, f.bytes, f.contentType);
+        await tx.insert(siteFiles).values({ siteId: id, path: f.path, blobKey, size: f.bytes.length, contentType: f.contentType, sha256 });
+      }
+      return row;
+    });
   } catch (e) {
-    if (isUniqueViolation(e)) throw slugTaken(slug, await suggestAvailableSlug(deps.db, slug));
+    if (isUniqueViolation(e)) throw slugTaken(slug, await suggestAvailableSlug(db, slug));
     throw e;
   }
 }
@@ -220,6 +285,11 @@ function ownerOf(site: SiteRow): SiteOwner {
   return site.ownerAccountId ? { kind: 'account', accountId: site.ownerAccountId } : { kind: 'wallet', wallet: site.ownerWallet! };
 }
 
+/** The quota lock of the site's owner (lockOwnerQuota), for writers of files inside their transaction. */
+export async function lockSiteOwner(tx: DbOrTx, site: SiteRow): Promise<void> {
+  await lockOwnerQuota(tx, ownerOf(site));
+}
+
 /** Checks, before any bytes move, that a file of `size` bytes may be added or replace one at `path`. */
 export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size: number, db: DbOrTx = deps.db): Promise<void> {
   assertFileSize(deps, path, size);
@@ -247,12 +317,15 @@ export async function writeSiteFile(
   db: DbOrTx = deps.db,
 ): Promise<void> {
   const path = normaliseSitePath(file.path);
-  await assertCanWriteFile(deps, site, path, file.bytes.length, db);
-  const sha256 = createHash('sha256').update(file.bytes).digest('hex');
-  const blobKey = fileBlobKey(site.id, sha256);
-  const contentType = file.contentType ?? contentTypeForPath(path);
-  await deps.blobs.put(blobKey, file.bytes, contentType);
-  await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], db);
+  await db.transaction(async (tx) => {
+    await lockSiteOwner(tx, site);
+    await assertCanWriteFile(deps, site, path, file.bytes.length, tx);
+    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+    const blobKey = fileBlobKey(site.id, sha256);
+    const contentType = file.contentType ?? contentTypeForPath(path);
+    await deps.blobs.put(blobKey, file.bytes, contentType);
+    await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
+  });
 }
 
 export interface SiteFileRecord {

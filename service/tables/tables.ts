@@ -13,6 +13,7 @@ import {
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { isUniqueViolation, rowsOf } from '../db/client.js';
+import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
 import type { TableRow } from '../db/schema/tables.js';
@@ -147,51 +148,55 @@ export async function createTable(
   const name = input.name?.trim();
   if (!name) throw new AppError('validation_failed', 'invalid body: name: required', { issues: [{ field: 'name', message: 'required' }] });
   const kind = input.kind ?? 'table';
-  const [{ n }] = await db.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id));
-  const max = deps.config.tables.maxTablesPerSite;
-  if (Number(n) >= max)
-    throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, {
-      limit: 'tablesPerSite',
-      max,
-      current: Number(n),
-    });
+  // The count and the insert under one lock per site: concurrent creates cannot pass the limit together.
+  return db.transaction(async (tx) => {
+    await lockKey(tx, `tables:${site.id}`);
+    const [{ n }] = await tx.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id));
+    const max = deps.config.tables.maxTablesPerSite;
+    if (Number(n) >= max)
+      throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, {
+        limit: 'tablesPerSite',
+        max,
+        current: Number(n),
+      });
 
-  let slug: string;
-  if (input.slug !== undefined && input.slug !== '') {
-    slug = parseSlug(input.slug);
-    if (await slugTaken(db, site.id, slug)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
-  } else {
-    const base = slugFromName(name);
-    slug = base;
-    for (let i = 2; await slugTaken(db, site.id, slug); i++) slug = `${base}-${i}`;
-  }
-  const methods = kind === 'dataset' ? (['GET'] as TableMethod[]) : [...new Set(input.methods ?? TABLE_METHODS)];
-  const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const now = deps.clock.now();
-  try {
-    const [table] = await db
-      .insert(tables)
-      .values({
-        id: newId('tbl'),
-        siteId: site.id,
-        slug,
-        name,
-        kind,
-        storage: input.storage ?? 'records',
-        schema,
-        requireReadKey: input.requireReadKey ?? false,
-        writeKeyHash: hashWriteKey(writeKey),
-        methods,
-        publicInsert: kind === 'dataset' ? false : (input.publicInsert ?? false),
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    return { table, writeKey };
-  } catch (e) {
-    if (isUniqueViolation(e)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
-    throw e;
-  }
+    let slug: string;
+    if (input.slug !== undefined && input.slug !== '') {
+      slug = parseSlug(input.slug);
+      if (await slugTaken(tx, site.id, slug)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
+    } else {
+      const base = slugFromName(name);
+      slug = base;
+      for (let i = 2; await slugTaken(tx, site.id, slug); i++) slug = `${base}-${i}`;
+    }
+    const methods = kind === 'dataset' ? (['GET'] as TableMethod[]) : [...new Set(input.methods ?? TABLE_METHODS)];
+    const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const now = deps.clock.now();
+    try {
+      const [table] = await tx
+        .insert(tables)
+        .values({
+          id: newId('tbl'),
+          siteId: site.id,
+          slug,
+          name,
+          kind,
+          storage: input.storage ?? 'records',
+          schema,
+          requireReadKey: input.requireReadKey ?? false,
+          writeKeyHash: hashWriteKey(writeKey),
+          methods,
+          publicInsert: kind === 'dataset' ? false : (input.publicInsert ?? false),
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return { table, writeKey };
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
+      throw e;
+    }
+  });
 }
 
 /** The site and table for a Table API address; 404 when either is missing. */

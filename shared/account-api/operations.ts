@@ -54,7 +54,8 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     method: 'POST',
     path: '/sites',
     scope: 'svc.publish',
-    description: 'Publish a new app from one HTML document, owned by the account. Repeating a requestId returns the first result.',
+    description:
+      'Publish a new app owned by the account: html is index.html; files adds others (path, content, encoding utf8|base64). Repeating a requestId returns the first result.',
     body: PublishSiteBodySchema,
     ...write,
     idempotent: true,

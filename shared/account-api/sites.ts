@@ -18,13 +18,28 @@ export const SiteSchema = z
   })
   .meta({ id: 'Site' });
 
+export const InlineSiteFileSchema = z
+  .object({
+    path: z.string().min(1).max(512).describe('Path in the site: index.html, css/app.css…'),
+    content: z.string().describe('The file: UTF-8 text, or base64 when encoding is "base64"'),
+    encoding: z.enum(['utf8', 'base64']).optional().describe('How content is written (default utf8)'),
+    contentType: z.string().max(200).optional().describe('Media type; from the extension when omitted'),
+  })
+  .meta({ id: 'InlineSiteFile' });
+export type InlineSiteFile = z.infer<typeof InlineSiteFileSchema>;
+
 export const PublishSiteBodySchema = z
   .object({
     requestId: z.string().min(1).max(200).describe('Unique per publish request; repeating it returns the first result and creates nothing'),
     html: z.string().min(1).describe('Complete HTML document served as index.html'),
+    files: z
+      .array(InlineSiteFileSchema)
+      .optional()
+      .describe('Other files of the site (css, js, images…), inline; the whole request is limited to the JSON body limit (1 MiB by default)'),
     slug: z.string().optional().describe('Desired short name (DNS label); a readable free name is chosen when omitted'),
   })
   .meta({ id: 'PublishSiteRequest' });
+export type PublishSiteBody = z.infer<typeof PublishSiteBodySchema>;
 
 export const PublishSiteResponseSchema = z
   .object({

@@ -194,12 +194,21 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
 
     const anon = new BrowserClient(h.url);
     const { email } = await user();
-    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+    // Browsers drop tabs and newlines inside a URL: "/<TAB>/evil.example" would be "//evil.example".
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/\t/evil.example', '/\n/evil.example', '/\r\n/evil.example']) {
       const r = await signIn(anon, email, PASSWORD, next);
       expect(r.status).toBe(303);
       expect(r.headers.get('location')).toBe('/dashboard');
       anon.cookies.clear();
     }
+    // Signed in, the sign-in page sends the visitor on at once: the same rule holds there.
+    const { browser: signedIn } = await user();
+    for (const next of ['%2F%09%2Fevil.example', '%2F%0A%2Fevil.example', '%2F%0D%2Fevil.example']) {
+      const r = await signedIn.get(`/dashboard/signin?next=${next}`);
+      expect(r.status).toBe(303);
+      expect(r.headers.get('location')).toBe('/dashboard');
+    }
+    expect((await signedIn.get('/dashboard/signin?next=%2Fdashboard%2Fkeys%3Fx%3D1')).headers.get('location')).toBe('/dashboard/keys?x=1');
     // Pages of a signed-out visitor send them to sign in, then back.
     const gate = await new BrowserClient(h.url).get('/dashboard/keys');
     expect(gate.status).toBe(303);

@@ -1,0 +1,61 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ACCOUNT_OPERATIONS } from '../shared/account-api/operations.js';
+import { atomicToUsdc } from '../shared/money.js';
+import { callPaidTool } from '../wallet/mcp-payer.js';
+import { priceOf, type McpContext, type Upstream } from './context.js';
+import { addForwardedTool } from './register.js';
+import { guarded } from './results.js';
+import { TOOLSET_OF, type Toolset } from './toolsets.js';
+import { findAction } from './tools/wallet-tools.js';
+
+/**
+ * svc-mcp in front of a hosted svc's `/mcp` (SVC_TRANSPORT=mcp): the remote server's tools, as it
+ * lists them for SVC_API_KEY, beside the local wallet tools. A paid tool is paid by the local wallet
+ * through x402 over MCP (`_meta["x402/payment"]`, wallet/mcp-payer.ts): the same caps, ledger and
+ * receipts as payments over HTTP, and the remote endpoint never holds a wallet of ours.
+ */
+/** Connects to `{serviceUrl}/mcp` with the personal key and reads its tool list. */
+export async function connectUpstream(serviceUrl: string, apiKey: string | undefined, fetchImpl?: typeof fetch): Promise<Upstream> {
+  if (!apiKey)
+    throw new Error('SVC_TRANSPORT=mcp needs SVC_API_KEY: the hosted /mcp endpoint signs every caller in (create a key in the dashboard, svc.* scopes)');
+  const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
+  const url = new URL(`${serviceUrl}/mcp?toolsets=all`);
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${apiKey}` } }, fetch: fetchImpl }));
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return { client, tools, close: () => client.close() };
+}
+
+/** The local toolset of a remote tool (its name is one of ours): what SVC_TOOLSETS filters on. */
+function toolsetOfRemote(name: string): Toolset {
+  return TOOLSET_OF[name] ?? ACCOUNT_OPERATIONS.find((o) => o.tool === name)?.toolset ?? 'advanced';
+}
+
+/** One remote tool, forwarded: the wallet pays when the result asks for payment, at most the advertised price. */
+function forward(ctx: McpContext, upstream: Upstream, tool: Tool): (args: Record<string, unknown>) => Promise<CallToolResult> {
+  const action = findAction(tool.name);
+  return (args) =>
+    guarded(async () => {
+      const quote = action ? priceOf(ctx, action.name) : '0';
+      const { result, entry } = await callPaidTool(ctx.wallet, upstream.client, { name: tool.name, arguments: args, quote });
+      const out = result as CallToolResult;
+      if (entry?.status !== 'committed') return out;
+      const paid = `Paid ${atomicToUsdc(BigInt(entry.amount))} USDC from the wallet${entry.txHash ? ` (tx ${entry.txHash})` : ''}.`;
+      return { ...out, content: [{ type: 'text', text: paid }, ...(out.content ?? [])] };
+    });
+}
+
+export function registerUpstreamTools(server: McpServer, ctx: McpContext, upstream: Upstream): void {
+  for (const tool of upstream.tools) {
+    if (ctx.config.readOnly && !tool.annotations?.readOnlyHint) continue;
+    addForwardedTool(server, ctx, tool, forward(ctx, upstream, tool), toolsetOfRemote(tool.name));
+  }
+}

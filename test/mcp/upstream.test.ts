@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { loadMcpConfig } from '../../mcp/config.js';
+import { createMcpContext } from '../../mcp/server.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { devChain, html } from '../payments/helpers.js';
+import { call, connectStdio, text } from './helpers.js';
+
+// svc-mcp pointed at a hosted svc's /mcp (SVC_TRANSPORT=mcp), as a user runs it: the remote tools are
+// forwarded, and a paid one is paid by the local wallet over x402 `_meta`, within the local caps.
+let h: Harness;
+let key: string;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-upstream-'));
+beforeAll(async () => {
+  h = await startHarness('pglite', { SVC_X402_MODE: 'dev' }, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  key = (await h.account(['svc.sites.read', 'svc.publish'])).key;
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
+  it('lists the remote tools beside the wallet tools, pays a paid one once from the local wallet, and keeps the caps', async () => {
+    const pk = generatePrivateKey();
+    const account = privateKeyToAccount(pk);
+    await devChain(h).mint(account.address, 1_000_000n);
+    const client = await connectStdio({
+      SVC_URL: h.url,
+      SVC_TRANSPORT: 'mcp',
+      SVC_API_KEY: key,
+      SVC_WALLET_PRIVATE_KEY: pk,
+      SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
+      SVC_MAX_USDC_TOTAL: '0.01',
+      SVC_TOOLSETS: 'apps,wallet,account',
+    });
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'account_list_apps', 'wallet_status', 'list_receipts']));
+      expect(names).not.toContain('deploy_site'); // reads local files and pays over HTTP: not offered here
+      expect(names).not.toContain('table_query'); // tables toolset not chosen
+
+      const before = await devChain(h).balanceOf(account.address);
+      const created = await call(client, 'create_app_from_html', { appName: `via-mcp-${Date.now()}`, html: html('over mcp') });
+      expect(created.isError, text(created)).toBeFalsy();
+      expect(text(created)).toMatch(/^Paid 0\.007 USDC from the wallet \(tx 0x[0-9a-f]{64}\)/);
+      const app = (created.structuredContent as { app: { pathUrl: string } }).app;
+      expect(await (await fetch(app.pathUrl)).text()).toContain('over mcp');
+      expect(before - (await devChain(h).balanceOf(account.address))).toBe(7000n);
+
+      const receipts = await call(client, 'list_receipts', {});
+      expect(receipts.structuredContent).toMatchObject({ count: 1, receipts: [{ tool: 'create_app_from_html', price: '0.007', status: 'committed' }] });
+
+      // 0.007 spent of a 0.01 total cap: the next 0.007 is refused before anything is signed.
+      const refused = await call(client, 'create_app_from_html', { appName: `over-cap-${Date.now()}`, html: html('no') });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/cap/i);
+      expect(before - (await devChain(h).balanceOf(account.address))).toBe(7000n);
+
+      // A free Account API tool goes through with the key, no payment.
+      const mine = await call(client, 'account_list_apps', {});
+      expect(mine.isError, text(mine)).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses to start without SVC_API_KEY, saying why', async () => {
+    await expect(createMcpContext(loadMcpConfig({ SVC_URL: h.url, SVC_TRANSPORT: 'mcp' }))).rejects.toThrow(/SVC_TRANSPORT=mcp needs SVC_API_KEY/);
+  });
+});
