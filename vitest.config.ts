@@ -13,6 +13,8 @@ export const PROCESS_SUITES = [
   'test/mcp/transport.test.ts',
   'test/e2e/pack.test.ts',
   'test/mcp/hosted-conformance.test.ts',
+  'test/e2e/database-outage.test.ts',
+  'test/mcp/upstream.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';

@@ -23,7 +23,7 @@ export function createBlobStore(config: Config, secret: string): BlobStore {
 
 /** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
 export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
-  const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolMax }));
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);
   const deps: Deps = {

@@ -1,5 +1,6 @@
 import type { Config } from '../service/config.js';
 import { mountHostedMcp } from './hosted-mcp.js';
+import { surviveKnownDriverFaults } from './process-faults.js';
 import { startService } from './server.js';
 
 /** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
@@ -19,9 +20,13 @@ export async function serveCommand(config: Config): Promise<void> {
   // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md).
   const service = await startService(config, { mount: (app, runtime) => mountHostedMcp(app, runtime.deps) });
   const { deps } = service.runtime;
+  surviveKnownDriverFaults(deps.log);
   const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
   const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
-  const blobs = deps.blobs.kind === 'local' ? `local folder ${config.dataDir}/blobs` : `S3 bucket ${config.s3?.bucket}`;
+  const blobs =
+    deps.blobs.kind === 's3'
+      ? `S3 bucket ${config.s3?.bucket}`
+      : `local folder ${config.dataDir}/blobs${config.databaseUrl ? '  ⚠ only this node sees these files: set S3_BUCKET before a second node joins this database' : ''}`;
   process.stderr.write(
     [
       ``,

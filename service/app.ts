@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
@@ -31,6 +32,21 @@ export interface BuildAppOptions {
   adminToken?: string;
 }
 
+/** Whether `select 1` comes back within 2 s. */
+async function databaseAnswers(deps: Deps): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), 2000);
+  });
+  try {
+    return await Promise.race([deps.db.execute(sql`select 1`).then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Builds the whole HTTP service from its dependencies. No I/O happens here. */
 export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -39,8 +55,17 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
     c.set('requestId', requestId);
+    const started = performance.now();
     await next();
     c.res.headers.set('x-request-id', requestId);
+    // One access line per request at the default level (SVC_LOG_LEVEL=warn turns it off).
+    deps.log.info('request', {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      requestId,
+    });
   });
 
   // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
@@ -103,7 +128,12 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
       dashboard: `${deps.config.baseUrl}/dashboard`,
     }),
   );
+  // Liveness: the process answers. Readiness: it can reach its database (load balancers route on this).
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/readyz', async (c) => {
+    const database = await databaseAnswers(deps);
+    return c.json({ ok: database, database: database ? 'up' : 'down' }, database ? 200 : 503, database ? {} : { 'retry-after': '5' });
+  });
 
   app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => respondWithError(c, err, deps.log));

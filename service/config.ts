@@ -24,6 +24,7 @@ const EnvSchema = z.object({
   SVC_SITES_DOMAIN: optionalText,
   SVC_DATA_DIR: z.string().default('./.svc'),
   DATABASE_URL: optionalText,
+  SVC_DATABASE_POOL_MAX: int(10),
   S3_ENDPOINT: optionalText,
   S3_BUCKET: optionalText,
   S3_REGION: z.string().default('us-east-1'),
@@ -123,6 +124,8 @@ export interface Config {
   sitesDomain: string;
   dataDir: string;
   databaseUrl?: string;
+  /** PostgreSQL connections per node (SVC_DATABASE_POOL_MAX). */
+  databasePoolMax: number;
   s3?: S3Config;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   trustProxy: boolean;
@@ -197,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sitesDomain: (e.SVC_SITES_DOMAIN ?? base.hostname).toLowerCase(),
     dataDir: path.resolve(e.SVC_DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.SVC_DATABASE_POOL_MAX,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

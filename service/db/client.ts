@@ -33,14 +33,32 @@ export interface OpenDbOptions {
   /** A `dumpDataDir()` tarball to start PGlite from (tests clone a migrated template this way). */
   loadDataDir?: Blob;
   migrate?: boolean;
+  /** PostgreSQL: connections this node opens at most (default 10). */
+  poolMax?: number;
 }
+
+/** Seconds to wait for a PostgreSQL connection before the request fails (503 with Retry-After). */
+const CONNECT_TIMEOUT_SECONDS = 5;
+/**
+ * Seconds before a closed connection tries again: postgres.js grows this to 20 s after repeated
+ * failures, and every query waiting for that connection waits too. Capped at half a second, a request
+ * during an outage fails fast (503) and the node is back within half a second of its database.
+ */
+const reconnectBackoff = (retries: number) => Math.min(3 ** retries / 100, 0.5);
+/** Every node that starts takes this lock before migrating: one migrates, the others then find nothing to do. */
+const MIGRATION_LOCK = 'svc:migrations';
 
 export async function openDb(options: OpenDbOptions): Promise<Database> {
   const { databaseUrl, migrate = true } = options;
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const client = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+    const client = postgres(databaseUrl, {
+      max: options.poolMax ?? 10,
+      connect_timeout: CONNECT_TIMEOUT_SECONDS,
+      backoff: reconnectBackoff,
+      onnotice: () => {},
+    });
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
-    if (migrate) await migratePostgres(db as never, { migrationsFolder: MIGRATIONS_DIR });
+    if (migrate) await migrateUnderLock(client, db);
     return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
   }
   if (databaseUrl) throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got "${databaseUrl.split(':')[0]}:…")`);
@@ -59,6 +77,21 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
       if (!client.closed) await client.close();
     },
   };
+}
+
+/**
+ * Migrations hold a session advisory lock on a connection of their own, so nodes starting together on
+ * an empty database do not run the same DDL at once (which fails on duplicate objects).
+ */
+async function migrateUnderLock(client: postgres.Sql, db: Db): Promise<void> {
+  const lockConnection = await client.reserve();
+  try {
+    await lockConnection`select pg_advisory_lock(hashtextextended(${MIGRATION_LOCK}, 0))`;
+    await migratePostgres(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  } finally {
+    await lockConnection`select pg_advisory_unlock(hashtextextended(${MIGRATION_LOCK}, 0))`.catch(() => {});
+    lockConnection.release();
+  }
 }
 
 /** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */

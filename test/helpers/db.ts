@@ -20,6 +20,19 @@ export async function openTestDatabase(kind: DbKind): Promise<Database> {
     const tar = fs.readFileSync(inject('pgliteTemplate'));
     return openDb({ loadDataDir: new Blob([tar]), migrate: false });
   }
+  const empty = await createEmptyPostgresDatabase();
+  const database = await openDb({ databaseUrl: empty.url });
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      await empty.drop();
+    },
+  };
+}
+
+/** A new, empty database on the TEST_DATABASE_URL server: its URL, and `drop` (forcing connections off). */
+export async function createEmptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) throw new Error('TEST_DATABASE_URL is not set');
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
@@ -28,11 +41,9 @@ export async function openTestDatabase(kind: DbKind): Promise<Database> {
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const database = await openDb({ databaseUrl: url.toString() });
   return {
-    ...database,
-    async close() {
-      await database.close();
+    url: url.toString(),
+    async drop() {
       const again = postgres(serverUrl, { max: 1, onnotice: () => {} });
       await again.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await again.end();
