@@ -61,13 +61,16 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-async function time(n: number, fn: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < Math.min(3, n); i++) await fn(); // warm caches and plans
-  const out: number[] = [];
+/** Latencies of `a` and `b` run alternately (so drift and noise hit both alike), after a warm-up. */
+async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
+  for (let i = 0; i < Math.min(3, n); i++) await Promise.all([a(), b()]); // warm caches and plans
+  const out: [number[], number[]] = [[], []];
   for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    out.push(performance.now() - t);
+    for (const [k, fn] of [a, b].entries()) {
+      const t = performance.now();
+      await fn();
+      out[k].push(performance.now() - t);
+    }
   }
   return out;
 }
@@ -123,10 +126,10 @@ export async function run(): Promise<void> {
       serializers['114'] = serializers['3802'] = (v) => v;
       const dialect = new PgDialect();
       const cases: { label: string; qs: string; n: number; aggregate?: boolean }[] = [
-        { label: 'list: filter + sort + limit 50', qs: 'field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', n: 60 },
-        { label: 'list: range filter + sort + limit 50', qs: 'filter[price][gte]=990&sortField=qty&limit=50', n: 30 },
-        { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 10, aggregate: true },
-        { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 15 },
+        { label: 'list: filter + sort + limit 50', qs: 'field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', n: 200 },
+        { label: 'list: range filter + sort + limit 50', qs: 'filter[price][gte]=990&sortField=qty&limit=50', n: 100 },
+        { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 20, aggregate: true },
+        { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 30 },
       ];
       const version = (await direct`show server_version`)[0].server_version;
       const header = () =>
@@ -138,15 +141,18 @@ export async function run(): Promise<void> {
         const src = recordSource(table);
         const q = dialect.sqlToQuery(c.aggregate ? compileAggregateQuery(src, plan) : compileListQuery(src, plan));
         let n = 0;
-        const api = await time(c.n, async () => {
-          const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);
-          const body = (await res.json()) as { records?: unknown[]; groups?: unknown[] };
-          if (res.status !== 200) throw new Error(`${c.qs}: ${res.status} ${JSON.stringify(body)}`);
-          n = (body.records ?? body.groups ?? []).length;
-        });
-        const sqlTimes = await time(c.n, async () => {
-          await direct.unsafe(q.sql, q.params as never[]);
-        });
+        const [api, sqlTimes] = await timeInterleaved(
+          c.n,
+          async () => {
+            const res = await fetch(`${base}/api/data/bench/items?${c.qs}`);
+            const body = (await res.json()) as { records?: unknown[]; groups?: unknown[] };
+            if (res.status !== 200) throw new Error(`${c.qs}: ${res.status} ${JSON.stringify(body)}`);
+            n = (body.records ?? body.groups ?? []).length;
+          },
+          async () => {
+            await direct.unsafe(q.sql, q.params as never[]);
+          },
+        );
         const ratio = pct(api, 50) / pct(sqlTimes, 50);
         console.log(
           `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50).toFixed(1).padStart(9)} ${pct(api, 95).toFixed(1).padStart(9)} ${pct(sqlTimes, 50).toFixed(1).padStart(9)} ${pct(sqlTimes, 95).toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
@@ -162,6 +168,12 @@ export async function run(): Promise<void> {
       console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
       header();
       for (const c of cases) await measure(c);
+      const [floor] = await timeInterleaved(
+        200,
+        async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),
+        async () => {},
+      );
+      console.log(`${'HTTP floor: GET /healthz (no database)'.padEnd(44)} ${pct(floor, 50).toFixed(1).padStart(9)} ${pct(floor, 95).toFixed(1).padStart(9)}`);
       await database.close();
       console.log('ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the list query: ≤ 1.30x.');
       await direct.end();

@@ -21,14 +21,25 @@ export function createBlobStore(config: Config, secret: string): BlobStore {
   return new LocalBlobStore(path.join(config.dataDir, 'blobs'), config.baseUrl, secret);
 }
 
+/**
+ * The session of every Table API read: the configured statement timeout, and custom plans (a
+ * prepared statement's generic plan cannot see which JSONB values are filtered on and picks bad
+ * plans on big tables).
+ */
+function tableReadSettings(config: Config): Record<string, string> {
+  return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))), plan_cache_mode: 'force_custom_plan' };
+}
+
 /** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
 export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
   const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolMax }));
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);
+  const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
   const deps: Deps = {
     config,
     db: database.db,
+    tableReads: tableReads.db,
     blobs: createBlobStore(config, secret),
     clock: overrides.clock ?? systemClock,
     log,
@@ -41,6 +52,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     database,
     close: async () => {
       await deps.facilitator.close(); // stops the dev chain's anvil
+      await tableReads.close();
       await database.close();
     },
   };

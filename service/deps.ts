@@ -19,6 +19,11 @@ export const systemClock: Clock = { now: () => new Date() };
 export interface Deps {
   config: Config;
   db: Db;
+  /**
+   * Table API reads: on PostgreSQL a pool whose connections run with the Table API's statement
+   * timeout and custom plans (no transaction per read); on PGlite the same handle as `db`.
+   */
+  tableReads: Db;
   blobs: BlobStore;
   clock: Clock;
   log: Logger;

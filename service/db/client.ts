@@ -23,6 +23,18 @@ export const MIGRATIONS_DIR = packagePath('drizzle');
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /**
+   * A second handle whose connections start with these session settings (PostgreSQL: its own pool
+   * of at most `poolMax` connections, the settings sent once in each connection's start-up message,
+   * so a statement needs no transaction to run under them). PGlite has one in-process connection and
+   * no timers during a statement: it answers its own handle and ignores the settings.
+   */
+  openPool(settings: Record<string, string>, poolMax: number): SessionPool;
+  close(): Promise<void>;
+}
+
+export interface SessionPool {
+  db: Db;
   close(): Promise<void>;
 }
 
@@ -51,15 +63,20 @@ const MIGRATION_LOCK = 'svc:migrations';
 export async function openDb(options: OpenDbOptions): Promise<Database> {
   const { databaseUrl, migrate = true } = options;
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const client = postgres(databaseUrl, {
-      max: options.poolMax ?? 10,
-      connect_timeout: CONNECT_TIMEOUT_SECONDS,
-      backoff: reconnectBackoff,
-      onnotice: () => {},
-    });
+    const connect = (max: number, connection: Record<string, string> = {}) =>
+      postgres(databaseUrl, { max, connect_timeout: CONNECT_TIMEOUT_SECONDS, backoff: reconnectBackoff, onnotice: () => {}, connection });
+    const client = connect(options.poolMax ?? 10);
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
     if (migrate) await migrateUnderLock(client, db);
-    return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
+    return {
+      db,
+      kind: 'postgres',
+      openPool: (settings, poolMax) => {
+        const pool = connect(poolMax, settings);
+        return { db: drizzlePostgres(pool, { schema }) as unknown as Db, close: () => pool.end({ timeout: 5 }) };
+      },
+      close: () => client.end({ timeout: 5 }),
+    };
   }
   if (databaseUrl) throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got "${databaseUrl.split(':')[0]}:…")`);
   let dir: string | undefined;
@@ -73,6 +90,7 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
   return {
     db,
     kind: 'pglite',
+    openPool: () => ({ db, close: async () => {} }),
     close: async () => {
       if (!client.closed) await client.close();
     },

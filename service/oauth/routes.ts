@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { cors } from 'hono/cors';
+import { publicCors } from '../http/cors.js';
 import { SCOPES } from '../../shared/scopes.js';
 import { dashboardSecurityHeaders, renderPage, safeNext } from '../dashboard/routes.js';
 import * as pages from '../dashboard/pages.js';
@@ -103,9 +103,9 @@ export function oauthRoutes(deps: Deps): Hono {
   const app = new Hono();
 
   // Metadata and the token endpoint are read and called cross-origin by browser-based clients.
-  app.use('/.well-known/*', cors({ origin: '*', allowMethods: ['GET', 'OPTIONS'] }));
-  app.use('/oauth/revoke', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
-  app.use('/oauth/token', cors({ origin: '*', allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
+  app.use('/.well-known/*', publicCors({ allowMethods: ['GET', 'OPTIONS'] }));
+  app.use('/oauth/revoke', publicCors({ allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
+  app.use('/oauth/token', publicCors({ allowMethods: ['POST', 'OPTIONS'], allowHeaders: ['Content-Type', 'Authorization'], maxAge: 600 }));
   app.use(
     '/oauth/*',
     bodyLimit({

@@ -387,6 +387,8 @@ export interface RecordSource {
   from: SQL;
   /** The predicate that keeps this table's rows (the shared relation), or null. */
   scope: SQL | null;
+  /** A one-time check that the table row the query was built from is current (table-rows.ts), or null. */
+  guard: SQL | null;
   /** The typed, comparable expression of a field. */
   field(f: FieldRef): SQL;
   /** A bound value typed like `field(f)`. */
@@ -429,10 +431,11 @@ function recordsParam(f: FieldRef, v: unknown): SQL {
   }
 }
 
-function recordsSource(tableId: string): RecordSource {
+function recordsSource(tableId: string, guard: SQL | null): RecordSource {
   return {
     from: sql`table_records r`,
     scope: sql`r.table_id = ${tableId}`,
+    guard,
     field: recordsFieldExpr,
     param: recordsParam,
     // Containment uses the GIN (jsonb_path_ops) index; stored values are normalised, so it is exact.
@@ -454,12 +457,13 @@ const COLUMN_PARAM_TYPES: Record<FieldType, string> = {
   json: 'jsonb',
 };
 
-function columnsSource(tableId: string, schema: TableSchema): RecordSource {
+function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null): RecordSource {
   const column = (f: FieldRef) => sql.raw(`r.${quoteColumn(f.name)}`);
   const param = (f: FieldRef, v: unknown) => sql`${v}::`.append(sql.raw(COLUMN_PARAM_TYPES[f.type]));
   return {
     from: sql.raw(`${columnTableName(tableId)} r`),
     scope: null,
+    guard,
     field: column,
     param,
     eq: (f, v) => sql`${column(f)} = ${param(f, v)}`,
@@ -470,9 +474,9 @@ function columnsSource(tableId: string, schema: TableSchema): RecordSource {
   };
 }
 
-/** The record source of a table, from its storage. */
-export function recordSource(table: Pick<TableRow, 'id' | 'storage' | 'schema'>): RecordSource {
-  return table.storage === 'columns' ? columnsSource(table.id, table.schema) : recordsSource(table.id);
+/** The record source of a table, from its storage; `guard` is added to every query's conditions. */
+export function recordSource(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, guard: SQL | null = null): RecordSource {
+  return table.storage === 'columns' ? columnsSource(table.id, table.schema, guard) : recordsSource(table.id, guard);
 }
 
 function escapeLike(s: string): string {
@@ -530,7 +534,7 @@ function cursorSql(src: RecordSource, sort: SortKey[], cursor: { values: unknown
 }
 
 function whereSql(src: RecordSource, plan: TableQueryPlan, withCursor = true): SQL {
-  const parts: SQL[] = src.scope ? [src.scope] : [];
+  const parts = [src.guard, src.scope].filter((p): p is SQL => p !== null);
   for (const f of plan.filters) parts.push(filterSql(src, f));
   if (plan.search?.fields.length) {
     const pattern = `%${escapeLike(plan.search.q)}%`;

@@ -1,60 +1,47 @@
 import { Hono, type Context } from 'hono';
-import { cors } from 'hono/cors';
-import { sql } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
-import type { Tx } from '../db/client.js';
+import type { DbOrTx } from '../db/client.js';
 import { isDataException, rowsOf, sqlStateOf } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
+import { publicCors } from '../http/cors.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
 import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, parseTableQuery, recordSource, type TableQueryPlan } from './query.js';
+import { currentRowsGuard, lookupVersionedTable, STALE_TABLE_ROWS, TableRowCache } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord, type TableRow } from './tables.js';
 
-/** Runs read queries in one transaction bounded by the configured statement timeout. */
-export async function withStatementTimeout<T>(deps: Deps, fn: (tx: Tx) => Promise<T>, isolationLevel?: 'repeatable read'): Promise<T> {
-  const ms = deps.config.tables.statementTimeoutMs;
-  try {
-    return await deps.db.transaction(
-      async (tx) => {
-        // Both settings last for this transaction only. Custom plans: a prepared statement's generic
-        // plan cannot see which JSONB values are filtered on and picks bad plans on big tables.
-        // Awaited before the query: pipelined with it, the timeout did not apply (test/tables/timeout.test.ts).
-        const settings = tx.execute(
-          sql`select set_config('statement_timeout', ${String(Math.max(0, Math.floor(ms)))}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`,
-        );
-        await settings;
-        return fn(tx);
-      },
-      isolationLevel ? { isolationLevel } : undefined,
-    );
-  } catch (e) {
-    // A value that passed the query checks but not the column's type (a dataset's date of year 0…).
-    if (isDataException(e)) {
-      const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
-      throw new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, {
-        issues: [{ field: 'query', message: 'a value does not fit its field' }],
-      });
-    }
-    if (sqlStateOf(e) === '57014') {
-      throw new AppError(
-        'query_timeout',
-        `the query ran longer than ${ms} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`,
-        { timeoutMs: ms },
-      );
-    }
-    throw e;
+/**
+ * What a failed Table API read tells the client: a value that passed the query checks but not the
+ * column's type (a dataset's date of year 0…) is a 400; a statement stopped by the timeout a 503.
+ */
+function tableReadError(e: unknown, timeoutMs: number): unknown {
+  if (isDataException(e)) {
+    const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+    return new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, {
+      issues: [{ field: 'query', message: 'a value does not fit its field' }],
+    });
   }
+  if (sqlStateOf(e) === '57014') {
+    return new AppError(
+      'query_timeout',
+      `the query ran longer than ${timeoutMs} ms and was stopped; narrow it with filters, a smaller limit, or a cursor instead of a large offset`,
+      { timeoutMs },
+    );
+  }
+  return e;
 }
 
 /**
- * Executes a checked plan (the record page, default or compact shape, or an aggregate) inside the
- * caller's transaction, so the table row and its records come from one snapshot.
+ * Executes a checked plan (the record page, default or compact shape, or an aggregate), each
+ * statement carrying `guard` (table-rows.ts). With a total, the page and the count run side by side
+ * on two connections: each is exact for its own snapshot.
  */
-export async function runTableQuery(tx: Tx, table: TableRow, plan: TableQueryPlan): Promise<Record<string, unknown>> {
-  const src = recordSource(table);
+export async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, guard: SQL | null = null): Promise<Record<string, unknown>> {
+  const src = recordSource(table, guard);
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await tx.execute(compileAggregateQuery(src, plan)));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await db.execute(compileAggregateQuery(src, plan)));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
@@ -66,10 +53,14 @@ export async function runTableQuery(tx: Tx, table: TableRow, plan: TableQueryPla
       truncated,
     };
   }
-  const raw = rowsOf<Record<string, unknown>>(await tx.execute(compileListQuery(src, plan)));
+  const [list, count] = await Promise.all([
+    db.execute(compileListQuery(src, plan)),
+    plan.includeTotal ? db.execute(compileCountQuery(src, plan)) : Promise.resolve(undefined),
+  ]);
+  const raw = rowsOf<Record<string, unknown>>(list);
   const more = raw.length > plan.limit;
   const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
-  const total = plan.includeTotal ? Number(rowsOf<{ n: number }>(await tx.execute(compileCountQuery(src, plan)))[0]?.n ?? 0) : undefined;
+  const total = count === undefined ? undefined : Number(rowsOf<{ n: number }>(count)[0]?.n ?? 0);
   const nextCursor = more && page.length ? nextCursorFor(plan, page[page.length - 1]) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
@@ -106,8 +97,7 @@ function onlyKeys(body: Record<string, unknown>, allowed: string[], what: string
   }
 }
 
-export const TABLE_API_CORS = cors({
-  origin: '*',
+export const TABLE_API_CORS = publicCors({
   allowHeaders: ['Content-Type', 'X-Svc-Write-Key', 'X-Svc-Api-Key', 'X-Request-Id'],
   allowMethods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
   exposeHeaders: ['X-Request-Id', 'Allow', 'Retry-After'],
@@ -122,38 +112,42 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   const base = '/api/data/:siteSlug/:tableSlug';
 
-  // No per-node cache of table rows: a dataset replaced on any node swaps table ids, and a cached
-  // id would read an emptied table. A lookup is one indexed query.
-  const lookup = (siteSlug: string, tableSlug: string, db?: Tx) => getTableBySlugs(deps, siteSlug, tableSlug, db);
-
+  // Writes, schema and single records look their table up afresh (one indexed query).
   async function open(c: Context, method: TableMethod, op: TableOperation) {
-    const { site, table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!);
+    const { site, table } = await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
     await authorizeTableRequest(deps, c, site, table, method, op);
     return { site, table };
   }
 
+  // The record reads: the table row comes from this node's cache, checked inside the read statement
+  // itself (table-rows.ts), so a read is one statement on the read pool, with no transaction.
+  const tableRows = new TableRowCache();
   r.get(base, async (c) => {
-    await open(c, 'GET', 'read');
-    // The key check runs outside the transaction (it queries through deps.db, and PGlite has one
-    // connection). The table row is then read again with its records in one REPEATABLE READ
-    // snapshot: a dataset replaced meanwhile (a new row takes the slug, the old one is deleted) is
-    // read whole, old or new, never empty.
-    const read = () =>
-      withStatementTimeout(
-        deps,
-        async (tx) => {
-          const { table } = await lookup(c.req.param('siteSlug')!, c.req.param('tableSlug')!, tx);
-          return runTableQuery(tx, table, parseTableQuery(table.schema, new URL(c.req.url).searchParams));
-        },
-        'repeatable read',
-      );
-    // A dataset's column table is dropped right after a replacement commits; a reader whose snapshot
-    // still named the old table finds it gone (42P01) and reads again, from a snapshot with the new one.
+    const siteSlug = c.req.param('siteSlug')!;
+    const tableSlug = c.req.param('tableSlug')!;
+    const key = `${siteSlug.toLowerCase()}/${tableSlug.toLowerCase()}`;
+    const params = new URL(c.req.url).searchParams;
     for (let attempt = 1; ; attempt++) {
+      const cached = attempt === 1 ? tableRows.get(key) : undefined;
+      const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
+      if (!cached) tableRows.set(key, current);
+      let plan: TableQueryPlan;
       try {
-        return c.json(await read(), 200);
+        await authorizeTableRequest(deps, c, current.site, current.table, 'GET', 'read');
+        plan = parseTableQuery(current.table.schema, params);
       } catch (e) {
-        if (attempt >= 3 || sqlStateOf(e) !== '42P01') throw e;
+        // A refusal (key, method, unknown field) may come from a row changed since: ask again.
+        if (!cached) throw e;
+        tableRows.delete(key);
+        continue;
+      }
+      try {
+        return c.json(await runTableQuery(deps.tableReads, current.table, plan, currentRowsGuard(current)), 200);
+      } catch (e) {
+        // A stale row (SV001), or a replaced dataset whose column table is dropped (42P01): read again.
+        const state = sqlStateOf(e);
+        if (attempt >= 3 || (state !== STALE_TABLE_ROWS && state !== '42P01')) throw tableReadError(e, deps.config.tables.statementTimeoutMs);
+        tableRows.delete(key);
       }
     }
   });

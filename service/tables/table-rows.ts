@@ -1,0 +1,75 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client.js';
+import { sites, tables } from '../db/schema/index.js';
+import { AppError } from '../http/app-error.js';
+import { SLUG_PATTERN } from '../sites/slugs.js';
+import type { SiteRow } from '../sites/sites.js';
+import type { TableRow } from './tables.js';
+
+/**
+ * A table and its site as one node last read them, with the row versions (`xmin`) they had then.
+ * A read that uses them carries `currentRowsGuard`, so PostgreSQL itself refuses (SQLSTATE SV001)
+ * a statement built on rows that another request or node has changed since.
+ */
+export interface VersionedTable {
+  site: SiteRow;
+  table: TableRow;
+  tableVersion: string;
+  siteVersion: string;
+}
+
+/** SQLSTATE raised by `svc_table_rows_current` (migration 0003) when a cached row is stale. */
+export const STALE_TABLE_ROWS = 'SV001';
+
+/** A table by its public slugs, with its row versions. 404 when there is none. */
+export async function lookupVersionedTable(db: DbOrTx, siteSlug: string, tableSlug: string): Promise<VersionedTable> {
+  const s = siteSlug.toLowerCase();
+  const t = tableSlug.toLowerCase();
+  if (!SLUG_PATTERN.test(s) || !SLUG_PATTERN.test(t)) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
+  const [row] = await db
+    .select({ site: sites, table: tables, tableVersion: sql<string>`${tables}.xmin::text`, siteVersion: sql<string>`${sites}.xmin::text` })
+    .from(tables)
+    .innerJoin(sites, eq(sites.id, tables.siteId))
+    .where(and(eq(sites.slug, s), eq(tables.slug, t)));
+  if (!row) throw new AppError('not_found', `table ${siteSlug}/${tableSlug} not found`);
+  return row;
+}
+
+/**
+ * A predicate true when both rows are still current, raising SV001 otherwise. Uncorrelated, it is a
+ * one-time filter: checked once, before the statement reads any record, in the statement's snapshot.
+ */
+export function currentRowsGuard(v: VersionedTable): SQL {
+  return sql`(select svc_table_rows_current(${v.table.id}, ${v.tableVersion}, ${v.siteVersion}))`;
+}
+
+/**
+ * Each node's most recently used tables, by `site/table` slug (least recently used dropped past
+ * `capacity`). Nothing needs invalidating: every read checks its rows with `currentRowsGuard`, and a
+ * refusal (wrong key, stale row) from a cached entry is checked again against a fresh lookup.
+ */
+export class TableRowCache {
+  private readonly entries = new Map<string, VersionedTable>();
+
+  constructor(private readonly capacity = 1000) {}
+
+  get(key: string): VersionedTable | undefined {
+    const hit = this.entries.get(key);
+    if (hit) {
+      // Map order is insertion order: re-inserting marks the entry most recently used.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(key: string, value: VersionedTable): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
