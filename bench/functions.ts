@@ -93,13 +93,20 @@ export async function run(): Promise<void> {
   if (!first.ok) throw new Error(`sandbox failed: ${first.message}`);
   rows.push(await measure('QuickJS sandbox, calling thread', 2000, () => runInSandbox(input, noHost, limits), performance.now() - t));
 
-  // 3. Worker pool (2 workers = the 2 cores), 1 and 4 callers in flight.
+  // 3. Worker pool (2 workers = the 2 cores), 1 and 4 callers in flight; cold = the first call, which
+  //    starts a worker (the pool starts none until it is needed).
   t = performance.now();
   const pool = new SandboxPool(2);
   await pool.run(input, noHost, limits);
   const poolCold = performance.now() - t;
   rows.push(await measure('worker pool (2), 1 in flight', 2000, () => pool.run(input, noHost, limits), poolCold));
   rows.push(await measure('worker pool (2), 4 in flight', 4000, () => pool.run(input, noHost, limits), null, 4));
+  // Cold on a warm worker: the first call of code the worker has never run (a function just published).
+  let version = 0;
+  const another = () => ({ ...input, code: `${HANDLER}\n// version ${++version}` });
+  t = performance.now();
+  await pool.run(another(), noHost, limits);
+  rows.push(await measure('worker pool (2), each call new code', 500, () => pool.run(another(), noHost, limits), performance.now() - t));
   await pool.close();
 
   // 4. End to end over HTTP against a separate service process.

@@ -75,6 +75,12 @@ function printedLine(child: ChildProcess, text: string): Promise<void> {
   });
 }
 
+/** PGlite alone in a Node process: opened on `dir` (created when missing), one query, then idle. */
+function barePglite(dir: string) {
+  const script = `import {PGlite} from '@electric-sql/pglite'; const db = await PGlite.create({dataDir: ${JSON.stringify(dir)}}); await db.query('select 1'); console.log('ready'); setInterval(()=>{}, 1000);`;
+  return measure(['--input-type=module', '-e', script], {}, (c) => printedLine(c, 'ready'));
+}
+
 export async function run(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-memory-'));
   try {
@@ -82,25 +88,15 @@ export async function run(): Promise<void> {
       const restartDir = path.join(tmp, 'restart');
       // A data directory that already holds a migrated database (the "restart" case).
       await serveCase({ SVC_DATA_DIR: restartDir })();
+      await barePglite(path.join(tmp, 'bare-restart'));
       let fresh = 0;
       const cases: [string, () => Promise<{ self: number; children: number }>][] = [
         [
           'floor: bare Node HTTP server',
           () => measure(['-e', "require('http').createServer((q,s)=>s.end()).listen(0,()=>console.log('ready'))"], {}, (c) => printedLine(c, 'ready')),
         ],
-        [
-          'floor: bare PGlite (data dir, select 1)',
-          () =>
-            measure(
-              [
-                '--input-type=module',
-                '-e',
-                `import {PGlite} from '@electric-sql/pglite'; const db = await PGlite.create({dataDir: ${JSON.stringify(path.join(tmp, 'bare-pglite'))}}); await db.query('select 1'); console.log('ready'); setInterval(()=>{}, 1000);`,
-              ],
-              {},
-              (c) => printedLine(c, 'ready'),
-            ),
-        ],
+        ['floor: bare PGlite, fresh data dir', () => barePglite(path.join(tmp, `bare-fresh-${++fresh}`))],
+        ['floor: bare PGlite, restart', () => barePglite(path.join(tmp, 'bare-restart'))],
         ['svc serve, PostgreSQL', serveCase({ DATABASE_URL: dbUrl, SVC_DATA_DIR: path.join(tmp, 'pg') })],
         ['svc serve, PGlite, fresh data dir', () => serveCase({ SVC_DATA_DIR: path.join(tmp, `fresh-${++fresh}`) })()],
         ['svc serve, PGlite, restart', serveCase({ SVC_DATA_DIR: restartDir })],

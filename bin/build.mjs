@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run build` (and `prepare`, so `npm install` / `npm ci` / `npm pack` run it): bundles the two
-// programs, cli/svc.ts and mcp/main.ts, into dist/ with esbuild (our TypeScript only; packages stay
-// external), so a start does not compile TypeScript. bin/*.mjs run dist/ when it is at least as new as
-// every source file, and the sources through tsx otherwise (a clone being edited never runs stale code).
+// programs, cli/svc.ts and mcp/main.ts, and the Function sandbox's worker body into dist/ with esbuild
+// (our TypeScript only; packages stay external), so neither a start nor a new worker compiles
+// TypeScript. bin/*.mjs run dist/ when it is at least as new as every source file, and the sources
+// through tsx otherwise (a clone being edited never runs stale code).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +22,7 @@ const sourceMtime = newestSourceMtime(root);
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 await esbuild.build({
   absWorkingDir: root,
-  entryPoints: { svc: 'cli/svc.ts', 'svc-mcp': 'mcp/main.ts' },
+  entryPoints: { svc: 'cli/svc.ts', 'svc-mcp': 'mcp/main.ts', 'sandbox-worker': 'service/functions/sandbox-worker.ts' },
   outdir: 'dist',
   outExtension: { '.js': '.mjs' },
   bundle: true,

@@ -8,7 +8,6 @@ import { createFacilitator } from '../service/payments/create-facilitator.js';
 import { SiteCache } from '../service/sites/site-cache.js';
 import type { BlobStore } from '../service/storage/blob-store.js';
 import { LocalBlobStore } from '../service/storage/local-store.js';
-import { S3BlobStore } from '../service/storage/s3-store.js';
 
 export interface Runtime {
   deps: Deps;
@@ -16,8 +15,12 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function createBlobStore(config: Config, secret: string): BlobStore {
-  if (config.s3) return new S3BlobStore(config.s3);
+/** The blob store the configuration names (the AWS SDK loads only when S3 is configured). */
+export async function createBlobStore(config: Config, secret: string): Promise<BlobStore> {
+  if (config.s3) {
+    const { S3BlobStore } = await import('../service/storage/s3-store.js');
+    return new S3BlobStore(config.s3);
+  }
   return new LocalBlobStore(path.join(config.dataDir, 'blobs'), config.baseUrl, secret);
 }
 
@@ -40,7 +43,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     config,
     db: database.db,
     tableReads: tableReads.db,
-    blobs: createBlobStore(config, secret),
+    blobs: await createBlobStore(config, secret),
     clock: overrides.clock ?? systemClock,
     log,
     secret,

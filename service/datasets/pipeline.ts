@@ -21,9 +21,8 @@ import {
 } from './infer.js';
 import { parseCsv } from './parsers/csv.js';
 import { parseGeoJson, parseJson } from './parsers/json.js';
-import { inspectParquet, parseParquet, parseParquetColumns, type ParquetColumnSlice, type ParquetSliceCache } from './parsers/parquet.js';
-import { extractShapefileZip, readShapefile, type ExtractedShapefile } from './parsers/shapefile.js';
-import { parseXlsx } from './parsers/xlsx.js';
+// Parquet, Shapefile and XLSX parsers load with their first file (their libraries weigh megabytes).
+import type { ParquetColumnSlice, ParquetSliceCache } from './parsers/parquet.js';
 import { DataFileError, type DataFileKind, type ParseLimits, type SourceRecord } from './records.js';
 
 /** A data file ready to be read (twice: once to infer, once to load). */
@@ -88,6 +87,7 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
     if (needsSpool(declared)) {
       const file = path.join(tmpDir, 'data.parquet');
       await pipeline(await open(), fs.createWriteStream(file));
+      const { inspectParquet, parseParquet, parseParquetColumns } = await import('./parsers/parquet.js');
       const info = await inspectParquet(file);
       const sliceCache: ParquetSliceCache = {};
       return {
@@ -99,14 +99,18 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
       };
     }
     if (declared === 'shapefile') {
-      const extracted: ExtractedShapefile = await extractShapefileZip(await open(), tmpDir, limits);
+      const { extractShapefileZip, readShapefile } = await import('./parsers/shapefile.js');
+      const extracted = await extractShapefileZip(await open(), tmpDir, limits);
       return { kind: 'shapefile', valueSource: 'typed', records: () => readShapefile(extracted, limits), close };
     }
     const textual: Record<string, (s: Readable) => AsyncIterable<SourceRecord>> = {
       csv: (s) => parseCsv(s, limits),
       json: (s) => parseJson(s, limits),
       geojson: (s) => parseGeoJson(s, limits),
-      xlsx: (s) => parseXlsx(s, limits, options.sheet),
+      xlsx: async function* (s) {
+        const { parseXlsx } = await import('./parsers/xlsx.js');
+        yield* parseXlsx(s, limits, options.sheet);
+      },
     };
     const parse = textual[declared];
     return {

@@ -30,7 +30,6 @@ import {
   viewFunction,
 } from './functions.js';
 import { assertInvokeCredential, invokeFunction } from './invoke.js';
-import { sandboxRunner } from './runner.js';
 
 const FunctionIdParam = z.object({ functionId: z.string().min(1).describe('Function identifier') });
 const SlugParam = z.object({ slug: z.string().min(1).max(63).describe('Function slug') });
@@ -54,7 +53,6 @@ const invokeBodyLimit = bodyLimit({
 
 /** Account API: `/api/v1/functions…` (mounted under /api/v1). */
 export function functionRoutes(deps: Deps) {
-  sandboxRunner(deps.config); // start the sandbox workers now rather than on the first invoke
   const r = createApiRouter();
 
   r.openapi(

@@ -38,7 +38,8 @@ interface Slot {
 }
 
 /**
- * A pool of worker threads, each running one invocation at a time in its own QuickJS module. The main
+ * A pool of worker threads, each running one invocation at a time in its own QuickJS module, started
+ * on demand (none while the service is idle) and then kept. The main
  * thread (HTTP, database) never runs guest code, so a runaway Function cannot stall other requests;
  * a watchdog terminates a worker that overruns its deadline (terminate() stops wasm mid-loop, where
  * the interrupt handler may not get a chance, e.g. inside a long GC near the memory limit), and a
@@ -54,9 +55,7 @@ export class SandboxPool implements SandboxRunner {
   constructor(
     readonly size: number,
     private readonly options: { graceMs: number; maxQueue: number } = { graceMs: 1000, maxQueue: 1000 },
-  ) {
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
-  }
+  ) {}
 
   private spawn(): Slot {
     const worker = new Worker(packagePath('service', 'functions', 'sandbox-worker.mjs'));
@@ -78,6 +77,9 @@ export class SandboxPool implements SandboxRunner {
   }
 
   private pump(): void {
+    // Workers start when invocations need them (an idle service holds none), up to `size`.
+    let waiting = this.queue.length - this.slots.filter((s) => !s.job && !s.dead).length;
+    while (waiting-- > 0 && this.slots.length < this.size && !this.closed) this.slots.push(this.spawn());
     for (const slot of this.slots) {
       if (!this.queue.length) return;
       if (slot.job || slot.dead) continue;
