@@ -63,8 +63,17 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
+/**
+ * Node flags for a process a bench starts: with BENCH_CPU_PROF=<dir>, each writes a CPU profile there
+ * when it exits (open it in Chrome DevTools, or summarise it with any .cpuprofile reader).
+ */
+export function profileFlags(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 export function spawnService(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['bin/svc.mjs', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...profileFlags(), 'bin/svc.mjs', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Finds a Debian binary, installing its package when missing and allowed (root + apt). */

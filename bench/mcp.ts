@@ -10,7 +10,7 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { freePort, spawnService, waitForHttp } from './lib.js';
+import { freePort, profileFlags, spawnService, waitForHttp } from './lib.js';
 
 /**
  * MCP overhead: the same free action (x402.list_pricing, GET /api/x402/pricing) called
@@ -165,7 +165,7 @@ async function hostedPaidCalls(svcUrl: string, dir: string): Promise<void> {
     ['hosted /mcp tool, paid via _meta["x402/payment"]', viaMcp],
   ] as const) {
     console.log(
-      `${label.padEnd(52)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${(m.mean / viaHttp.mean).toFixed(2).padStart(7)}x`,
+      `${label.padEnd(52)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${(m.p50 / viaHttp.p50).toFixed(2).padStart(7)}x`,
     );
   }
 }
@@ -190,9 +190,13 @@ export async function run(): Promise<void> {
     SVC_TOOLSETS: 'all',
   };
   const { spawn } = await import('node:child_process');
-  const httpMcp = spawn(process.execPath, ['bin/svc-mcp.mjs', '--http', '--port', String(mcpPort)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const httpMcp = spawn(process.execPath, [...profileFlags(), 'bin/svc-mcp.mjs', '--http', '--port', String(mcpPort)], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   let stdio: Client | undefined;
   let http: Client | undefined;
+  let hosted: Client | undefined;
   try {
     await waitForHttp(`${svcUrl}/healthz`);
     await waitForHttp(`http://127.0.0.1:${mcpPort}/healthz`);
@@ -202,8 +206,14 @@ export async function run(): Promise<void> {
     const cold = performance.now() - coldStart;
     http = new Client({ name: 'bench', version: '1' });
     await http.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${mcpPort}/mcp`)));
+    cli(dir, svcUrl, ['account', 'create', '--email', 'bench-free@example.com']);
+    const key = cli(dir, svcUrl, ['key', 'create', '--email', 'bench-free@example.com', '--all-scopes']).trim().split('\n').pop()!;
+    hosted = new Client({ name: 'bench', version: '1' });
+    await hosted.connect(
+      new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp?toolsets=advanced`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
 
-    const [direct, viaStdio, viaHttp] = await measureInterleaved([
+    const [direct, viaStdio, viaHttp, viaHosted] = await measureInterleaved([
       async () => {
         const r = await fetch(`${svcUrl}/api/x402/pricing`);
         if (!r.ok) throw new Error(`pricing ${r.status}`);
@@ -217,6 +227,10 @@ export async function run(): Promise<void> {
         const r = await http!.callTool({ name: 'list_pricing', arguments: {} });
         if (r.isError) throw new Error(JSON.stringify(r.content));
       },
+      async () => {
+        const r = await hosted!.callTool({ name: 'list_pricing', arguments: {} });
+        if (r.isError) throw new Error(JSON.stringify(r.content));
+      },
     ]);
     console.log(
       `list_pricing, ${CALLS} sequential calls per path in 6 interleaved rounds after ${WARMUP} warm-up; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (loopback; svc-mcp stdio start-up incl. tsx: ${cold.toFixed(0)} ms)`,
@@ -228,9 +242,10 @@ export async function run(): Promise<void> {
       ['direct HTTP GET /api/x402/pricing (ref)', direct],
       ['MCP tool list_pricing over stdio', viaStdio],
       ['MCP tool list_pricing over streamable HTTP', viaHttp],
+      ['hosted /mcp list_pricing (in the service)', viaHosted],
     ] as const) {
       console.log(
-        `${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.mean / direct.mean).toFixed(2).padStart(9)}x`,
+        `${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.p50 / direct.p50).toFixed(2).padStart(9)}x`,
       );
     }
     await toolListSizes(svcUrl, env, dir);
@@ -238,6 +253,7 @@ export async function run(): Promise<void> {
   } finally {
     await stdio?.close().catch(() => undefined);
     await http?.close().catch(() => undefined);
+    await hosted?.close().catch(() => undefined);
     httpMcp.kill('SIGTERM');
     service.kill('SIGTERM');
     await new Promise((r) => service.once('exit', r));

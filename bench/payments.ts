@@ -77,6 +77,23 @@ async function timeSeries(n: number, one: (i: number) => Promise<Response>): Pro
   return out;
 }
 
+/** Requests per second with `inFlight` requests kept in flight until `n` are done (all must succeed). */
+async function throughput(n: number, inFlight: number, one: (i: number) => Promise<Response>): Promise<number> {
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) {
+        const i = next++;
+        const res = await one(i);
+        await res.arrayBuffer();
+        if (!res.ok) throw new Error(`request ${i} answered ${res.status}`);
+      }
+    }),
+  );
+  return (n / (performance.now() - t)) * 1000;
+}
+
 export async function run(): Promise<void> {
   // update_app_file free on one node (verify only), priced on the other (verify + settle).
   const free = await startService({ SVC_X402_PRICES: JSON.stringify({ [updateAppFile.name]: '0' }), SVC_X402_PRICES_UPDATED_AT: '1' });
@@ -130,6 +147,19 @@ export async function run(): Promise<void> {
     );
     const spent = before - (await dev.balanceOf(payer.address));
 
+    // Throughput with 32 calls in flight: the unpaid handler against paid + settled calls.
+    const IN_FLIGHT = 32;
+    const unpaidRate = await throughput(N, IN_FLIGHT, (i) =>
+      fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }),
+    );
+    const concurrentHeaders = await Promise.all(
+      Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 3000n }).then(xPaymentHeader)),
+    );
+    const paidRate = await throughput(N, IN_FLIGHT, (i) =>
+      fetch(`${paid.url}${filesPath(paidApp)}`, { method: 'POST', headers: { ...json, ...concurrentHeaders[i] }, body: body(i) }),
+    );
+    const spentAll = before - (await dev.balanceOf(payer.address));
+
     // The offline verifier alone (decode + EIP-712 recovery with viem), in-process.
     const verifierOnly: number[] = [];
     for (const h of await Promise.all(Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n }).then(xPaymentHeader)))) {
@@ -159,6 +189,9 @@ export async function run(): Promise<void> {
       );
     }
     console.log(`settled ${N} payments: payer spent ${spent} atomic USDC (expected ${BigInt(N) * 3000n})`);
+    console.log(
+      `${IN_FLIGHT} in flight, ${N} calls each: unpaid ${unpaidRate.toFixed(0)} calls/s, paid + settled ${paidRate.toFixed(0)} calls/s (${(paidRate / unpaidRate).toFixed(2)}x; goal ≥ 0.5x); all ${2 * N} payments spent ${spentAll} (expected ${BigInt(2 * N) * 3000n})`,
+    );
   } finally {
     await free.close();
     await paid.close();

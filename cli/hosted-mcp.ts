@@ -1,8 +1,9 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Hono } from 'hono';
 import { loadMcpConfig } from '../mcp/config.js';
 import type { McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
+import { McpServerPool } from '../mcp/stateless.js';
 import { parseToolsets } from '../mcp/toolsets.js';
 import { authenticate } from '../service/auth/require-scope.js';
 import { MCP_GATEWAY_ENV, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
@@ -12,10 +13,13 @@ import type { AppEnv } from '../service/http/env.js';
 
 /** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
 export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
+/** Kinds of caller (toolsets × scopes) whose idle servers are kept. */
+const MAX_POOLS = 32;
 
 /**
  * The hosted MCP endpoint `{SVC_BASE_URL}/mcp` on the service's own app and port: streamable HTTP,
- * stateless (a server per POST). The caller signs in (OAuth access token or personal key); the tools
+ * stateless (each POST is answered by a server that serves no other request meanwhile; servers are
+ * reused, mcp/stateless.ts). The caller signs in (OAuth access token or personal key); the tools
  * then call the service's routes **in process** (`app.request`) with the caller's credential, so
  * scopes, ownership, prices, money rules and errors have one implementation for HTTP and MCP callers.
  * Paid Agent API tools are paid by the caller's own wallet through `_meta["x402/payment"]`; this
@@ -29,6 +33,17 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
   // Built on the first request, not here: the first in-process request builds Hono's matcher, after
   // which no route can be added.
   let shared: Promise<McpContext> | undefined;
+  const contexts = new WeakMap<McpServer, McpContext>();
+  const pools = new Map<string, McpServerPool>();
+  const poolFor = (key: string, build: () => McpServer) => {
+    let pool = pools.get(key);
+    if (!pool) {
+      if (pools.size >= MAX_POOLS) pools.delete(pools.keys().next().value!);
+      pool = new McpServerPool(build, true, 4, deps.config.limits.maxJsonBodyBytes);
+      pools.set(key, pool);
+    }
+    return pool;
+  };
 
   app.all('/mcp', async (c) => {
     if (c.req.method !== 'POST')
@@ -57,14 +72,17 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
     shared ??= createMcpContext(loadMcpConfig({ SVC_URL: base }), { fetch: inProcess });
-    const ctx: McpContext = {
-      ...(await shared),
-      fetch: forward,
-      toolsets,
-      hosted: { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim(), credentialKind: principal.credential.kind },
-    };
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await buildMcpServer(ctx).connect(transport);
-    return transport.handleRequest(c.req.raw);
+    const common = await shared;
+    const hosted = { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim(), credentialKind: principal.credential.kind };
+    // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
+    // each request hands its server the caller's credential.
+    const key = `${[...toolsets.enabled].sort().join(',')}|${[...principal.scopes].sort().join(' ')}|${hosted.credentialKind}`;
+    const pool = poolFor(key, () => {
+      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted };
+      const server = buildMcpServer(ctx);
+      contexts.set(server, ctx);
+      return server;
+    });
+    return pool.handle(c.req.raw, (server) => Object.assign(contexts.get(server)!, { fetch: forward, hosted }));
   });
 }

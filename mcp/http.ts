@@ -1,9 +1,12 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
 import type { McpContext } from './context.js';
 import { buildMcpServer } from './server.js';
+import { McpServerPool } from './stateless.js';
+
+/** A request to the operator's own endpoint may carry a deploy_site's inline files: 413 above 64 MiB. */
+const LOCAL_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -39,13 +42,16 @@ export function isAllowedRequest(req: Request, ctx: McpContext): { ok: true } | 
 }
 
 /**
- * Streamable HTTP at /mcp, stateless: each POST gets a fresh server + transport over the shared
+ * Streamable HTTP at /mcp, stateless: each POST is answered by a server of its own over the shared
  * context (wallet, ledger, prices), so any number of clients can connect and nothing is kept
- * between requests but the spend ledger. Responses stream as SSE so progress notifications of long
- * tools reach the client.
+ * between requests but the spend ledger. Servers are reused between requests (stateless.ts); a
+ * request that asks for progress is answered as a stream (SSE), so notifications of long tools reach
+ * the client.
  */
 export function mcpHttpApp(ctx: McpContext): Hono {
   const app = new Hono();
+  // Dynamic toolsets change a server's tools during a request: such servers are never reused.
+  const servers = new McpServerPool(() => buildMcpServer(ctx), !ctx.toolsets.dynamic, 16, LOCAL_MAX_BODY_BYTES);
   app.use('*', async (c, next) => {
     const verdict = isAllowedRequest(c.req.raw, ctx);
     if (!verdict.ok) return c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: ${verdict.reason}` }, id: null }, 403);
@@ -58,12 +64,7 @@ export function mcpHttpApp(ctx: McpContext): Hono {
         Allow: 'POST',
       });
     }
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    const server = buildMcpServer(ctx);
-    await server.connect(transport);
-    // Nothing to close afterwards: the stateless transport and server hold no timers or sockets
-    // of their own and are garbage once the response stream ends.
-    return transport.handleRequest(c.req.raw);
+    return servers.handle(c.req.raw);
   });
   app.get('/healthz', (c) => c.json({ ok: true }));
   return app;

@@ -120,6 +120,44 @@ describe('hosted MCP endpoint', () => {
     await Promise.all([fullClient.close(), other.close()]);
   });
 
+  it('callers with the same scopes calling at once each act as themselves (servers are reused, credentials never)', async () => {
+    const callers = await Promise.all(
+      ['ann', 'bob', 'cyd'].map(async (who) => {
+        const account = await h.account();
+        const client = await connect(account.key);
+        const published = await call(client, 'account_publish_app', { requestId: `own-${who}`, html: html(who), appName: `own-${who}-${Date.now()}` });
+        expect(published.isError, text(published)).toBeFalsy();
+        return { client, appId: (published.structuredContent as { app: { appId: string } }).app.appId };
+      }),
+    );
+    const rounds = await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        const me = callers[i % callers.length];
+        const list = await call(me.client, 'account_list_apps', {});
+        return { me, apps: (list.structuredContent as { apps: { appId: string }[] }).apps.map((a) => a.appId) };
+      }),
+    );
+    for (const { me, apps } of rounds) expect(apps).toEqual([me.appId]);
+    await Promise.all(callers.map((c) => c.client.close()));
+  });
+
+  it('a request body over SVC_MAX_JSON_BODY_BYTES is refused with 413 before it is parsed', async () => {
+    const { key } = await h.account();
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'account_publish_app', arguments: { requestId: 'big', html: 'x'.repeat(h.config.limits.maxJsonBodyBytes) } },
+    });
+    const res = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: huge,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/exceeds \d+ bytes/);
+  });
+
   it('a paid tool answers PaymentRequired; paid via _meta it works once, and a replayed payment is not charged again', async () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const recipient = (h.config.x402.recipient ?? '') as string;

@@ -178,6 +178,26 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     expect(wallet).toMatchObject({ configured: false, caps: { perCall: '0.05', perSession: '1', perDay: '5', total: null } });
   });
 
+  it('HTTP: concurrent calls each get their own answer from reused servers, and a malformed body leaves the next request whole', async () => {
+    const tools = ['create_app_from_html', 'publish_app', 'create_table_api', 'delete_app', 'update_app_meta'];
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call(http.client, 'quote', { tool: tools[i % tools.length], args: {} }).then((r) => ({ i, r }))),
+    );
+    for (const { i, r } of answers) {
+      expect(r.isError, text(r)).toBeFalsy();
+      expect((r.structuredContent as { quotes: { tool: string }[] }).quotes.map((q) => q.tool)).toEqual([tools[i % tools.length]]);
+    }
+    const broken = await fetch(http.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc": "2.0", "id": 1, "method": ',
+    });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const after = await call(http.client, 'quote', { tool: 'publish_app', args: {} });
+    expect((after.structuredContent as { quotes: { tool: string }[] }).quotes[0].tool).toBe('publish_app');
+  });
+
   it('HTTP transport rejects non-loopback Host and Origin (DNS rebinding) before any MCP handling', async () => {
     const init = {
       jsonrpc: '2.0',
