@@ -6,7 +6,8 @@ import { ensureDebianBinary, freePort, load, printTable, spawnService, waitForHt
 
 /**
  * Hosted-site serving: GET of index.html and of a 200 KB asset, svc (separate process, embedded
- * defaults) beside nginx serving the same files, same load from autocannon on loopback.
+ * defaults) beside nginx serving the same files and beside node:http alone answering the same bytes
+ * (what any Node server pays), same load from autocannon on loopback.
  */
 export async function run(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sites-'));
@@ -24,6 +25,7 @@ export async function run(): Promise<void> {
   const svc = spawnService(env);
   const results: LoadResult[] = [];
   let nginx: ReturnType<typeof spawn> | undefined;
+  let floor: ReturnType<typeof spawn> | undefined;
   try {
     await waitForHttp(`${base}/healthz`);
     const res = await fetch(`${base}/api/v1/sites`, {
@@ -63,9 +65,16 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
       console.log('nginx is not available (no apt as root): the reference rows are missing.');
     }
 
+    // The Node floor: node:http alone answering the same bytes with the same headers, one process.
+    const floorPort = await freePort();
+    const floorScript = `const html = ${JSON.stringify(html)}; require('http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: '"0123456789abcdef0123456789abcdef"', 'cache-control': 'public, max-age=0, must-revalidate', 'x-content-type-options': 'nosniff', 'content-length': Buffer.byteLength(html), 'x-request-id': require('crypto').randomUUID() }); s.end(html); }).listen(${floorPort}, '127.0.0.1');`;
+    floor = spawn(process.execPath, ['-e', floorScript], { stdio: 'ignore' });
+    await waitForHttp(`http://127.0.0.1:${floorPort}/`);
+
     // Warm up both, then measure one after the other with the same settings.
     await load('warmup', `${base}/s/bench/`, { seconds: 2 });
     results.push(await load('svc  GET index.html (1 KB, path URL)', `${base}/s/bench/`));
+    results.push(await load('node:http alone, same bytes (floor of Node)', `http://127.0.0.1:${floorPort}/`));
     if (nginxBase) results.push(await load('nginx GET index.html', `${nginxBase}/index.html`));
     results.push(await load('svc  GET 200 KB asset', `${base}/s/bench/asset.bin`));
     if (nginxBase) results.push(await load('nginx GET 200 KB asset', `${nginxBase}/asset.bin`));
@@ -74,12 +83,13 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
       const ratio = (a: string, b: string) =>
         (results.find((r) => r.label === a)!.requestsPerSec / results.find((r) => r.label === b)!.requestsPerSec).toFixed(2);
       console.log(
-        `svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.5x)`,
+        `svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.9x); svc / Node floor: index ${ratio('svc  GET index.html (1 KB, path URL)', 'node:http alone, same bytes (floor of Node)')}x`,
       );
     }
   } finally {
     svc.kill('SIGTERM');
     nginx?.kill('SIGTERM');
+    floor?.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     fs.rmSync(dir, { recursive: true, force: true });
   }

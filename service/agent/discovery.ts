@@ -127,16 +127,38 @@ function devChainRpcUrl(deps: Deps): string | undefined {
   return f.rpcUrl || undefined;
 }
 
+/**
+ * Both documents follow from the configuration alone (prices are configured, the catalogue is code),
+ * so each is built once per configuration, not per request: the discovery document converts every
+ * action's zod schemas to JSON Schema.
+ */
+const discoveryDocuments = new WeakMap<Config, Map<string, ReturnType<typeof buildDiscoveryDocument>>>();
+const pricingDocuments = new WeakMap<Config, ReturnType<typeof buildPricing>>();
+
+function discoveryDocumentOf(config: Config, devRpcUrl: string | undefined): ReturnType<typeof buildDiscoveryDocument> {
+  const byRpc = discoveryDocuments.get(config) ?? new Map<string, ReturnType<typeof buildDiscoveryDocument>>();
+  discoveryDocuments.set(config, byRpc);
+  const doc = byRpc.get(devRpcUrl ?? '') ?? buildDiscoveryDocument(config, devRpcUrl);
+  byRpc.set(devRpcUrl ?? '', doc);
+  return doc;
+}
+
+function pricingOf(config: Config): ReturnType<typeof buildPricing> {
+  const doc = pricingDocuments.get(config) ?? buildPricing(config);
+  pricingDocuments.set(config, doc);
+  return doc;
+}
+
 export const discoveryHandlers = {
   [describeApi.name]: handlerFor(describeApi, {
     async run({ deps }) {
-      const { ok: _ok, ...doc } = buildDiscoveryDocument(deps.config, devChainRpcUrl(deps));
+      const { ok: _ok, ...doc } = discoveryDocumentOf(deps.config, devChainRpcUrl(deps));
       return { result: doc, app: null };
     },
   }),
   [listPricing.name]: handlerFor(listPricing, {
     async run({ deps }) {
-      return { result: buildPricing(deps.config), app: null };
+      return { result: pricingOf(deps.config), app: null };
     },
   }),
 };

@@ -1,4 +1,4 @@
-import type { Tx } from '../db/client.js';
+import type { DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 
 /**
@@ -35,6 +35,10 @@ export interface AgentWork<O> {
 export interface AgentHandler<P = Record<string, string>, I = unknown, O = unknown, S = unknown> {
   /** Free checks before any payment; returns state handed to `run` (e.g. the owned site row). */
   check?(call: AgentCall<P, I>): Promise<S>;
-  /** The work, inside the transaction that commits only after the payment settled. */
-  run(call: AgentCall<P, I> & { tx: Tx; state: S }): Promise<AgentWork<O>>;
+  /**
+   * The work, inside the transaction that commits only after the payment settled; a free read-only
+   * action gets the database itself (its reads need no transaction: BEGIN and COMMIT were two of its
+   * three statements).
+   */
+  run(call: AgentCall<P, I> & { tx: DbOrTx; state: S }): Promise<AgentWork<O>>;
 }

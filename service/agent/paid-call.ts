@@ -84,7 +84,9 @@ function storedAnswer(row: PaymentRow, p: PaymentAttempt, extra: Record<string, 
 export async function runFreeAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
   const call = { deps, wallet: '', params: req.params, input: req.input };
   const state = await req.handler.check?.(call);
-  const work = await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
+  const work = req.action.readOnly
+    ? await req.handler.run({ ...call, tx: deps.db, state })
+    : await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
   await runAfterCommit(deps, work);
   return { status: 200, body: { ok: true, ...(work.result as object) }, headers: {} };
 }
