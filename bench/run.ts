@@ -7,6 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// The benches start bin/svc.mjs, which runs dist/ only when it is as new as the sources (else the
+// sources through tsx: slower to start, more memory). Build first so every run measures the bundle.
+const root = path.resolve(here, '..');
+// @ts-expect-error: a plain .mjs helper without type declarations
+const { freshDist } = (await import('../bin/dist-fresh.mjs')) as { freshDist: (root: string, name: string) => string | null };
+if (!freshDist(root, 'svc')) {
+  const { spawnSync } = await import('node:child_process');
+  spawnSync(process.execPath, [path.join(root, 'bin', 'build.mjs')], { stdio: 'inherit' });
+}
 const wanted = process.argv.slice(2);
 const names = fs
   .readdirSync(here)
