@@ -15,13 +15,23 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
 import { USDC_ABI } from './usdc-abi.js';
+import type { Logger } from '../logger.js';
 
 export interface ChainFacilitatorOptions {
   rpcUrl: string;
   settlerKey: Hex;
   /** How long to wait for the settlement to be mined. */
   receiptTimeoutMs?: number;
+  /** Told when a send lost the race for the settler's nonce and is sent again. */
+  log?: Logger;
 }
+
+/**
+ * The settler account's nonce was taken by another sender (another node with the same settler key):
+ * the transaction was refused before it could run, so sending it again with a fresh nonce is safe.
+ */
+const NONCE_TAKEN = /nonce (provided for the transaction )?(is )?(too low|lower than)|replacement transaction underpriced/i;
+const SEND_ATTEMPTS = 8;
 
 /**
  * Settles `transferWithAuthorization` on an EVM JSON-RPC endpoint from a settler key (which pays the
@@ -74,9 +84,8 @@ export class ChainFacilitator implements Facilitator {
     const a = p.authorization;
     const sig = parseSignature(p.signature);
     const v = sig.v !== undefined ? Number(sig.v) : 27 + (sig.yParity ?? 0);
-    let hash: Hex;
-    try {
-      hash = await this.sendLock.run(() =>
+    const send = () =>
+      this.sendLock.run(() =>
         this.wallet.writeContract({
           chain: this.chain,
           account: this.account,
@@ -86,8 +95,17 @@ export class ChainFacilitator implements Facilitator {
           args: [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex, v, sig.r, sig.s],
         }),
       );
-    } catch (e) {
-      return { success: false, transaction: '', errorReason: revertReason(e) };
+    let hash: Hex;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        hash = await send();
+        break;
+      } catch (e) {
+        if (attempt >= SEND_ATTEMPTS || !NONCE_TAKEN.test(errorMessage(e))) return { success: false, transaction: '', errorReason: revertReason(e) };
+        this.options.log?.info('settlement sent again: another sender took the settler nonce', { attempt, from: a.from });
+        // Jittered: two nodes that collided should not collide again at once.
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * attempt));
+      }
     }
     onSubmitted?.(hash);
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
@@ -125,6 +143,10 @@ export class ChainFacilitator implements Facilitator {
   }
 
   async close(): Promise<void> {}
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? `${(e as { shortMessage?: string }).shortMessage ?? ''} ${e.message}` : String(e);
 }
 
 function revertReason(e: unknown): string {

@@ -8,7 +8,8 @@ import { compileDevUsdc, loadDevUsdcArtifact } from '../../service/payments/dev-
 import { DEV_RECIPIENT, DEV_SETTLER_KEY, parseX402Config } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { html, jsonInit, payV1, payV2 } from './helpers.js';
+import { html, jsonInit, payV1, payV2, signAuthorization } from './helpers.js';
+import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 it('the committed DevUSDC artifact is what DevUSDC.sol compiles to with the pinned solc', () => {
@@ -117,5 +118,34 @@ describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (
     const res = await app.request('/api/x402/apps', jsonInit('POST', { name: 'nohandler', html: '<p>x</p>' }));
     expect(res.status).toBe(503);
     expect((await res.json()).error.code).toBe('service_unavailable');
+  });
+});
+
+describe('two nodes settling with one settler key', () => {
+  let dev: DevChainFacilitator;
+  beforeAll(async () => {
+    dev = new DevChainFacilitator();
+    await dev.start();
+  });
+  afterAll(async () => dev?.close());
+
+  it('concurrent settlements from both nodes all land (a send that lost the race for a nonce is sent again)', async () => {
+    // Two ChainFacilitators are two service nodes: each serialises its own sends, neither knows the
+    // other's, so both pick the same account nonce under load.
+    const nodes = [0, 1].map(() => new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY }));
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await dev.mint(payer.address, 1_000_000n);
+    const before = await dev.balanceOf(DEV_RECIPIENT);
+    const payments = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const { authorization, signature } = await signAuthorization(payer, { to: DEV_RECIPIENT, value: 1000n });
+        return { authorization, signature, amount: 1000n, payTo: DEV_RECIPIENT, asset: USDC_ADDRESS, maxTimeoutSeconds: 300, resource: '', description: '' };
+      }),
+    );
+    const results = await Promise.all(payments.map((p, i) => nodes[i % 2].settle(p)));
+    expect(results.map((r) => r.errorReason ?? 'ok')).toEqual(payments.map(() => 'ok'));
+    expect(new Set(results.map((r) => r.transaction)).size).toBe(12);
+    expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 12_000n);
+    expect(await dev.balanceOf(payer.address)).toBe(1_000_000n - 12_000n);
   });
 });
