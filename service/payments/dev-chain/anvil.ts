@@ -29,6 +29,44 @@ export function resolveAnvilBinary(explicit?: string): string {
 export const STATE_INTERVAL_SECONDS = 5;
 
 /**
+ * An anvil left running on this state file by a service that was killed (SIGKILL skips every exit
+ * hook) holds the chain's port and would overwrite the state: stop it first (SIGTERM, so it saves its
+ * state; SIGKILL after 3 s). It is recognised by the pid file beside the state and by its command line
+ * naming the same state file, so a reused pid is never signalled; without /proc nothing is stopped.
+ */
+async function stopOrphan(pidFile: string, statePath: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  let cmdline = '';
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    fs.rmSync(pidFile, { force: true }); // not running any more
+    return;
+  }
+  if (!cmdline.includes('anvil') || !cmdline.includes(statePath)) {
+    fs.rmSync(pidFile, { force: true });
+    return;
+  }
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+    } catch {
+      return false;
+    }
+  };
+  process.kill(pid, 'SIGTERM');
+  for (let waited = 0; alive() && waited < 3000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) process.kill(pid, 'SIGKILL');
+  fs.rmSync(pidFile, { force: true });
+}
+
+/**
  * Starts anvil on a loopback port (`port`, default any free one) with chain id 8453 (the id x402
  * clients sign for "base"), and resolves once it listens. With `statePath` the chain starts from the
  * state saved there and saves it every STATE_INTERVAL_SECONDS and on a clean stop (SIGTERM). Never
@@ -37,11 +75,17 @@ export const STATE_INTERVAL_SECONDS = 5;
 export async function startAnvil(options: { binary?: string; timeoutMs?: number; port?: number; statePath?: string } = {}): Promise<AnvilProcess> {
   const bin = resolveAnvilBinary(options.binary);
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', '8453', '--accounts', '2'];
-  if (options.statePath) {
+  const pidFile = options.statePath ? path.join(path.dirname(options.statePath), 'anvil.pid') : undefined;
+  if (options.statePath && pidFile) {
     fs.mkdirSync(path.dirname(options.statePath), { recursive: true });
     args.push('--state', options.statePath, '--state-interval', String(STATE_INTERVAL_SECONDS));
+    await stopOrphan(pidFile, options.statePath);
   }
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (pidFile && child.pid) {
+    fs.writeFileSync(pidFile, String(child.pid));
+    child.once('exit', () => fs.rmSync(pidFile, { force: true }));
+  }
   const rpcUrl = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {
