@@ -72,19 +72,24 @@ async function findInvokable(deps: Deps, accountId: string, slug: string) {
   return { ...row, liveCode: row.liveCode, liveVersion: row.liveVersion };
 }
 
-/** Counts the invocation against the caller's monthly quota (UTC calendar month). */
+/**
+ * Counts the invocation against the caller's monthly quota (UTC calendar month). A refused
+ * invocation is not counted: the count stops at the limit (one statement, so concurrent callers
+ * cannot pass it either).
+ */
 async function countInvocation(deps: Deps, accountId: string): Promise<void> {
   const period = deps.clock.now().toISOString().slice(0, 7);
-  const [row] = await deps.db
+  const max = deps.config.functions.maxInvocationsPerMonth;
+  const counted = await deps.db
     .insert(functionInvocationCounts)
     .values({ accountId, period, count: 1 })
     .onConflictDoUpdate({
       target: [functionInvocationCounts.accountId, functionInvocationCounts.period],
       set: { count: sql`${functionInvocationCounts.count} + 1` },
+      ...(max > 0 ? { setWhere: sql`${functionInvocationCounts.count} < ${max}` } : {}),
     })
     .returning({ count: functionInvocationCounts.count });
-  const max = deps.config.functions.maxInvocationsPerMonth;
-  if (max > 0 && row.count > max) {
+  if (counted.length === 0) {
     throw new AppError('quota_exceeded', `this account used its ${max} function invocations for ${period}`, { limit: max, period });
   }
 }
