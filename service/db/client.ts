@@ -64,7 +64,17 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
   const { databaseUrl, migrate = true } = options;
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const connect = (max: number, connection: Record<string, string> = {}) =>
-      postgres(databaseUrl, { max, connect_timeout: CONNECT_TIMEOUT_SECONDS, backoff: reconnectBackoff, onnotice: () => {}, connection });
+      postgres(databaseUrl, {
+        max,
+        connect_timeout: CONNECT_TIMEOUT_SECONDS,
+        backoff: reconnectBackoff,
+        onnotice: () => {},
+        connection,
+        // postgres.js reads the server's array types with a query of its own on each new connection;
+        // under a session statement_timeout that query can be cancelled (an unhandled rejection).
+        // A session pool reads records, never arrays, so it skips that query.
+        fetch_types: Object.keys(connection).length === 0,
+      });
     const client = connect(options.poolMax ?? 10);
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
     if (migrate) await migrateUnderLock(client, db);
