@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freshDist } from './dist-fresh.mjs';
 
-const built = freshDist(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'), 'svc-mcp');
+const built = freshDist(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'), 'mcp/svc-mcp');
 if (built) await import(pathToFileURL(built).href);
 else {
   const { register } = await import('tsx/esm/api');
