@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { outliveClientKeepAlive } from '../shared/http-server.js';
 import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js';
 import { buildApp } from '../service/app.js';
 import type { Config } from '../service/config.js';
@@ -39,6 +40,7 @@ export async function startService(config: Config, options: StartServiceOptions 
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
+  outliveClientKeepAlive(server);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

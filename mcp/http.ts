@@ -1,3 +1,4 @@
+import { outliveClientKeepAlive } from '../shared/http-server.js';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
@@ -80,11 +81,7 @@ export async function startMcpHttp(
   await new Promise<void>((resolve) => {
     server = serve({ fetch: app.fetch, port, hostname }, () => resolve());
   });
-  // Clients keep connections alive between tool calls (undici: 4 s idle); a server that closes idle
-  // sockets first (Node's default 5 s) races them into ECONNRESET under load. Outlive the client.
-  const node = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
-  node.keepAliveTimeout = 65_000;
-  node.headersTimeout = 66_000;
+  outliveClientKeepAlive(server);
   const addr = server.address() as AddressInfo;
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;
   return {

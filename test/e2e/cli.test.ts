@@ -36,6 +36,8 @@ describe('svc CLI and persistence across restarts (PGlite on disk)', { timeout: 
 
   it('creates, lists and revokes keys through the running service; only the hash is stored', async () => {
     service = await startService(config);
+    // Idle connections are the client's (or load balancer's) to close: it must not race the server.
+    expect((await fetch(`${service.url}/healthz`)).headers.get('keep-alive')).toBe('timeout=65');
     const created = await cli('key', 'create', '--email', 'a@b.c', '--scopes', 'svc.publish,svc.sites.read', '--name', 'ci');
     expect(created.code).toBe(0);
     const { secret, key } = JSON.parse(created.stdout);

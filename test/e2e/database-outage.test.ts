@@ -75,12 +75,16 @@ describe.runIf(process.env.TEST_DATABASE_URL)('database outage with two nodes (P
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const publish = async (i: number) => {
       const t0 = Date.now();
-      const res = await fetch(`${a.url}/api/v1/sites`, { method: 'POST', headers: auth, body: JSON.stringify({ requestId: `o-${i}`, html: `<p>${i}</p>` }) }).catch(
-        (e: Error) => {
-          // A node that dropped the connection: say why, from its own log.
-          throw new Error(`publish ${i}: ${e.message} (${(e.cause as Error)?.message}); node A exit ${a.child.exitCode ?? 'none'}, its log:\n${a.log().slice(-3000)}`);
-        },
-      );
+      const res = await fetch(`${a.url}/api/v1/sites`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ requestId: `o-${i}`, html: `<p>${i}</p>` }),
+      }).catch((e: Error) => {
+        // A node that dropped the connection: say why, from its own log.
+        throw new Error(
+          `publish ${i}: ${e.message} (${(e.cause as Error)?.message}); node A exit ${a.child.exitCode ?? 'none'}, its log:\n${a.log().slice(-3000)}`,
+        );
+      });
       const body = await res.json();
       return { status: res.status, ms: Date.now() - t0, retryAfter: res.headers.get('retry-after'), id: body.site?.id as string | undefined };
     };
