@@ -73,7 +73,7 @@ async function listOver(transport: StdioClientTransport | StreamableHTTPClientTr
   return tools;
 }
 
-/** What a client pays in context for the tool list: default, everything, and the hosted endpoint for a full-scope key. */
+/** What a client pays in context for the tool list: default, everything, the hosted endpoint for a full-scope key and for a wallet. */
 async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: string): Promise<void> {
   cli(dir, svcUrl, ['account', 'create', '--email', 'bench@example.com']);
   const key = cli(dir, svcUrl, ['key', 'create', '--email', 'bench@example.com', '--all-scopes']).trim().split('\n').pop()!;
@@ -90,6 +90,7 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
       'hosted /mcp, full-scope key (default)',
       await listOver(new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } })),
     ],
+    ['hosted /mcp/x402, wallet only (default)', await listOver(new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp/x402`)))],
   ];
   console.log(
     `\ntools/list size (characters of the JSON a client receives; tokens ≈ characters / 4; budget: default ≤ 16,000, one tool ≤ 1,600, all ≤ 48,000)`,

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { loadMcpConfig } from '../mcp/config.js';
-import type { McpContext } from '../mcp/context.js';
+import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
 import { parseToolsets } from '../mcp/toolsets.js';
@@ -13,17 +13,22 @@ import type { AppEnv } from '../service/http/env.js';
 
 /** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
 export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
+/** What a wallet (`/mcp/x402`, no sign-in) gets without `?toolsets=`: the Agent API and the Table API. */
+export const WALLET_DEFAULT_TOOLSETS = 'apps,tables,datasets';
 /** Kinds of caller (toolsets × scopes) whose idle servers are kept. */
 const MAX_POOLS = 32;
 
 /**
- * The hosted MCP endpoint `{SVC_BASE_URL}/mcp` on the service's own app and port: streamable HTTP,
- * stateless (each POST is answered by a server that serves no other request meanwhile; servers are
- * reused, mcp/stateless.ts). The caller signs in (OAuth access token or personal key); the tools
- * then call the service's routes **in process** (`app.request`) with the caller's credential, so
+ * The hosted MCP endpoints on the service's own app and port, streamable HTTP and stateless (each
+ * POST is answered by a server that serves no other request meanwhile; servers are reused,
+ * mcp/stateless.ts):
+ *   - `{SVC_BASE_URL}/mcp`: the caller signs in (OAuth access token or personal key) and gets the
+ *     Account API tools its scopes allow, beside the Agent API tools;
+ *   - `{SVC_BASE_URL}/mcp/x402`: no sign-in; the caller's wallet is its identity, as on `/api/x402`.
+ * The tools call the service's routes **in process** (`app.request`) with the caller's credential, so
  * scopes, ownership, prices, money rules and errors have one implementation for HTTP and MCP callers.
- * Paid Agent API tools are paid by the caller's own wallet through `_meta["x402/payment"]`; this
- * endpoint has no wallet and never pays for anyone.
+ * Paid Agent API tools are paid by the caller's own wallet through `_meta["x402/payment"]`; these
+ * endpoints have no wallet and never pay for anyone.
  */
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
   const base = deps.config.baseUrl;
@@ -45,16 +50,11 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     return pool;
   };
 
-  app.all('/mcp', async (c) => {
-    if (c.req.method !== 'POST')
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' }, id: null }, 405, {
-        Allow: 'POST',
-      });
-    const authorization = c.req.header('authorization');
-    const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
+  /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
+  async function answer(c: Context<AppEnv>, hosted: HostedCaller, authorization: string | undefined, defaultToolsets: string): Promise<Response> {
     let toolsets: McpContext['toolsets'];
     try {
-      toolsets = parseToolsets(c.req.query('toolsets') ?? HOSTED_DEFAULT_TOOLSETS);
+      toolsets = parseToolsets(c.req.query('toolsets') ?? defaultToolsets);
     } catch (e) {
       throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
     }
@@ -64,19 +64,22 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
         'validation_failed',
         'toolsets: dynamic needs a session, which this endpoint does not keep; name the toolsets instead (?toolsets=apps,tables)',
       );
-    const forward = ((input: RequestInfo | URL, init?: RequestInit) => {
-      const headers = new Headers(init?.headers);
-      headers.set('authorization', authorization!);
-      return inProcess(input, { ...init, headers });
-    }) as typeof fetch;
+    const forward = (
+      authorization
+        ? (input: RequestInfo | URL, init?: RequestInit) => {
+            const headers = new Headers(init?.headers);
+            headers.set('authorization', authorization);
+            return inProcess(input, { ...init, headers });
+          }
+        : inProcess
+    ) as typeof fetch;
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
     shared ??= createMcpContext(loadMcpConfig({ SVC_URL: base }), { fetch: inProcess });
     const common = await shared;
-    const hosted = { scopes: principal.scopes, credential: authorization!.replace(/^Bearer\s+/i, '').trim(), credentialKind: principal.credential.kind };
     // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
     // each request hands its server the caller's credential.
-    const key = `${[...toolsets.enabled].sort().join(',')}|${[...principal.scopes].sort().join(' ')}|${hosted.credentialKind}`;
+    const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
     const pool = poolFor(key, () => {
       const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted };
       const server = buildMcpServer(ctx);
@@ -84,5 +87,32 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
       return server;
     });
     return pool.handle(c.req.raw, (server) => Object.assign(contexts.get(server)!, { fetch: forward, hosted }));
+  }
+
+  const onlyPost = (c: Context<AppEnv>, path: string) =>
+    c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });
+
+  app.all('/mcp', async (c) => {
+    if (c.req.method !== 'POST') return onlyPost(c, '/mcp');
+    const authorization = c.req.header('authorization');
+    const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
+    const hosted: HostedCaller = {
+      scopes: principal.scopes,
+      credential: authorization!.replace(/^Bearer\s+/i, '').trim(),
+      credentialKind: principal.credential.kind,
+    };
+    return answer(c, hosted, authorization, HOSTED_DEFAULT_TOOLSETS);
+  });
+
+  // No sign-in, so no 401 (an MCP client meeting a 401 starts OAuth); a credential sent here is
+  // refused rather than silently ignored: it belongs at /mcp.
+  app.all('/mcp/x402', async (c) => {
+    if (c.req.method !== 'POST') return onlyPost(c, '/mcp/x402');
+    if (c.req.header('authorization'))
+      throw new AppError(
+        'validation_failed',
+        '/mcp/x402 takes no credential: the wallet that signs each payment is the caller. To act as an account, connect to /mcp instead.',
+      );
+    return answer(c, { scopes: [], credentialKind: 'wallet' }, undefined, WALLET_DEFAULT_TOOLSETS);
   });
 }

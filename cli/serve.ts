@@ -36,6 +36,7 @@ export async function serveCommand(config: Config): Promise<void> {
       `  payments: ${service.payments}`,
       `  MCP:      ${mcp.line}`,
       `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
+      `            ${config.baseUrl}/mcp/x402 (no sign-in: the caller's wallet pays and owns what it creates)`,
       ``,
       `Next steps:`,
       `  npx svc-agent-host account create --email you@example.com`,

@@ -17,7 +17,7 @@ const bool = z
  */
 export const McpEnvSchema = z.object({
   SVC_URL: z.string().url().default('http://localhost:8787'),
-  /** How svc-mcp reaches SVC_URL: its HTTP APIs (x402 over HTTP), or its hosted /mcp endpoint (x402 over MCP _meta; needs SVC_API_KEY). */
+  /** How svc-mcp reaches SVC_URL: its HTTP APIs (x402 over HTTP), or its hosted endpoint (x402 over MCP _meta): /mcp with SVC_API_KEY, /mcp/x402 without. */
   SVC_TRANSPORT: z.enum(['http', 'mcp']).default('http'),
   /** Personal API key (svc_pat_…) for Account API calls; optional. */
   SVC_API_KEY: optionalText,

@@ -35,12 +35,15 @@ export interface Upstream {
 
 /** The caller of the hosted endpoint, as its credential says. */
 export interface HostedCaller {
-  /** Scopes the credential grants: the Account API tools listed are those they allow. */
+  /** Scopes the credential grants: the Account API tools listed are those they allow (none for a wallet). */
   scopes: readonly Scope[];
-  /** The caller's own credential, sent as the Table API's x-svc-api-key by the table tools. */
-  credential: string;
-  /** Personal keys can do everything their scopes allow; OAuth tokens cannot invoke Functions (spec §8). */
-  credentialKind: 'personal_key' | 'oauth_token';
+  /** The caller's own credential, sent as the Table API's x-svc-api-key by the table tools (none for a wallet). */
+  credential?: string;
+  /**
+   * Personal keys can do everything their scopes allow; OAuth tokens cannot invoke Functions (spec
+   * §8); a wallet (`/mcp/x402`, no sign-in) has only the Agent API, paid and owned by its signatures.
+   */
+  credentialKind: 'personal_key' | 'oauth_token' | 'wallet';
 }
 
 export function cataloguePrices(): Map<string, string> {

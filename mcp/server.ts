@@ -19,6 +19,7 @@ export const MCP_SERVER_NAME = 'svc';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
+const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
 const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"].`;
 
 /** Builds the shared context once per process: config, wallet, and the prices the tools quote. */
@@ -77,11 +78,16 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
   );
 }
 
+function instructionsFor(ctx: McpContext): string {
+  if (!ctx.hosted) return LOCAL_INSTRUCTIONS;
+  return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
+}
+
 /** One MCP server (per session/connection) over the shared context. */
 export function buildMcpServer(ctx: McpContext): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
-    { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: ctx.hosted ? HOSTED_INSTRUCTIONS : LOCAL_INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: instructionsFor(ctx) },
   );
   if (ctx.upstream) {
     // A hosted svc's /mcp answers the service tools; the wallet that pays them is ours.

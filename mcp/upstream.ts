@@ -12,18 +12,19 @@ import { TOOLSET_OF, type Toolset } from './toolsets.js';
 import { findAction } from './tools/wallet-tools.js';
 
 /**
- * svc-mcp in front of a hosted svc's `/mcp` (SVC_TRANSPORT=mcp): the remote server's tools, as it
- * lists them for SVC_API_KEY, beside the local wallet tools. A paid tool is paid by the local wallet
- * through x402 over MCP (`_meta["x402/payment"]`, wallet/mcp-payer.ts): the same caps, ledger and
- * receipts as payments over HTTP, and the remote endpoint never holds a wallet of ours.
+ * svc-mcp in front of a hosted svc (SVC_TRANSPORT=mcp): the remote server's tools beside the local
+ * wallet tools. With SVC_API_KEY it signs in at `/mcp` (the tools the key's scopes allow, Account API
+ * included); without one it uses `/mcp/x402`, where the wallet alone is the caller (Agent API and
+ * Table tools). A paid tool is paid by the local wallet through x402 over MCP
+ * (`_meta["x402/payment"]`, wallet/mcp-payer.ts): the same caps, ledger and receipts as payments over
+ * HTTP, and the remote endpoint never holds a wallet of ours.
  */
-/** Connects to `{serviceUrl}/mcp` with the personal key and reads its tool list. */
+/** Connects to the hosted endpoint (signed in with the personal key, or as a wallet) and reads its tool list. */
 export async function connectUpstream(serviceUrl: string, apiKey: string | undefined, fetchImpl?: typeof fetch): Promise<Upstream> {
-  if (!apiKey)
-    throw new Error('SVC_TRANSPORT=mcp needs SVC_API_KEY: the hosted /mcp endpoint signs every caller in (create a key in the dashboard, svc.* scopes)');
   const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
-  const url = new URL(`${serviceUrl}/mcp?toolsets=all`);
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${apiKey}` } }, fetch: fetchImpl }));
+  const url = new URL(`${serviceUrl}${apiKey ? '/mcp' : '/mcp/x402'}?toolsets=all`);
+  const requestInit = apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl }));
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {

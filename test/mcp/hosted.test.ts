@@ -185,6 +185,45 @@ describe('hosted MCP endpoint', () => {
     await client.close();
   });
 
+  it('/mcp/x402 takes no sign-in: the wallet pays through _meta, owns what it made, and has no Account API tools', async () => {
+    const client = new Client({ name: 'wallet-only', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp/x402`)));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'table_query', 'convert_data_file_to_api']));
+    expect(names.filter((n) => n.startsWith('account_') || n.startsWith('function_'))).toEqual([]);
+    const recipient = h.config.x402.recipient as string;
+    const before = await Promise.all([balance(payer.address), balance(recipient)]);
+
+    const args = { appName: `wallet-only-${Date.now()}`, html: html('Wallet only') };
+    const unpaid = await call(client, 'create_app_from_html', args);
+    expect(unpaid.isError).toBe(true);
+    expect(JSON.parse(text(unpaid))['x402/error'].message).toContain('_meta["x402/payment"]');
+    const paid = await call(client, 'create_app_from_html', args, { 'x402/payment': await signPayment(unpaid.structuredContent) });
+    expect(paid.isError, text(paid)).toBeFalsy();
+    const app = (paid.structuredContent as { app: { appName: string; pathUrl: string } }).app;
+    expect(await (await fetch(app.pathUrl)).text()).toContain('Wallet only');
+    const after = await Promise.all([balance(payer.address), balance(recipient)]);
+    expect(before[0] - after[0]).toBe(7000n);
+    expect(after[1] - before[1]).toBe(7000n);
+
+    // The wallet is the owner: its zero-value proof lists the app.
+    const ask = await call(client, 'list_apps', {});
+    expect(ask.isError).toBe(true);
+    const listed = await call(client, 'list_apps', {}, { 'x402/payment': await signPayment(ask.structuredContent) });
+    expect(listed.isError, text(listed)).toBeFalsy();
+    expect(JSON.stringify(listed.structuredContent)).toContain(args.appName);
+    await client.close();
+
+    // A credential belongs at /mcp: refused here, not silently ignored.
+    const res = await fetch(`${h.url}/mcp/x402`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${(await h.account()).key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/connect to \/mcp instead/);
+  });
+
   it('the same signed payment sent by two racing calls is charged once', async () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const recipient = h.config.x402.recipient as string;

@@ -4,8 +4,6 @@ import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
-import { loadMcpConfig } from '../../mcp/config.js';
-import { createMcpContext } from '../../mcp/server.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, html } from '../payments/helpers.js';
 import { call, connectStdio, text } from './helpers.js';
@@ -69,7 +67,31 @@ describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
     }
   });
 
-  it('refuses to start without SVC_API_KEY, saying why', async () => {
-    await expect(createMcpContext(loadMcpConfig({ SVC_URL: h.url, SVC_TRANSPORT: 'mcp' }))).rejects.toThrow(/SVC_TRANSPORT=mcp needs SVC_API_KEY/);
+  it('without SVC_API_KEY uses /mcp/x402: the wallet alone is the caller, with no Account API tools', async () => {
+    const pk = generatePrivateKey();
+    const account = privateKeyToAccount(pk);
+    await devChain(h).mint(account.address, 1_000_000n);
+    const client = await connectStdio({
+      SVC_URL: h.url,
+      SVC_TRANSPORT: 'mcp',
+      SVC_WALLET_PRIVATE_KEY: pk,
+      SVC_SPEND_LEDGER: path.join(dir, 'wallet-only-ledger.json'),
+      SVC_TOOLSETS: 'all',
+    });
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'table_query', 'wallet_status']));
+      expect(names.filter((n) => n.startsWith('account_') || n.startsWith('function_'))).toEqual([]);
+      const before = await devChain(h).balanceOf(account.address);
+      const appName = `wallet-only-${Date.now()}`;
+      const created = await call(client, 'create_app_from_html', { appName, html: html('no account') });
+      expect(created.isError, text(created)).toBeFalsy();
+      expect(before - (await devChain(h).balanceOf(account.address))).toBe(7000n);
+      const mine = await call(client, 'list_apps', {});
+      expect(mine.isError, text(mine)).toBeFalsy();
+      expect(JSON.stringify(mine.structuredContent)).toContain(appName);
+    } finally {
+      await client.close();
+    }
   });
 });
