@@ -33,7 +33,7 @@ export interface StartServiceOptions {
  */
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const runtime = options.runtime ?? (await createRuntime(config));
-  const payments = await startPayments(runtime.deps);
+  const { line: payments, stop: stopPayments } = await startPayments(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');
   const app = buildApp(runtime.deps, { adminToken });
   await options.mount?.(app, runtime);
@@ -54,6 +54,7 @@ export async function startService(config: Config, options: StartServiceOptions 
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopPayments();
       if (options.writeAdminFile !== false) removeAdminFile(config.dataDir, adminToken);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

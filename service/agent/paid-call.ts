@@ -1,16 +1,27 @@
 import { createHash } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import type { AgentHandler, AgentWork } from './handler.js';
-import { isUniqueViolation } from '../db/client.js';
-import { x402Idempotency, x402Payments } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { decodePaymentHeader, type PaymentAttempt } from '../payments/decode-payment.js';
+import { settleOnce } from '../payments/collect.js';
 import type { VerifiedPayment } from '../payments/facilitator.js';
 import { PaymentRequiredError, paymentDescription } from '../payments/payment-required.js';
-import { deleteIdempotency, deletePayment, findIdempotency, findPayment, waitForPayment, type PaymentRow } from '../payments/payment-store.js';
+import {
+  claimIdempotency,
+  claimOrphaned,
+  claimPayment,
+  claimUnpaid,
+  deleteIdempotency,
+  findIdempotency,
+  findPayment,
+  markWorked,
+  releasePayment,
+  reorphan,
+  waitForPayment,
+  type PaymentRow,
+} from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
 import { buildReceipt, storeReceipt } from '../payments/receipts.js';
 import { assertPaymentWindow, verifyPaymentOffline } from '../payments/verify-payment.js';
@@ -100,10 +111,13 @@ async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<voi
 }
 
 /**
- * A call that needs the wallet (paid, or free with a zero-value proof). Order:
- * decode + verify the signature offline (free) → replay / Idempotency-Key answers → handler.check
- * (free; 4xx costs nothing) → facilitator.verify (balance, nonce unused on chain) → claim (payer, nonce)
- * → in ONE transaction: work → settle → receipt → commit. Settlement failure rolls the work back.
+ * A call that needs the wallet (paid, or free with a zero-value proof). States of its payment row:
+ * verified (signature offline, then balance and nonce on chain) → working (claimed; the work runs in
+ * its own transaction) → settling (work, receipt and answer committed) → committed (settled) | failed
+ * (not collected: the work stands; a retry of the same payment, or reconcile, collects it). Settlement
+ * holds no database transaction (with PGlite, no other request waits for the chain).
+ * Order: decode + verify the signature offline (free) → replay / Idempotency-Key answers →
+ * handler.check (free; 4xx costs nothing) → facilitator.verify → claim (payer, nonce) → work → settle.
  */
 export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
   const { config } = deps;
@@ -122,29 +136,45 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
   // Signature and terms now; the validity window only for payments not seen before, so a replay of an
   // accepted payment still gets its first answer after the authorization expired.
   const wallet = await verifyPaymentOffline(attempt, { ...expectation, checkWindow: false });
-  const nonce = attempt.authorization.nonce.toLowerCase();
+  const key = { payer: wallet, nonce: attempt.authorization.nonce.toLowerCase() };
   const requestHash = requestHashOf(req.action.name, req.params, req.input);
   const idemKey = idempotencyKeyOf(req, attempt);
+  const verified: VerifiedPayment = {
+    authorization: attempt.authorization,
+    signature: attempt.signature,
+    amount,
+    payTo: config.x402.recipient,
+    asset: USDC_ADDRESS,
+    maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+    resource: req.resource,
+    description: paymentDescription(config, req.action),
+  };
 
   for (let round = 0; round < 3; round++) {
     // 1. The same payment again: the first answer for the same request; refused for another.
-    const prior = await findPayment(deps.db, wallet, nonce);
-    let alreadySettled: string | undefined;
+    const prior = await findPayment(deps.db, key.payer, key.nonce);
+    let redeemed: string | undefined;
     if (prior) {
       if (prior.requestHash !== requestHash) {
         throw new PaymentRequiredError('payment_already_used', 'this payment was already used for another request; sign a new one');
       }
-      const done = prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, wallet, nonce, WAIT_FOR_INFLIGHT_MS);
+      const done =
+        prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, key.payer, key.nonce, WAIT_FOR_INFLIGHT_MS);
       if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
       if (!done) continue; // the other attempt failed and released the payment: try it ourselves
       if (done.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
-      alreadySettled = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
+      if (done.status === 'failed') {
+        // The work is done; this retry pays for it, then gets its answer.
+        if (!(await claimUnpaid(deps.db, key, deps.clock.now()))) continue;
+        return settleWorkedCall(deps, key, verified, attempt, { 'x-svc-replayed': 'true' });
+      }
+      redeemed = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
     }
 
     if (!prior) assertPaymentWindow(attempt, expectation);
 
     // 2. Idempotency-Key: the same key and request return the stored answer; the new payment is not used.
-    if (idemKey && alreadySettled === undefined) {
+    if (idemKey && redeemed === undefined) {
       const idem = await findIdempotency(deps.db, wallet, idemKey);
       if (idem) {
         if (idem.requestHash !== requestHash)
@@ -161,138 +191,112 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     const call = { deps, wallet, params: req.params, input: req.input };
     const state = await req.handler.check?.(call);
 
-    const verified: VerifiedPayment = {
-      authorization: attempt.authorization,
-      signature: attempt.signature,
-      amount,
-      payTo: config.x402.recipient,
-      asset: USDC_ADDRESS,
-      maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-      resource: req.resource,
-      description: paymentDescription(config, req.action),
-    };
     // 4. What only the chain knows (balance, nonce unused there).
-    if (amount > 0n && alreadySettled === undefined) {
-      const v = await deps.facilitator.verify(verified);
-      if (!v.isValid) {
-        // In development the fix is one command away: say it.
-        const hint =
-          v.invalidReason === 'insufficient_funds' && config.x402.mode === 'dev'
-            ? `. Fund the wallet with test USDC: npx svc-agent-host faucet ${wallet} 5`
-            : '';
-        throw new PaymentRequiredError(
-          v.invalidReason ?? 'invalid_payment',
-          `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged${hint}`,
-        );
-      }
-    }
+    const collect = amount > 0n && redeemed === undefined;
+    if (collect) await verifyOnChain(deps, verified, wallet);
 
     // 5. Claim the nonce (and the Idempotency-Key) before any work. Redeeming an orphaned payment is
     // claimed atomically too, so two concurrent retries cannot both do the work.
-    if (prior && alreadySettled !== undefined) {
-      const [claimed] = await deps.db
-        .update(x402Payments)
-        .set({ status: 'settling', updatedAt: deps.clock.now() })
-        .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce), eq(x402Payments.status, 'orphaned')))
-        .returning({ txHash: x402Payments.txHash });
-      if (!claimed) continue;
-    }
-    if (!prior) {
-      try {
-        await deps.db.insert(x402Payments).values({
-          payer: wallet,
-          nonce,
-          action: req.action.name,
-          requestHash,
-          status: amount > 0n ? 'settling' : 'pending',
-          amount: amount.toString(),
-          validBefore: Number(attempt.authorization.validBefore),
-          payload: { authorization: attempt.authorization, signature: attempt.signature, version: attempt.version },
-        });
-      } catch (e) {
-        if (isUniqueViolation(e)) continue; // a concurrent retry of this payment claimed it first
-        throw e;
-      }
-    }
-    if (idemKey && alreadySettled === undefined) {
-      try {
-        await deps.db.insert(x402Idempotency).values({ wallet, key: idemKey, requestHash, payer: wallet, nonce });
-      } catch (e) {
-        await deletePayment(deps.db, wallet, nonce);
-        if (isUniqueViolation(e)) continue;
-        throw e;
-      }
+    const now = deps.clock.now();
+    const claimed =
+      redeemed !== undefined
+        ? await claimOrphaned(deps.db, key, now)
+        : await claimPayment(
+            deps.db,
+            {
+              ...key,
+              action: req.action.name,
+              requestHash,
+              amount: amount.toString(),
+              validBefore: Number(attempt.authorization.validBefore),
+              payload: { authorization: attempt.authorization, signature: attempt.signature, version: attempt.version },
+            },
+            now,
+          );
+    if (!claimed) continue; // a concurrent retry of this payment claimed it first
+    if (idemKey && redeemed === undefined && !(await claimIdempotency(deps.db, { wallet, key: idemKey, requestHash, ...key }))) {
+      await releasePayment(deps.db, key);
+      continue;
     }
 
-    // 6. Work, settle, receipt, commit — one transaction.
-    let txHash = alreadySettled ?? '';
-    let settledNow = false;
+    // 6. The work, its receipt and its answer: one transaction, committed before any money moves.
+    let worked: { work: AgentWork<unknown>; body: Record<string, unknown>; status: number };
     try {
-      const { body, status, work } = await deps.db.transaction(async (tx) => {
+      worked = await deps.db.transaction(async (tx) => {
         const work = await req.handler.run({ ...call, tx, state });
-        if (amount > 0n && alreadySettled === undefined) {
-          const s = await deps.facilitator.settle(verified, (hash) => (txHash = hash));
-          if (!s.success) {
-            throw new AppError(
-              'payment_settlement_failed',
-              `settlement failed (${s.errorReason ?? 'unknown'}); the work was rolled back and nothing was charged`,
-              {
-                reason: s.errorReason,
-              },
-            );
-          }
-          txHash = s.transaction;
-          settledNow = true;
-        }
         const receipt = buildReceipt({
           action: req.action.name,
           wallet,
-          txHash,
+          txHash: redeemed ?? '',
           recipient: config.x402.recipient,
           price,
           app: work.app,
-          status: amount > 0n ? 'settled' : 'verified',
+          // Until the money moved, the stored receipt says so; markSettled gives it the transaction.
+          status: collect ? 'settling' : amount > 0n ? 'settled' : 'verified',
           createdAt: deps.clock.now(),
         });
-        await storeReceipt(tx, receipt, `${wallet}:${nonce}`);
+        await storeReceipt(tx, receipt, `${wallet}:${key.nonce}`);
         const body = { ok: true, ...(work.result as object), receipt };
         const status = successStatus(req.action);
-        await tx
-          .update(x402Payments)
-          .set({ status: 'committed', txHash, receiptId: receipt.receiptId, response: body, responseStatus: status, updatedAt: deps.clock.now() })
-          .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
-        return { body, status, work };
+        await markWorked(
+          tx,
+          key,
+          {
+            status: collect ? 'settling' : 'committed',
+            txHash: collect ? null : (redeemed ?? ''),
+            receiptId: receipt.receiptId,
+            response: body,
+            responseStatus: status,
+          },
+          deps.clock.now(),
+        );
+        return { work, body, status };
       });
-      await runAfterCommit(deps, work);
-      return { status, body, headers: paymentResponseHeader(attempt, txHash, wallet) };
     } catch (e) {
-      if (!settledNow && alreadySettled === undefined && txHash) {
-        // The settlement was sent but failed or threw afterwards: ask the chain whether money moved.
-        const used = await deps.facilitator.authorizationUsed(wallet, nonce).catch(() => undefined);
-        if (used === true) settledNow = true;
-        else if (used === undefined) {
-          // Unknown (e.g. still pending): leave the row in "settling" for reconcileOrphanedPayments.
-          await deps.db
-            .update(x402Payments)
-            .set({ txHash, updatedAt: deps.clock.now() })
-            .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
-          throw e;
-        }
-      }
-      if (settledNow || alreadySettled !== undefined) {
-        // Money moved but the work did not commit: keep the record; the same payment replayed for the
-        // same request does the work without a new charge.
-        await deps.db
-          .update(x402Payments)
-          .set({ status: 'orphaned', txHash, updatedAt: deps.clock.now() })
-          .where(and(eq(x402Payments.payer, wallet), eq(x402Payments.nonce, nonce)));
-        deps.log.error('x402 payment settled but the work did not commit; marked orphaned', { payer: wallet, nonce, txHash });
-      } else {
-        await deletePayment(deps.db, wallet, nonce);
-        if (idemKey) await deleteIdempotency(deps.db, wallet, idemKey, nonce);
-      }
+      if (redeemed !== undefined) await reorphan(deps.db, key, deps.clock.now());
+      else await releasePayment(deps.db, key, idemKey);
       throw e;
     }
+    await runAfterCommit(deps, worked.work);
+    if (!collect) return { status: worked.status, body: worked.body, headers: paymentResponseHeader(attempt, redeemed ?? '', wallet) };
+    // 7. Collect the money, outside any transaction.
+    return settleWorkedCall(deps, key, verified, attempt, {});
   }
   throw new AppError('conflict', 'this payment is being processed concurrently; retry');
+}
+
+async function verifyOnChain(deps: Deps, verified: VerifiedPayment, wallet: string): Promise<void> {
+  const v = await deps.facilitator.verify(verified);
+  if (v.isValid) return;
+  // In development the fix is one command away: say it.
+  const hint =
+    v.invalidReason === 'insufficient_funds' && deps.config.x402.mode === 'dev'
+      ? `. Fund the wallet with test USDC: npx svc-agent-host faucet ${wallet} 5`
+      : '';
+  throw new PaymentRequiredError(
+    v.invalidReason ?? 'invalid_payment',
+    `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged${hint}`,
+  );
+}
+
+/**
+ * Settles a payment whose work is committed (row in `settling`) and answers with the stored answer.
+ * When the chain refuses (the payer's funds moved away since verify, the facilitator is down), the
+ * work stands and the row becomes `failed`: the same payment sent again, or reconcile while the
+ * authorization is valid, collects it; the caller gets 502 without the answer meanwhile.
+ */
+export async function settleWorkedCall(
+  deps: Deps,
+  key: { payer: string; nonce: string },
+  verified: VerifiedPayment,
+  attempt: PaymentAttempt,
+  extraHeaders: Record<string, string>,
+): Promise<AgentAnswer> {
+  const outcome = await settleOnce(deps, key, verified);
+  if (outcome.settled) return storedAnswer(outcome.row, attempt, extraHeaders);
+  throw new AppError(
+    'payment_settlement_failed',
+    `settlement failed (${outcome.reason}); the work was done and is kept, but nothing was charged yet: send the same request with the same payment again once it can be settled to pay and get the answer`,
+    { reason: outcome.reason },
+  );
 }

@@ -1,19 +1,139 @@
-import { and, eq, lt } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../db/client.js';
-import { x402Idempotency, x402Payments } from '../db/schema/index.js';
+import { and, eq, gt, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
+import type { Receipt } from '../../shared/agent-api/receipt.js';
+import { isUniqueViolation, type Db, type DbOrTx } from '../db/client.js';
+import { x402Idempotency, x402Payments, x402Receipts } from '../db/schema/index.js';
+import { receiptHashOf } from './receipts.js';
 
+/**
+ * Every state transition of an `x402_payments` row (the flow that drives them is
+ * service/agent/paid-call.ts; recovery after a crash is reconcile.ts):
+ *
+ *   claimPayment → working ──markWorked──→ committed                 (free identity proof, or a redeemed payment)
+ *                          ──markWorked──→ settling ─markSettled─→ committed
+ *                                                   ─markUnpaid──→ failed ─markSettled─→ committed
+ *   working ─releasePayment→ (gone)   the work failed or never committed: nothing moved
+ *   orphaned (money moved, work never committed; rows of the earlier settle-inside-the-transaction
+ *   design) ─claimOrphaned→ working ─markWorked→ committed
+ */
 export type PaymentRow = typeof x402Payments.$inferSelect;
+export type PaymentStatus = PaymentRow['status'];
+type Key = { payer: string; nonce: string };
+
+const byKey = (k: Key, ...more: SQL[]) => and(eq(x402Payments.payer, k.payer), eq(x402Payments.nonce, k.nonce), ...more);
 
 export async function findPayment(db: DbOrTx, payer: string, nonce: string): Promise<PaymentRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(x402Payments)
-    .where(and(eq(x402Payments.payer, payer), eq(x402Payments.nonce, nonce)));
+  const [row] = await db.select().from(x402Payments).where(byKey({ payer, nonce }));
   return row;
 }
 
-export async function deletePayment(db: DbOrTx, payer: string, nonce: string): Promise<void> {
-  await db.delete(x402Payments).where(and(eq(x402Payments.payer, payer), eq(x402Payments.nonce, nonce)));
+/** Claims (payer, nonce) for one request before any work; false when a concurrent request claimed it first. */
+export async function claimPayment(
+  db: DbOrTx,
+  row: Pick<PaymentRow, 'payer' | 'nonce' | 'action' | 'requestHash' | 'amount' | 'validBefore' | 'payload'>,
+  now: Date,
+): Promise<boolean> {
+  try {
+    await db.insert(x402Payments).values({ ...row, status: 'working', createdAt: now, updatedAt: now });
+    return true;
+  } catch (e) {
+    if (isUniqueViolation(e)) return false;
+    throw e;
+  }
+}
+
+/** Takes an orphaned payment (settled, work never committed) to do its work now; false if another request took it. */
+export async function claimOrphaned(db: DbOrTx, k: Key, now: Date): Promise<boolean> {
+  const taken = await db
+    .update(x402Payments)
+    .set({ status: 'working', updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, 'orphaned')))
+    .returning({ nonce: x402Payments.nonce });
+  return taken.length === 1;
+}
+
+/**
+ * Inside the work's transaction: the work and its answer become durable together. `settling` when
+ * money is still to be collected, `committed` otherwise. Throws when the claim is gone (reconciled away
+ * as stale while the work ran long), which rolls the work back.
+ */
+export async function markWorked(
+  tx: DbOrTx,
+  k: Key,
+  next: { status: 'settling' | 'committed'; txHash: string | null; receiptId: string; response: Record<string, unknown>; responseStatus: number },
+  now: Date,
+): Promise<void> {
+  const moved = await tx
+    .update(x402Payments)
+    .set({ ...next, updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, 'working')))
+    .returning({ nonce: x402Payments.nonce });
+  if (moved.length !== 1) throw new Error(`payment ${k.payer}:${k.nonce} is no longer claimed; the work is rolled back`);
+}
+
+/** The receipt of a settled call: the settlement's transaction hash, hashed again. */
+export function settledReceipt(r: Receipt, txHash: string): Receipt {
+  const { receiptHash: _old, ...rest } = r;
+  const base = { ...rest, txHash, status: 'settled' };
+  return { ...base, receiptHash: receiptHashOf(base) };
+}
+
+/**
+ * The money moved: the stored receipt and answer get the transaction hash and the row is committed,
+ * in one short transaction. Idempotent (a second caller finds it committed and gets the stored row).
+ */
+export async function markSettled(db: Db, k: Key, txHash: string, now: Date): Promise<PaymentRow> {
+  return db.transaction(async (tx) => {
+    const row = await findPayment(tx, k.payer, k.nonce);
+    if (!row) throw new Error(`payment ${k.payer}:${k.nonce} not found`);
+    if (row.status === 'committed') return row;
+    const response = { ...(row.response as Record<string, unknown>) };
+    const receipt = response.receipt as Receipt | undefined;
+    if (receipt) {
+      response.receipt = settledReceipt(receipt, txHash);
+      await tx
+        .update(x402Receipts)
+        .set({ txHash, status: 'settled', receiptHash: (response.receipt as Receipt).receiptHash })
+        .where(eq(x402Receipts.receiptId, receipt.receiptId));
+    }
+    const [done] = await tx
+      .update(x402Payments)
+      .set({ status: 'committed', txHash, response, updatedAt: now })
+      .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])))
+      .returning();
+    return done ?? row;
+  });
+}
+
+/** Settlement refused or not confirmed: the work stands, the money is still owed (collected by a retry or reconcile). */
+export async function markUnpaid(db: DbOrTx, k: Key, txHash: string | null, now: Date): Promise<void> {
+  await db
+    .update(x402Payments)
+    .set({ status: 'failed', txHash, updatedAt: now })
+    .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])));
+}
+
+/** Takes a failed (unpaid) payment to settle it; false when another request or reconcile is at it. */
+export async function claimUnpaid(db: DbOrTx, k: Key, now: Date): Promise<boolean> {
+  const taken = await db
+    .update(x402Payments)
+    .set({ status: 'settling', updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, 'failed')))
+    .returning({ nonce: x402Payments.nonce });
+  return taken.length === 1;
+}
+
+/** The work failed (or never committed): the claim goes, with its Idempotency-Key; nothing moved. */
+export async function releasePayment(db: DbOrTx, k: Key, idempotencyKey?: string): Promise<void> {
+  await db.delete(x402Payments).where(byKey(k, eq(x402Payments.status, 'working')));
+  if (idempotencyKey) await deleteIdempotency(db, k.payer, idempotencyKey, k.nonce);
+}
+
+/** A redeemed orphaned payment whose work failed again: it stays redeemable. */
+export async function reorphan(db: DbOrTx, k: Key, now: Date): Promise<void> {
+  await db
+    .update(x402Payments)
+    .set({ status: 'orphaned', updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, 'working')));
 }
 
 export async function findIdempotency(db: DbOrTx, wallet: string, key: string) {
@@ -24,32 +144,68 @@ export async function findIdempotency(db: DbOrTx, wallet: string, key: string) {
   return row;
 }
 
+/** Claims an Idempotency-Key for (payer, nonce); false when a concurrent request holds it. */
+export async function claimIdempotency(db: DbOrTx, row: typeof x402Idempotency.$inferInsert): Promise<boolean> {
+  try {
+    await db.insert(x402Idempotency).values(row);
+    return true;
+  } catch (e) {
+    if (isUniqueViolation(e)) return false;
+    throw e;
+  }
+}
+
 export async function deleteIdempotency(db: DbOrTx, wallet: string, key: string, nonce?: string): Promise<void> {
   await db
     .delete(x402Idempotency)
     .where(and(eq(x402Idempotency.wallet, wallet), eq(x402Idempotency.key, key), ...(nonce ? [eq(x402Idempotency.nonce, nonce)] : [])));
 }
 
-const settled = (s: PaymentRow['status']) => s === 'committed' || s === 'orphaned';
+/** States after which a waiting retry can answer: the work is durable (or the money moved without it). */
+const answerable = (s: PaymentStatus) => s === 'committed' || s === 'orphaned' || s === 'failed';
 
 /**
- * Waits while another request holds the same payment (pending/settling): polls the row until it is
- * committed/orphaned, or gone (the other attempt failed and released it). Server-side wait, bounded.
+ * Waits while another request holds the same payment (working/settling): polls the row until it is
+ * answerable, or gone (the other attempt failed and released it). Server-side wait, bounded.
  */
 export async function waitForPayment(db: Db, payer: string, nonce: string, timeoutMs: number): Promise<PaymentRow | undefined | 'timeout'> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     const row = await findPayment(db, payer, nonce);
-    if (!row || settled(row.status)) return row;
+    if (!row || answerable(row.status)) return row;
     if (Date.now() > deadline) return 'timeout';
     await new Promise((r) => setTimeout(r, delay));
   }
 }
 
-/** Settling rows last touched before `before` (candidates for reconciliation). */
-export async function staleSettlingPayments(db: DbOrTx, before: Date): Promise<PaymentRow[]> {
+/**
+ * Rows reconciliation looks at: claims and settlements untouched since `before` (a crashed or stuck
+ * request), and unpaid calls whose authorization can still be collected (`validBefore` after `now`).
+ */
+export async function paymentsToReconcile(db: DbOrTx, before: Date, now: Date): Promise<PaymentRow[]> {
   return db
     .select()
     .from(x402Payments)
-    .where(and(eq(x402Payments.status, 'settling'), lt(x402Payments.updatedAt, before)));
+    .where(
+      or(
+        and(inArray(x402Payments.status, ['working', 'pending', 'settling']), lt(x402Payments.updatedAt, before)),
+        and(eq(x402Payments.status, 'failed'), gt(x402Payments.validBefore, Math.floor(now.getTime() / 1000)), lt(x402Payments.updatedAt, before)),
+      ),
+    );
+}
+
+/** A settling row of the earlier design (work inside the settlement's transaction): it has no stored answer. */
+export function isLegacySettling(row: PaymentRow): boolean {
+  return row.status === 'settling' && row.response === null;
+}
+
+export async function markOrphaned(db: DbOrTx, k: Key, txHash: string, now: Date): Promise<void> {
+  await db
+    .update(x402Payments)
+    .set({ status: 'orphaned', txHash, updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, 'settling'), isNull(x402Payments.response)));
+}
+
+export async function deleteStaleClaim(db: DbOrTx, k: Key, status: PaymentStatus): Promise<void> {
+  await db.delete(x402Payments).where(byKey(k, eq(x402Payments.status, status)));
 }

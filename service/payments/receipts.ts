@@ -12,7 +12,8 @@ export interface ReceiptInput {
   recipient: string;
   price: string;
   app: { id: string; slug: string; visibility: 'public' | 'private' } | null;
-  status: 'settled' | 'verified';
+  /** `settling`: stored with the work before the money moved; never returned (payment-store markSettled finalises it). */
+  status: 'settled' | 'verified' | 'settling';
   createdAt: Date;
 }
 

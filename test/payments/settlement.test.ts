@@ -16,8 +16,8 @@ const PRICE = 7000n;
 
 /**
  * Failure injection around the real dev-chain facilitator: what happens to the work and the money when
- * settlement fails for real (the payer empties its wallet between verify and settle), or when the
- * process dies right after a real settlement, before the commit.
+ * settlement fails for real (the payer empties its wallet between verify and settle), when it throws
+ * after sending, when the facilitator is down, and what reconcile does with what a crash left.
  */
 describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) => {
   let h: Harness;
@@ -32,8 +32,18 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     h.deps.facilitator = real;
     await h?.close();
   });
+  /** The real dev-chain facilitator with its settlement replaced. */
+  const withSettle = (settle: Facilitator['settle']): Facilitator => ({
+    ...real,
+    kind: real.kind,
+    verify: real.verify.bind(real),
+    supported: real.supported.bind(real),
+    authorizationUsed: real.authorizationUsed.bind(real),
+    close: async () => {},
+    settle,
+  });
 
-  it('settlement fails on chain (funds gone between verify and settle): 502, the work is rolled back, no receipt, no charge', async () => {
+  it('settlement refused on chain (funds gone between verify and settle): 502 without the answer, the work stands unpaid; the same payment sent again once funded pays once and gets the answer', async () => {
     const payer = await fundedWallet(h, PRICE);
     const chain = devChain(h);
     const drain = async () => {
@@ -52,71 +62,93 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
         args: [privateKeyToAccount(generatePrivateKey()).address, PRICE],
       });
     };
-    h.deps.facilitator = {
-      ...real,
-      kind: real.kind,
-      verify: real.verify.bind(real),
-      supported: real.supported.bind(real),
-      authorizationUsed: real.authorizationUsed.bind(real),
-      close: async () => {},
-      settle: async (p, cb) => {
-        await drain();
-        return real.settle(p, cb);
-      },
-    };
+    h.deps.facilitator = withSettle(async (p, cb) => {
+      await drain();
+      return real.settle(p, cb);
+    });
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const input = { name: `unpaid-${kind}`, html: html('Unpaid') };
+    const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
     try {
-      const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
-      const res = await fetch(
-        `${h.url}/api/x402/apps`,
-        jsonInit('POST', { name: `rollback-${kind}`, html: html('x') }, xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }))),
-      );
+      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, header));
       expect(res.status).toBe(502);
       const body = await res.json();
       expect(body.error.code).toBe('payment_settlement_failed');
+      expect(body.error.message).toMatch(/same payment again/);
       expect(body.receipt).toBeUndefined();
-      expect((await fetch(`${h.url}/s/rollback-${kind}/`)).status).toBe(404);
-      expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore);
     } finally {
       h.deps.facilitator = real;
     }
-  });
+    // Settlement no longer rolls the work back (it runs outside the work's transaction): the app
+    // exists, the row says the money is owed, nothing moved.
+    expect((await fetch(`${h.url}/s/unpaid-${kind}/`)).status).toBe(200);
+    expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore);
+    const row = await h.deps.db.query.x402Payments.findFirst({ where: (t, { eq }) => eq(t.payer, payer.address.toLowerCase()) });
+    expect(row?.status).toBe('failed');
 
-  it('crash after a real settlement, before commit: the payment is kept as orphaned and the same payment retried does the work without a second charge', async () => {
-    const payer = await fundedWallet(h, 100_000n);
-    const chain = devChain(h);
-    h.deps.facilitator = {
-      ...real,
-      kind: real.kind,
-      verify: real.verify.bind(real),
-      supported: real.supported.bind(real),
-      authorizationUsed: real.authorizationUsed.bind(real),
-      close: async () => {},
-      settle: async (p, cb) => {
-        await real.settle(p, cb);
-        throw new Error('simulated crash after settlement');
-      },
-    };
-    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
-    const body = { name: `crash-${kind}`, html: html('Crash') };
-    try {
-      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
-      expect(res.status).toBe(500);
-    } finally {
-      h.deps.facilitator = real;
-    }
-    expect((await fetch(`${h.url}/s/crash-${kind}/`)).status).toBe(404);
-    const charged = await chain.balanceOf(payer.address);
-    expect(charged).toBe(100_000n - PRICE);
-
-    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+    // Funded again, the same payment collects once and returns the answer with its settlement.
+    await chain.mint(payer.address, PRICE);
+    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, header));
     expect(retry.status).toBe(201);
     const out = await retry.json();
-    expect(out.receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
-    expect((await fetch(`${h.url}/s/crash-${kind}/`)).status).toBe(200);
-    expect(await chain.balanceOf(payer.address)).toBe(charged);
+    expect(out.app).toMatchObject({ appId: expect.any(String), status: 'created' });
+    expect(out.receipt).toMatchObject({ status: 'settled', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore + PRICE);
+    const again = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, header));
+    expect(await again.json()).toEqual(out);
+    expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore + PRICE);
   });
 
-  it('reconcile at start: a payment left in "settling" that the chain shows as used becomes orphaned; an expired unused one is released', async () => {
+  it('a settlement that throws after sending (connection lost): the chain shows the money moved, so the call answers 201, charged once', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const chain = devChain(h);
+    h.deps.facilitator = withSettle(async (p, cb) => {
+      await real.settle(p, cb);
+      throw new Error('simulated connection loss after sending');
+    });
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const body = { name: `lost-${kind}`, html: html('Lost') };
+    try {
+      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+      expect(res.status).toBe(201);
+      expect((await res.json()).receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    } finally {
+      h.deps.facilitator = real;
+    }
+    expect((await fetch(`${h.url}/s/lost-${kind}/`)).status).toBe(200);
+    expect(await chain.balanceOf(payer.address)).toBe(100_000n - PRICE);
+    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+    expect(retry.status).toBe(201);
+    expect(await chain.balanceOf(payer.address)).toBe(100_000n - PRICE);
+  });
+
+  it('the facilitator down at settlement: the work stands unpaid, reconcile collects the authorization while it is valid', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const chain = devChain(h);
+    h.deps.facilitator = withSettle(async () => {
+      throw new Error('facilitator unreachable');
+    });
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const body = { name: `down-${kind}`, html: html('Down') };
+    try {
+      expect((await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header))).status).toBe(502);
+    } finally {
+      h.deps.facilitator = real;
+    }
+    expect(await chain.balanceOf(payer.address)).toBe(100_000n);
+    const report = await reconcileOrphanedPayments(h.deps, 0);
+    expect(report).toMatchObject({ collected: 1, unpaid: 0 });
+    expect(await chain.balanceOf(payer.address)).toBe(100_000n - PRICE);
+    // The caller's retry now gets the answer, settled, without a second charge.
+    const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
+    expect(retry.status).toBe(201);
+    expect((await retry.json()).receipt).toMatchObject({ status: 'settled', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await chain.balanceOf(payer.address)).toBe(100_000n - PRICE);
+    // Reconcile again: nothing left to do.
+    expect(await reconcileOrphanedPayments(h.deps, 0)).toMatchObject({ collected: 0, unpaid: 0 });
+  });
+
+  it('reconcile at start: an earlier design\'s "settling" row that the chain shows as used becomes orphaned; an expired unused one is released', async () => {
     const payer = await fundedWallet(h, 100_000n);
     const input = { name: `recon-${kind}`, html: html('Recon') };
     const used = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
@@ -148,11 +180,16 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     const expired = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE, validBefore: BigInt(Math.floor(Date.now() / 1000) - 5) });
     await h.deps.db.insert(x402Payments).values(row(expired.authorization.nonce, Number(expired.authorization.validBefore)));
 
+    // A claim whose work never committed (the node died mid-work): released, so the payment can be used again.
+    const midWork = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
+    await h.deps.db.insert(x402Payments).values({ ...row(midWork.authorization.nonce, Number(midWork.authorization.validBefore)), status: 'working' });
+
     const report = await reconcileOrphanedPayments(h.deps);
+    expect(await h.deps.db.query.x402Payments.findFirst({ where: (t, { eq }) => eq(t.nonce, midWork.authorization.nonce) })).toBeUndefined();
     expect(report.orphaned).toEqual([
       { payer: payer.address.toLowerCase(), nonce: used.authorization.nonce, action: createAppFromHtml.name, txHash: settled.transaction },
     ]);
-    expect(report.released).toBe(1);
+    expect(report.released).toBe(2);
 
     const balance = await devChain(h).balanceOf(payer.address);
     const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, xPaymentHeader(used)));

@@ -4,10 +4,14 @@ import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp } from 'driz
  * One row per EIP-3009 authorization the Agent API accepted: `(payer, nonce)` is claimed before any
  * work, so a nonce is used once. `requestHash` binds it to one request (a replay for another request
  * is refused); `response` holds the first answer (a replay for the same request gets it again).
- * Status: pending (claimed, not yet settling) → settling (transaction sent; txHash recorded) →
- * committed (work + receipt durable) | orphaned (money moved but the work never committed: found by
- * reconcileOrphanedPayments at start; a replay of the same payment for the same request then does the
- * work without charging again).
+ * Status (transitions: service/payments/payment-store.ts): working (claimed; the work runs) →
+ * settling (work and answer durable; the money is being collected, outside any transaction) →
+ * committed (settled; receipt final) | failed (settlement refused or unconfirmed: the work stands and
+ * the authorization is collected later by a retry of the same payment or by reconcile while it is
+ * valid). Free identity proofs go working → committed. orphaned: money moved but the work never
+ * committed (the earlier design, which settled inside the work's transaction); a replay of the same
+ * payment for the same request does the work without charging again. pending: the earlier design's
+ * claim of a free proof.
  */
 export const x402Payments = pgTable(
   'x402_payments',
@@ -16,7 +20,7 @@ export const x402Payments = pgTable(
     nonce: text('nonce').notNull(),
     action: text('action').notNull(),
     requestHash: text('request_hash').notNull(),
-    status: text('status', { enum: ['pending', 'settling', 'committed', 'orphaned'] }).notNull(),
+    status: text('status', { enum: ['working', 'settling', 'committed', 'failed', 'orphaned', 'pending'] }).notNull(),
     amount: text('amount').notNull(),
     validBefore: bigint('valid_before', { mode: 'number' }).notNull(),
     /** The signed authorization + signature (JSON), kept for reconciliation. */

@@ -1,0 +1,32 @@
+import type { Deps } from '../deps.js';
+import type { ChainFacilitator } from './chain-facilitator.js';
+import type { VerifiedPayment } from './facilitator.js';
+import { markSettled, markUnpaid, type PaymentRow } from './payment-store.js';
+
+/** One settlement attempt for a `settling` row: committed when the money moved (also when a send's outcome is learned from the chain), else `failed`. */
+export async function settleOnce(
+  deps: Deps,
+  key: { payer: string; nonce: string },
+  verified: VerifiedPayment,
+): Promise<{ settled: true; row: PaymentRow } | { settled: false; reason: string }> {
+  let sent: string | null = null;
+  let reason: string;
+  try {
+    const s = await deps.facilitator.settle(verified, (hash) => (sent = hash));
+    if (s.success) return { settled: true, row: await markSettled(deps.db, key, s.transaction, deps.clock.now()) };
+    reason = s.errorReason ?? 'unknown';
+  } catch (e) {
+    reason = (e as Error).message;
+  }
+  // Refused, or thrown after a send: the chain says whether money moved (a used authorization was ours:
+  // the work is committed, so it is paid for whoever sent it).
+  const used = await deps.facilitator.authorizationUsed(key.payer, key.nonce).catch(() => undefined);
+  if (used === true) {
+    const finder = deps.facilitator as Partial<Pick<ChainFacilitator, 'findSettlement'>>;
+    const txHash = sent ?? (await finder.findSettlement?.(key.payer, key.nonce).catch(() => undefined)) ?? '';
+    return { settled: true, row: await markSettled(deps.db, key, txHash, deps.clock.now()) };
+  }
+  await markUnpaid(deps.db, key, sent, deps.clock.now());
+  deps.log.warn('x402 settlement failed after the work committed; the payment is owed', { payer: key.payer, nonce: key.nonce, reason, sent });
+  return { settled: false, reason };
+}
