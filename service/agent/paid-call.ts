@@ -182,6 +182,13 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
         const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
         if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
         if (done?.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
+        if (done?.status === 'failed')
+          // Done but unpaid: doing it again under a new payment would do it twice.
+          throw new AppError(
+            'payment_settlement_failed',
+            'the request with this Idempotency-Key was done but its payment could not be settled; send it again with that same payment to pay and get the answer',
+            { idempotencyKey: idemKey },
+          );
         await deleteIdempotency(deps.db, wallet, idemKey, idem.nonce); // the first attempt failed; take the key over
         continue;
       }

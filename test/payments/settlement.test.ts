@@ -66,7 +66,7 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
       await drain();
       return real.settle(p, cb);
     });
-    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const header = { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'idempotency-key': `unpaid-${kind}` };
     const input = { name: `unpaid-${kind}`, html: html('Unpaid') };
     const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
     try {
@@ -85,6 +85,12 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore);
     const row = await h.deps.db.query.x402Payments.findFirst({ where: (t, { eq }) => eq(t.payer, payer.address.toLowerCase()) });
     expect(row?.status).toBe('failed');
+
+    // The same Idempotency-Key under a new payment is not done twice: it points at the owed payment.
+    const other = { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'idempotency-key': `unpaid-${kind}` };
+    const twice = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', input, other));
+    expect(twice.status).toBe(502);
+    expect((await twice.json()).error.message).toMatch(/with that same payment/);
 
     // Funded again, the same payment collects once and returns the answer with its settlement.
     await chain.mint(payer.address, PRICE);
