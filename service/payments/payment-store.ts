@@ -209,3 +209,17 @@ export async function markOrphaned(db: DbOrTx, k: Key, txHash: string, now: Date
 export async function deleteStaleClaim(db: DbOrTx, k: Key, status: PaymentStatus): Promise<void> {
   await db.delete(x402Payments).where(byKey(k, eq(x402Payments.status, status)));
 }
+
+/**
+ * Forgets answered payments whose authorization expired before `before` (a replay of one is then
+ * refused by the validity window instead of answered again), and Idempotency-Keys older than
+ * `before`. Unpaid (`failed`) and `orphaned` rows are kept: they record money owed or to refund.
+ */
+export async function pruneAnsweredPayments(db: DbOrTx, before: Date): Promise<{ payments: number; idempotencyKeys: number }> {
+  const payments = await db
+    .delete(x402Payments)
+    .where(and(eq(x402Payments.status, 'committed'), lt(x402Payments.validBefore, Math.floor(before.getTime() / 1000))))
+    .returning({ nonce: x402Payments.nonce });
+  const keys = await db.delete(x402Idempotency).where(lt(x402Idempotency.createdAt, before)).returning({ key: x402Idempotency.key });
+  return { payments: payments.length, idempotencyKeys: keys.length };
+}

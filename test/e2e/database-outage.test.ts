@@ -7,7 +7,7 @@ import { createAccount } from '../../service/accounts/accounts.js';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { openDb } from '../../service/db/client.js';
 import { SCOPES } from '../../shared/scopes.js';
-import { isPostgresClosedSocketWrite } from '../../cli/process-faults.js';
+import { isDatabaseConnectFailure, isPostgresClosedSocketWrite } from '../../cli/process-faults.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/ports.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
@@ -128,7 +128,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('database outage with two nodes (P
   });
 });
 
-describe('the postgres.js closed-socket fault', () => {
+describe('database driver faults the process survives', () => {
   it('is recognised by its stack in the driver, and nothing else is', () => {
     const fault = new TypeError("Cannot read properties of null (reading 'write')");
     fault.stack = `TypeError: Cannot read properties of null (reading 'write')\n    at nextWrite (/app/node_modules/postgres/src/connection.js:255:22)\n    at Immediate.<anonymous>`;
@@ -137,5 +137,15 @@ describe('the postgres.js closed-socket fault', () => {
     ours.stack = `TypeError: Cannot read properties of null (reading 'write')\n    at save (/app/service/sites/sites.ts:10:1)`;
     expect(isPostgresClosedSocketWrite(ours)).toBe(false);
     expect(isPostgresClosedSocketWrite(new Error('boom'))).toBe(false);
+  });
+
+  it('a refused connect is survived only when it is to the database’s own port', () => {
+    const refused = (port: number) =>
+      Object.assign(new Error(`connect ECONNREFUSED 127.0.0.1:${port}`), { code: 'ECONNREFUSED', syscall: 'connect', address: '127.0.0.1', port });
+    expect(isDatabaseConnectFailure(refused(40621), 'postgres://u@127.0.0.1:40621/db')).toBe(true);
+    expect(isDatabaseConnectFailure(refused(5432), 'postgres://u@db.internal/db')).toBe(true);
+    expect(isDatabaseConnectFailure(refused(6379), 'postgres://u@127.0.0.1:40621/db')).toBe(false);
+    expect(isDatabaseConnectFailure(refused(40621), undefined)).toBe(false);
+    expect(isDatabaseConnectFailure(Object.assign(new Error('read ECONNRESET'), { syscall: 'read' }), 'postgres://u@127.0.0.1:40621/db')).toBe(false);
   });
 });

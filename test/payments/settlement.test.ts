@@ -2,7 +2,8 @@ import { createWalletClient, http, parseAbi } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
-import { x402Payments } from '../../service/db/schema/index.js';
+import { x402Idempotency, x402Payments } from '../../service/db/schema/index.js';
+import { pruneAnsweredPayments } from '../../service/payments/payment-store.js';
 import type { Facilitator } from '../../service/payments/facilitator.js';
 import { requestHashOf } from '../../service/agent/paid-call.js';
 import { reconcileOrphanedPayments } from '../../service/payments/reconcile.js';
@@ -202,6 +203,40 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     expect(retry.status).toBe(201);
     expect((await retry.json()).receipt.txHash).toBe(settled.transaction);
     expect(await devChain(h).balanceOf(payer.address)).toBe(balance);
+  });
+
+  it('answered payments expired before the cut-off and old Idempotency-Keys are pruned; owed and orphaned ones are kept', async () => {
+    const payer = `0x${'ab'.repeat(20)}-${kind}`;
+    const day = 86_400_000;
+    const longAgo = Math.floor((Date.now() - 40 * day) / 1000);
+    const row = (nonce: string, status: 'committed' | 'failed' | 'orphaned', validBefore: number) => ({
+      payer,
+      nonce,
+      action: createAppFromHtml.name,
+      requestHash: 'h',
+      status,
+      amount: PRICE.toString(),
+      validBefore,
+      payload: {},
+    });
+    await h.deps.db
+      .insert(x402Payments)
+      .values([
+        row('0xold', 'committed', longAgo),
+        row('0xrecent', 'committed', Math.floor(Date.now() / 1000) + 60),
+        row('0xowed', 'failed', longAgo),
+        row('0xorphan', 'orphaned', longAgo),
+      ]);
+    await h.deps.db.insert(x402Idempotency).values([
+      { wallet: payer, key: 'old', requestHash: 'h', payer, nonce: '0xold', createdAt: new Date(Date.now() - 40 * day) },
+      { wallet: payer, key: 'recent', requestHash: 'h', payer, nonce: '0xrecent' },
+    ]);
+    const pruned = await pruneAnsweredPayments(h.deps.db, new Date(Date.now() - 30 * day));
+    expect(pruned).toEqual({ payments: 1, idempotencyKeys: 1 });
+    const left = await h.deps.db.query.x402Payments.findMany({ where: (t, { eq }) => eq(t.payer, payer) });
+    expect(left.map((r) => r.nonce).sort()).toEqual(['0xorphan', '0xowed', '0xrecent']);
+    const keys = await h.deps.db.query.x402Idempotency.findMany({ where: (t, { eq }) => eq(t.wallet, payer) });
+    expect(keys.map((k) => k.key)).toEqual(['recent']);
   });
 
   it('a replay of an accepted payment after its authorization expired still returns the first answer (and a new expired one is refused)', async () => {
