@@ -23,7 +23,7 @@ Usage:
   svc-agent-host function access --email <email> --function <id|slug> (--enable | --disable)
                                                           let other accounts' personal keys invoke it (allowUserInvoke)
   svc-agent-host faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
-  svc-agent-host payments reconcile                       check payments stuck between settlement and commit
+  svc-agent-host payments reconcile                       collect or release payments a crash or a refused settlement left
   svc-agent-host site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
 
