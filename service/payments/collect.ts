@@ -21,12 +21,15 @@ export async function settleOnce(
   // Refused, or thrown after a send: the chain says whether money moved (a used authorization was ours:
   // the work is committed, so it is paid for whoever sent it).
   const used = await deps.facilitator.authorizationUsed(key.payer, key.nonce).catch(() => undefined);
-  if (used === true) {
-    const finder = deps.facilitator as Partial<Pick<ChainFacilitator, 'findSettlement'>>;
-    const txHash = sent ?? (await finder.findSettlement?.(key.payer, key.nonce).catch(() => undefined)) ?? '';
-    return { settled: true, row: await markSettled(deps.db, key, txHash, deps.clock.now()) };
-  }
+  if (used === true) return { settled: true, row: await markSettled(deps.db, key, await settlementTxOf(deps, key, sent), deps.clock.now()) };
   await markUnpaid(deps.db, key, sent, deps.clock.now());
   deps.log.warn('x402 settlement failed after the work committed; the payment is owed', { payer: key.payer, nonce: key.nonce, reason, sent });
   return { settled: false, reason };
+}
+
+/** The transaction that used (payer, nonce): the one we know we sent, else found on chain (AuthorizationUsed event), else ''. */
+export async function settlementTxOf(deps: Deps, key: { payer: string; nonce: string }, known: string | null): Promise<string> {
+  if (known) return known;
+  const finder = deps.facilitator as Partial<Pick<ChainFacilitator, 'findSettlement'>>;
+  return (await finder.findSettlement?.(key.payer, key.nonce).catch(() => undefined)) ?? '';
 }

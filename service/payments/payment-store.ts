@@ -41,15 +41,18 @@ export async function claimPayment(
   }
 }
 
-/** Takes an orphaned payment (settled, work never committed) to do its work now; false if another request took it. */
-export async function claimOrphaned(db: DbOrTx, k: Key, now: Date): Promise<boolean> {
-  const taken = await db
+/** Moves a row from one status to another if it is still in the first; false when another request moved it first. */
+async function moveStatus(db: DbOrTx, k: Key, from: PaymentStatus, to: PaymentStatus, now: Date): Promise<boolean> {
+  const moved = await db
     .update(x402Payments)
-    .set({ status: 'working', updatedAt: now })
-    .where(byKey(k, eq(x402Payments.status, 'orphaned')))
+    .set({ status: to, updatedAt: now })
+    .where(byKey(k, eq(x402Payments.status, from)))
     .returning({ nonce: x402Payments.nonce });
-  return taken.length === 1;
+  return moved.length === 1;
 }
+
+/** Takes an orphaned payment (settled, work never committed) to do its work now; false if another request took it. */
+export const claimOrphaned = (db: DbOrTx, k: Key, now: Date) => moveStatus(db, k, 'orphaned', 'working', now);
 
 /**
  * Inside the work's transaction: the work and its answer become durable together. `settling` when
@@ -113,14 +116,7 @@ export async function markUnpaid(db: DbOrTx, k: Key, txHash: string | null, now:
 }
 
 /** Takes a failed (unpaid) payment to settle it; false when another request or reconcile is at it. */
-export async function claimUnpaid(db: DbOrTx, k: Key, now: Date): Promise<boolean> {
-  const taken = await db
-    .update(x402Payments)
-    .set({ status: 'settling', updatedAt: now })
-    .where(byKey(k, eq(x402Payments.status, 'failed')))
-    .returning({ nonce: x402Payments.nonce });
-  return taken.length === 1;
-}
+export const claimUnpaid = (db: DbOrTx, k: Key, now: Date) => moveStatus(db, k, 'failed', 'settling', now);
 
 /** The work failed (or never committed): the claim goes, with its Idempotency-Key; nothing moved. */
 export async function releasePayment(db: DbOrTx, k: Key, idempotencyKey?: string): Promise<void> {
@@ -130,10 +126,7 @@ export async function releasePayment(db: DbOrTx, k: Key, idempotencyKey?: string
 
 /** A redeemed orphaned payment whose work failed again: it stays redeemable. */
 export async function reorphan(db: DbOrTx, k: Key, now: Date): Promise<void> {
-  await db
-    .update(x402Payments)
-    .set({ status: 'orphaned', updatedAt: now })
-    .where(byKey(k, eq(x402Payments.status, 'working')));
+  await moveStatus(db, k, 'working', 'orphaned', now);
 }
 
 export async function findIdempotency(db: DbOrTx, wallet: string, key: string) {

@@ -2,11 +2,10 @@ import type { Deps } from '../deps.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import type { Authorization } from '../../shared/agent-api/payment-requirements.js';
-import type { ChainFacilitator } from './chain-facilitator.js';
-import { settleOnce } from './collect.js';
+import { settlementTxOf, settleOnce } from './collect.js';
 import type { VerifiedPayment } from './facilitator.js';
 import { paymentDescription } from './payment-required.js';
-import { deleteStaleClaim, isLegacySettling, markOrphaned, markUnpaid, paymentsToReconcile, type PaymentRow } from './payment-store.js';
+import { deleteStaleClaim, isLegacySettling, markOrphaned, markSettled, markUnpaid, paymentsToReconcile, type PaymentRow } from './payment-store.js';
 
 export interface ReconcileReport {
   checked: number;
@@ -74,8 +73,7 @@ export async function reconcileOrphanedPayments(deps: Deps, graceMs = 120_000): 
     if (isLegacySettling(row)) {
       const used = await authorizationUsed(deps, row);
       if (used === true) {
-        const finder = deps.facilitator as Partial<Pick<ChainFacilitator, 'findSettlement'>>;
-        const txHash = row.txHash ?? (await finder.findSettlement?.(row.payer, row.nonce).catch(() => undefined)) ?? '';
+        const txHash = await settlementTxOf(deps, key, row.txHash);
         await markOrphaned(deps.db, key, txHash, now);
         report.orphaned.push({ payer: row.payer, nonce: row.nonce, action: row.action, txHash });
         deps.log.error('x402 payment settled without committed work (crash?): marked orphaned', { ...key, amount: row.amount, txHash });
@@ -90,7 +88,7 @@ export async function reconcileOrphanedPayments(deps: Deps, graceMs = 120_000): 
       const used = await authorizationUsed(deps, row);
       if (used === undefined) report.undecided++;
       else if (used) {
-        await settleOnce(deps, key, verifiedFromRow(deps, row)); // refused as used → found on chain → committed
+        await markSettled(deps.db, key, await settlementTxOf(deps, key, row.txHash), now);
         report.collected++;
       } else {
         await markUnpaid(deps.db, key, row.txHash, now);

@@ -22,17 +22,25 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** The real svc-mcp over stdio in front of the hosted service, with a new wallet holding 1 test USDC. */
+async function svcMcpWithFundedWallet(ledger: string, env: Record<string, string>) {
+  const pk = generatePrivateKey();
+  const account = privateKeyToAccount(pk);
+  await devChain(h).mint(account.address, 1_000_000n);
+  const client = await connectStdio({
+    SVC_URL: h.url,
+    SVC_TRANSPORT: 'mcp',
+    SVC_WALLET_PRIVATE_KEY: pk,
+    SVC_SPEND_LEDGER: path.join(dir, ledger),
+    ...env,
+  });
+  return { account, client };
+}
+
 describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
   it('lists the remote tools beside the wallet tools, pays a paid one once from the local wallet, and keeps the caps', async () => {
-    const pk = generatePrivateKey();
-    const account = privateKeyToAccount(pk);
-    await devChain(h).mint(account.address, 1_000_000n);
-    const client = await connectStdio({
-      SVC_URL: h.url,
-      SVC_TRANSPORT: 'mcp',
+    const { account, client } = await svcMcpWithFundedWallet('ledger.json', {
       SVC_API_KEY: key,
-      SVC_WALLET_PRIVATE_KEY: pk,
-      SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
       SVC_MAX_USDC_TOTAL: '0.01',
       SVC_TOOLSETS: 'apps,wallet,account',
     });
@@ -68,16 +76,7 @@ describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
   });
 
   it('without SVC_API_KEY uses /mcp/x402: the wallet alone is the caller, with no Account API tools', async () => {
-    const pk = generatePrivateKey();
-    const account = privateKeyToAccount(pk);
-    await devChain(h).mint(account.address, 1_000_000n);
-    const client = await connectStdio({
-      SVC_URL: h.url,
-      SVC_TRANSPORT: 'mcp',
-      SVC_WALLET_PRIVATE_KEY: pk,
-      SVC_SPEND_LEDGER: path.join(dir, 'wallet-only-ledger.json'),
-      SVC_TOOLSETS: 'all',
-    });
+    const { account, client } = await svcMcpWithFundedWallet('wallet-only-ledger.json', { SVC_TOOLSETS: 'all' });
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'table_query', 'wallet_status']));
