@@ -123,6 +123,11 @@ export async function callAction(
     if (!response.ok) throw new ToolFailure(failureSentence(tool, response, answer, 'Nothing was charged.'), { status: response.status });
     return { status: response.status, body: json, payment: null, paymentResponse: settled };
   }
+  if (ctx.config.readOnly && usdcToAtomic(priceOf(ctx, action.name)) > 0n)
+    // Tools are filtered on the catalogue's prices; a deployment that charges for one of them is refused here.
+    throw new ToolFailure(
+      `${tool} costs ${priceOf(ctx, action.name)} USDC on this service and this server is read-only (SVC_READ_ONLY=1): it pays for nothing. Nothing was charged.`,
+    );
   const { response, payment, entry } = await ctx.wallet.fetch({
     action: action.name,
     method: action.method,

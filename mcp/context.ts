@@ -11,10 +11,19 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 export interface McpContext {
   config: McpConfig;
   wallet: Wallet;
-  /** Action name → the price this server advertises and quotes (decimal USDC). */
+  /**
+   * Action name → the price this server advertises and quotes (decimal USDC): the catalogue's until
+   * `ready`, then the service's (filled in place).
+   */
   prices: Map<string, string>;
   /** Where the prices came from: the service's pricing endpoint at start, or the built-in catalogue. */
   pricesSource: 'service' | 'catalogue';
+  /**
+   * Settles when the service's prices are in `prices` (or it could not be asked). `initialize` is
+   * answered without it; tools/list and every tool call wait for it, so no description or quote
+   * shows a price the service does not charge.
+   */
+  ready: Promise<void>;
   /** Reaches the service: plain fetch, or (hosted endpoint) the service's routes in process with the caller's credential. */
   fetch: typeof fetch;
   /** Which toolsets this session lists. */

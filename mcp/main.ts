@@ -61,7 +61,8 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     const host = arg(args, '--host') ?? '127.0.0.1';
     const { startMcpHttp } = await import('./http.js');
     const http = await startMcpHttp(ctx, port, host);
-    console.error(`svc-mcp: streamable HTTP at ${http.url} → ${config.serviceUrl}; ${who}; prices from ${ctx.pricesSource}`);
+    console.error(`svc-mcp: streamable HTTP at ${http.url} → ${config.serviceUrl}; ${who}`);
+    void ctx.ready.then(() => console.error(`svc-mcp: prices from ${ctx.pricesSource}`));
     const stop = () => void http.close().then(() => process.exit(0));
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
@@ -70,7 +71,8 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const server = buildMcpServer(ctx);
   await server.connect(new StdioServerTransport());
-  console.error(`svc-mcp: stdio → ${config.serviceUrl}; ${who}; prices from ${ctx.pricesSource}`);
+  console.error(`svc-mcp: stdio → ${config.serviceUrl}; ${who}`);
+  void ctx.ready.then(() => console.error(`svc-mcp: prices from ${ctx.pricesSource}`));
 }
 
 await main();

@@ -6,7 +6,8 @@ import { type Toolset, toolsetOf } from './toolsets.js';
 
 /** What every tool declares: no output schema (structured content is returned without one). */
 export interface ToolConfig {
-  description: string;
+  /** Text, or a function of the context's prices (read when the tool list is asked for, after `ctx.ready`). */
+  description: string | (() => string);
   inputSchema: Record<string, z.core.$ZodType>;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -38,8 +39,10 @@ function remember(server: McpServer, entry: Entry): void {
 export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
   const on = toolset === null || ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) return;
-  // The SDK's overloads cannot be named generically; ToolConfig is the shape they take.
-  const tool = server.registerTool(name, config as never, cb as never);
+  // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
+  // listed by our handler below (installCompactToolList), never by the SDK's: it needs no description.
+  const sdkConfig = { ...config, description: undefined };
+  const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
   if (!on) tool.disable();
   remember(server, { name, toolset, config, tool });
 }
@@ -53,9 +56,17 @@ export function addForwardedTool(server: McpServer, ctx: McpContext, remote: Too
   const on = ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) return;
   const config: ToolConfig = { description: remote.description ?? '', inputSchema: {}, annotations: remote.annotations };
-  const tool = server.registerTool(remote.name, { ...config, inputSchema: z.looseObject({}) } as never, cb as never);
+  const tool = server.registerTool(remote.name, { ...config, inputSchema: z.looseObject({}) } as never, afterReady(ctx, cb as never) as never);
   if (!on) tool.disable();
   remember(server, { name: remote.name, toolset, config, tool, listedInputSchema: remote.inputSchema });
+}
+
+/** A tool callback that first waits for the context's prices: no call quotes or caps on a price not yet known. */
+function afterReady(ctx: McpContext, cb: (...args: unknown[]) => unknown): (...args: unknown[]) => Promise<unknown> {
+  return async (...args) => {
+    await ctx.ready;
+    return cb(...args);
+  };
 }
 
 /** The tools of `toolset` on this server (empty when none were registered). */
@@ -126,19 +137,25 @@ function compactAnnotations(a: ToolAnnotations | undefined): ToolAnnotations | u
  * annotations. Replaces the SDK's listing (which adds `$schema`, `execution` and definitions to every
  * tool, and converts every schema again on every call).
  */
-export function installCompactToolList(server: McpServer): void {
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: (registered.get(server) ?? [])
-      .filter((e) => e.tool.enabled)
-      .map((e) => {
-        const annotations = compactAnnotations(e.config.annotations);
-        return {
-          name: e.name,
-          description: e.config.description,
-          inputSchema: e.listedInputSchema ?? compactInputSchema(e.config.inputSchema),
-          ...(annotations ? { annotations } : {}),
-          ...(e.config._meta ? { _meta: e.config._meta } : {}),
-        };
-      }),
-  }));
+export function installCompactToolList(server: McpServer, ready: Promise<void>): void {
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await ready;
+    return { tools: listedTools(server) };
+  });
+}
+
+function listedTools(server: McpServer): Tool[] {
+  return (registered.get(server) ?? [])
+    .filter((e) => e.tool.enabled)
+    .map((e) => {
+      const annotations = compactAnnotations(e.config.annotations);
+      const { description } = e.config;
+      return {
+        name: e.name,
+        description: typeof description === 'function' ? description() : description,
+        inputSchema: e.listedInputSchema ?? compactInputSchema(e.config.inputSchema),
+        ...(annotations ? { annotations } : {}),
+        ...(e.config._meta ? { _meta: e.config._meta } : {}),
+      };
+    });
 }

@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
-import { loadPrices, type McpContext } from './context.js';
+import { cataloguePrices, loadPrices, type McpContext } from './context.js';
 import { addTool, installCompactToolList, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
@@ -22,20 +22,30 @@ const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets f
 const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
 const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"].`;
 
-/** Builds the shared context once per process: config, wallet, and the prices the tools quote. */
+/**
+ * Builds the shared context once per process: config, wallet, and the prices the tools quote. The
+ * prices are asked of the service in the background (`ctx.ready`): a client's `initialize` does not
+ * wait for that round trip. A remote /mcp (SVC_TRANSPORT=mcp) is connected first: its tool list is
+ * what this server registers.
+ */
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
   const fetchImpl = options.fetch ?? fetch;
-  const { prices, source } = await loadPrices(config.serviceUrl, fetchImpl);
   const upstream = config.transport === 'mcp' ? await connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
-  return {
+  const ctx: McpContext = {
     config,
     wallet: createWallet(config.wallet, { fetch: fetchImpl, now: options.now }),
-    prices,
-    pricesSource: source,
+    prices: cataloguePrices(),
+    pricesSource: 'catalogue',
+    ready: Promise.resolve(),
     fetch: fetchImpl,
     toolsets: config.toolsets,
     upstream,
   };
+  ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
+    for (const [action, price] of prices) ctx.prices.set(action, price);
+    ctx.pricesSource = source;
+  });
+  return ctx;
 }
 
 /** Dynamic mode: the agent lists toolsets and enables one; the client hears notifications/tools/list_changed. */
@@ -107,6 +117,6 @@ export function buildMcpServer(ctx: McpContext): McpServer {
     }
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);
-  installCompactToolList(server);
+  installCompactToolList(server, ctx.ready);
   return server;
 }

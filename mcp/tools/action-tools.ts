@@ -67,21 +67,22 @@ function toolShape(action: AgentAction, paid: boolean): ToolShape {
 /**
  * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params +
  * body fields in the tools' vocabulary (+ maxPrice where the local wallet pays), annotations from the
- * catalogue flags, price in the description and `_meta`. Results are the service's answer as
- * structured content; no output schema (it doubled the size of the tool list and earned nothing).
+ * catalogue flags, the service's price in the description. Which tools exist and their inputs follow
+ * the catalogue (the same list whenever the service's prices arrive); a call checks the service's
+ * price (read-only mode pays for nothing). Results are the service's answer as structured content;
+ * no output schema (it doubled the size of the tool list and earned nothing).
  */
 export function registerActionTools(server: McpServer, ctx: McpContext): void {
   for (const action of AGENT_ACTIONS as readonly AgentAction[]) {
-    const price = priceOf(ctx, action.name);
-    if (ctx.config.readOnly && !isReadOnlyAction(action, price)) continue;
+    if (ctx.config.readOnly && !isReadOnlyAction(action, action.price)) continue;
     const name = toolNameOf(action);
-    const shape = toolShape(action, !ctx.hosted && usdcToAtomic(price) > 0n);
+    const shape = toolShape(action, !ctx.hosted && usdcToAtomic(action.price) > 0n);
     addTool(
       server,
       ctx,
       name,
       {
-        description: `${action.description} ${priceSentence(ctx, action, price)}`,
+        description: () => `${action.description} ${priceSentence(ctx, action, priceOf(ctx, action.name))}`,
         inputSchema: shape.input,
         annotations: { readOnlyHint: action.readOnly, destructiveHint: action.destructive, idempotentHint: action.idempotent, openWorldHint: true },
       },

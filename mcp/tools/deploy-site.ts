@@ -150,13 +150,14 @@ export function deployPlan(ctx: McpContext, args: DeployInput) {
 export function registerDeploySite(server: McpServer, ctx: McpContext): void {
   if (ctx.config.readOnly) return;
   const steps = ['x402.create_app_from_html', 'x402.create_site_upload_urls', 'x402.finalize_site_upload', 'x402.publish_app'];
-  const newSite = atomicToUsdc(steps.reduce((sum, s) => sum + usdcToAtomic(priceOf(ctx, s)), 0n));
+  const newSite = () => atomicToUsdc(steps.reduce((sum, s) => sum + usdcToAtomic(priceOf(ctx, s)), 0n));
   addTool(
     server,
     ctx,
     'deploy_site',
     {
-      description: `Publish a static site from inline files or a local folder in one call: creates the app (or updates appId), uploads, publishes; returns url and pathUrl. A new app of up to 99 files costs ${newSite} USDC (quote prices any plan). Sends progress.`,
+      description: () =>
+        `Publish a static site from inline files or a local folder in one call: creates the app (or updates appId), uploads, publishes; returns url and pathUrl. A new app of up to 99 files costs ${newSite()} USDC (quote prices any plan). Sends progress.`,
       inputSchema: DeployArgs,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },

@@ -40,13 +40,13 @@ export function datasetPlan(ctx: McpContext) {
  */
 export function registerUploadDataset(server: McpServer, ctx: McpContext): void {
   if (ctx.config.readOnly) return;
-  const most = atomicToUsdc(datasetPlan(ctx).planned);
   addTool(
     server,
     ctx,
     'upload_dataset',
     {
-      description: `Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app: uploads (multipart when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Costs at most ${most} USDC. Sends progress.`,
+      description: () =>
+        `Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app: uploads (multipart when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Costs at most ${atomicToUsdc(datasetPlan(ctx).planned)} USDC. Sends progress.`,
       inputSchema: {
         appId: z.string().min(1).describe('App that will own the dataset'),
         file: z.string().optional().describe('Absolute path of a local file'),

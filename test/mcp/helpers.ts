@@ -28,6 +28,7 @@ export async function connectStdio(env: Record<string, string>): Promise<Client 
 /** An in-process MCP context + streamable HTTP server, and the real SDK client connected to it. */
 export async function connectHttp(env: Record<string, string>, options: { fetch?: typeof fetch; tweak?: (ctx: McpContext) => void } = {}) {
   const ctx = await createMcpContext(loadMcpConfig(env), { fetch: options.fetch });
+  await ctx.ready;
   options.tweak?.(ctx);
   const http = await startMcpHttp(ctx, 0);
   const client = new Client({ name: 'svc-test', version: '1.0.0' });

@@ -143,6 +143,17 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     }
   });
 
+  it('SVC_READ_ONLY=1 pays for nothing, also when the service charges for a tool the catalogue lists as free', async () => {
+    const ro = await connectHttp({ ...env, SVC_READ_ONLY: '1' }, { tweak: (ctx) => ctx.prices.set('x402.suggest_site_name', '0.001') });
+    try {
+      const r = await call(ro.client, 'suggest_site_name');
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/costs 0\.001 USDC on this service and this server is read-only.*Nothing was charged/);
+    } finally {
+      await ro.close();
+    }
+  });
+
   it('without a wallet a paid tool refuses with an actionable sentence, and quote says so', async () => {
     const r = await call(stdio, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
     expect(r.isError).toBe(true);
@@ -247,4 +258,50 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       expect(out.code, `${scenario}\n${out.output}`).toBe(0);
     }
   }, 120_000);
+});
+
+describe('svc-mcp start-up against a slow service', () => {
+  it('answers initialize before the service has sent its prices; tools/list then shows the service price', async () => {
+    // The fake service holds GET /api/x402/pricing until the test releases it.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const pricing = catalogue.map((a) => ({
+      action: a.name,
+      method: a.method,
+      path: a.path,
+      price: a.name === 'x402.create_app_from_html' ? '0.009' : a.price,
+      amount: '0',
+      currency: 'USDC',
+      network: 'eip155:8453',
+      priceUpdatedAt: 0,
+    }));
+    const server = nodeHttp.createServer((req, res) => {
+      if (req.url !== '/api/x402/pricing') return void res.writeHead(404).end();
+      void released.then(() =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ok: true, currency: 'USDC', network: 'eip155:8453', recipient: '0x0', pricingUpdatedAt: 0, pricing })),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const client = await connectStdio({ ...env, SVC_URL: `http://127.0.0.1:${port}` });
+    try {
+      // initialize is done (connect resolved) while the price request is held unanswered.
+      let listed = false;
+      const list = client.listTools().then((r) => {
+        listed = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(listed).toBe(false);
+      release();
+      const { tools } = await list;
+      expect(tools.find((t) => t.name === 'create_app_from_html')?.description).toContain('Costs 0.009 USDC');
+    } finally {
+      release();
+      await client.close();
+      server.close();
+    }
+  });
 });
