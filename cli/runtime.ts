@@ -6,6 +6,7 @@ import { systemClock, type Clock, type Deps } from '../service/deps.js';
 import { createLogger, type Logger } from '../service/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
 import { SiteCache } from '../service/sites/site-cache.js';
+import { followSiteChanges } from '../service/sites/site-changes.js';
 import type { BlobStore } from '../service/storage/blob-store.js';
 import { LocalBlobStore } from '../service/storage/local-store.js';
 
@@ -50,10 +51,12 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     siteCache: new SiteCache(config.siteCacheTtlMs),
     facilitator: createFacilitator(config, log),
   };
+  const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log);
   return {
     deps,
     database,
     close: async () => {
+      await stopFollowingSiteChanges();
       await deps.facilitator.close(); // stops the dev chain's anvil
       await tableReads.close();
       await database.close();

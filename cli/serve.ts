@@ -20,7 +20,7 @@ export async function serveCommand(config: Config): Promise<void> {
   // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md).
   const service = await startService(config, { mount: (app, runtime) => mountHostedMcp(app, runtime.deps) });
   const { deps } = service.runtime;
-  surviveKnownDriverFaults(deps.log, config.databaseUrl);
+  surviveKnownDriverFaults(deps.log);
   const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
   const db = service.runtime.database.kind === 'pglite' ? `PGlite in ${config.dataDir}/db` : 'PostgreSQL (DATABASE_URL)';
   const blobs =

@@ -33,7 +33,7 @@ const EnvSchema = z.object({
   S3_FORCE_PATH_STYLE: bool,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SVC_TRUST_PROXY: bool,
-  SVC_SITE_CACHE_TTL_MS: int(1000),
+  SVC_SITE_CACHE_TTL_MS: int(30_000),
   SVC_RATE_LIMIT_PER_MINUTE: int(600),
   SVC_MAX_SITES_PER_ACCOUNT: int(100),
   SVC_MAX_FILES_PER_SITE: int(1000),

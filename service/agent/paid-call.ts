@@ -200,7 +200,16 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
 
     // 4. What only the chain knows (balance, nonce unused there).
     const collect = amount > 0n && redeemed === undefined;
-    if (collect) await verifyOnChain(deps, verified, wallet);
+    if (collect) {
+      try {
+        await verifyOnChain(deps, verified, wallet);
+      } catch (err) {
+        // A concurrent attempt of this same payment (on this node or another) may have claimed and
+        // settled it since step 1: the chain then sees its nonce used. Answer as that attempt's replay.
+        if (await findPayment(deps.db, key.payer, key.nonce)) continue;
+        throw err;
+      }
+    }
 
     // 5. Claim the nonce (and the Idempotency-Key) before any work. Redeeming an orphaned payment is
     // claimed atomically too, so two concurrent retries cannot both do the work.

@@ -30,6 +30,13 @@ export interface Database {
    * no timers during a statement: it answers its own handle and ignores the settings.
    */
   openPool(settings: Record<string, string>, poolMax: number): SessionPool;
+  /**
+   * LISTENs on `channel` until the returned function is called: `onMessage` gets each payload sent
+   * with `pg_notify`, by any node, after the sending transaction committed. `onListening` runs each
+   * time the subscription is (re)established: PostgreSQL keeps no notification for a session that
+   * was not listening, so what came meanwhile is lost and the caller must assume anything changed.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onListening: () => void): () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,6 +92,7 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
         const pool = connect(poolMax, settings);
         return { db: drizzlePostgres(pool, { schema }) as unknown as Db, close: () => pool.end({ timeout: 5 }) };
       },
+      listen: (channel, onMessage, onListening) => listenOnOwnConnection(databaseUrl, channel, onMessage, onListening),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -101,9 +109,63 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     db,
     kind: 'pglite',
     openPool: () => ({ db, close: async () => {} }),
+    listen: (channel, onMessage, onListening) => {
+      const subscribed = client.listen(channel, onMessage).then((unsubscribe) => {
+        onListening();
+        return unsubscribe;
+      });
+      return async () => (await subscribed)();
+    },
     close: async () => {
       if (!client.closed) await client.close();
     },
+  };
+}
+
+/**
+ * A LISTEN on a connection of its own, re-established whenever that connection closes (the database
+ * restarted, a network fault): every second until it answers. postgres.js's own `listen` gives up
+ * after one failed re-listen, so a node would stop hearing for good after an outage.
+ */
+function listenOnOwnConnection(databaseUrl: string, channel: string, onMessage: (payload: string) => void, onListening: () => void): () => Promise<void> {
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  // `onnotify` and `onclose` are the options postgres.js's own `listen` is built on (parsed by
+  // postgres() in 3.x, absent from its types); a pool of one connection that only ever LISTENs.
+  const notifications = {
+    onnotify: (name: string, payload: string) => {
+      if (name === channel) onMessage(payload);
+    },
+    onclose: () => subscribeSoon(250),
+  };
+  const connection = postgres(databaseUrl, {
+    // No idle timeout (the default): a LISTEN connection is idle by nature. No maximum lifetime.
+    max: 1,
+    max_lifetime: null,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    backoff: reconnectBackoff,
+    fetch_types: false,
+    onnotice: () => {},
+    ...(notifications as object),
+  });
+  const subscribe = async () => {
+    retry = undefined;
+    if (stopped) return;
+    try {
+      await connection.unsafe(`listen "${channel.replace(/"/g, '""')}"`);
+      if (!stopped) onListening();
+    } catch {
+      subscribeSoon(1000);
+    }
+  };
+  const subscribeSoon = (ms: number) => {
+    if (!stopped && !retry) retry = setTimeout(() => void subscribe(), ms).unref();
+  };
+  void subscribe();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await connection.end({ timeout: 1 });
   };
 }
 

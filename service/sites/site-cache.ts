@@ -1,8 +1,9 @@
 /**
- * Node-local read cache for serving hosted sites, the hot path. Site rows live for `ttlMs` (so a
- * change made through another node shows within that time); file entries are keyed by the site's
- * contentVersion, so once a node sees the new version it never serves an old file. Writes on this
- * node call `invalidate` and are visible at once.
+ * Node-local read cache for serving hosted sites, the hot path. A change on any node drops the
+ * site's entries on every node (site-changes.ts: PostgreSQL LISTEN/NOTIFY); site rows also expire
+ * after `ttlMs`, the fallback bound for a notification lost while a node was not listening. File
+ * entries are keyed by the site's contentVersion, so once a node sees the new version it never
+ * serves an old file.
  */
 export interface CachedSite {
   id: string;
@@ -64,6 +65,13 @@ export class SiteCache {
     }
     this.files.set(this.fileKey(site, path), file);
     this.fileBytes += size;
+  }
+
+  /** Drops everything: what changed while this node was not told is unknown. */
+  clear(): void {
+    this.sites.clear();
+    this.files.clear();
+    this.fileBytes = 0;
   }
 
   /** Drops everything cached for a site (by slug and id) after a change on this node. */

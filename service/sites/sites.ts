@@ -15,6 +15,7 @@ import { contentTypeForPath, isTextContentType } from '../../shared/content-type
 import { ownedBy, ownerColumns, ownerKey, type SiteOwner } from './owner.js';
 import { normaliseSitePath, SitePathSchema } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
+import { siteChanged } from './site-changes.js';
 
 export type SiteRow = typeof sites.$inferSelect;
 
@@ -253,10 +254,10 @@ export async function deleteSite(deps: Deps, site: SiteRow, db: DbOrTx = deps.db
   const remove = async (tx: DbOrTx) => {
     await dropColumnTablesOfSite(tx, site.id);
     await tx.delete(sites).where(eq(sites.id, site.id));
+    await siteChanged(deps, tx, site);
   };
   // The drops and the delete are one transaction: the caller's, or one of its own.
   await (db === deps.db ? (db as Db).transaction((tx) => remove(tx)) : remove(db));
-  deps.siteCache.invalidate(site);
 }
 
 /** Blob cleanup after the deleting transaction committed (blobs are not transactional). */
@@ -359,7 +360,7 @@ export async function recordSiteFiles(
     .set({ contentVersion: sql`${sites.contentVersion} + 1`, updatedAt: now, status })
     .where(eq(sites.id, site.id))
     .returning();
-  deps.siteCache.invalidate(site);
+  await siteChanged(deps, db, site);
   return row;
 }
 
@@ -375,7 +376,7 @@ export async function updateSite(
     .set({ ...patch, updatedAt: deps.clock.now(), contentVersion: sql`${sites.contentVersion} + 1` })
     .where(eq(sites.id, site.id))
     .returning();
-  deps.siteCache.invalidate(site);
+  await siteChanged(deps, db, site);
   return row;
 }
 

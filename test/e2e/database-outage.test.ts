@@ -1,59 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../service/accounts/accounts.js';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { openDb } from '../../service/db/client.js';
 import { SCOPES } from '../../shared/scopes.js';
-import { isDatabaseConnectFailure, isPostgresClosedSocketWrite } from '../../cli/process-faults.js';
+import { isNetworkFault, isPostgresClosedSocketWrite } from '../../cli/process-faults.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { freePort } from '../helpers/ports.js';
+import { startNode, type ServiceNode } from '../helpers/nodes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // Two real nodes (`svc serve`) on one new PostgreSQL database: they start together on the empty
 // database (the migration lock lets one migrate), then the database goes away under node A's write
 // traffic (a TCP proxy drops every connection and refuses new ones) and comes back.
-const nodes: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
-  for (const n of nodes) n.kill('SIGKILL');
   for (const c of cleanups.reverse()) await c().catch(() => {});
 });
 
-async function startNode(databaseUrl: string): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-outage-'));
-  cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      SVC_DATA_DIR: dataDir,
-      PORT: String(port),
-      SVC_BASE_URL: `http://127.0.0.1:${port}`,
-      SVC_MCP_PORT: 'off',
-      SVC_DEV_CHAIN_PORT: '0',
-      SVC_LOG_LEVEL: 'warn',
-      SVC_RATE_LIMIT_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  nodes.push(child);
-  let log = '';
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not start:\n${log}`)), 90_000);
-    child.stderr!.on('data', () => {
-      if (log.includes('Next steps')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`node exited (${code}):\n${log}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child, log: () => log };
+async function node(databaseUrl: string): Promise<ServiceNode> {
+  const started = await startNode(databaseUrl);
+  cleanups.push(started.stop);
+  return started;
 }
 
 describe.runIf(process.env.TEST_DATABASE_URL)('database outage with two nodes (PostgreSQL)', { timeout: 240_000 }, () => {
@@ -66,7 +33,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('database outage with two nodes (P
     const viaProxy = new URL(db.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
 
-    const [a, b] = await Promise.all([startNode(viaProxy.toString()), startNode(db.url)]);
+    const [a, b] = await Promise.all([node(viaProxy.toString()), node(db.url)]);
 
     const direct = await openDb({ databaseUrl: db.url, migrate: false });
     cleanups.push(() => direct.close());
@@ -128,6 +95,45 @@ describe.runIf(process.env.TEST_DATABASE_URL)('database outage with two nodes (P
   });
 });
 
+describe.runIf(process.env.TEST_DATABASE_URL)('LISTEN across an outage (PostgreSQL)', { timeout: 60_000 }, () => {
+  it('a subscription is established again when its connection comes back, says so, and hears what is sent after', async () => {
+    const db = await createEmptyPostgresDatabase();
+    cleanups.push(db.drop);
+    const proxy = await startTcpProxy(Number(new URL(db.url).port || 5432), new URL(db.url).hostname);
+    cleanups.push(proxy.close);
+    const viaProxy = new URL(db.url);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const listening = await openDb({ databaseUrl: viaProxy.toString() });
+    cleanups.push(() => listening.close());
+    const sender = await openDb({ databaseUrl: db.url, migrate: false });
+    cleanups.push(() => sender.close());
+
+    const heard: string[] = [];
+    let established = 0;
+    const stop = listening.listen(
+      'svc_test_channel',
+      (p) => heard.push(p),
+      () => established++,
+    );
+    cleanups.push(stop);
+    const until = async (what: () => boolean, label: string) => {
+      for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(what(), label).toBe(true);
+    };
+    await until(() => established === 1, 'listening');
+    await sender.db.execute(sql`select pg_notify('svc_test_channel', 'one')`);
+    await until(() => heard.includes('one'), 'first message');
+
+    await proxy.cut();
+    await sender.db.execute(sql`select pg_notify('svc_test_channel', 'lost')`);
+    await proxy.restore();
+    await until(() => established === 2, 'listening again after the outage');
+    await sender.db.execute(sql`select pg_notify('svc_test_channel', 'two')`);
+    await until(() => heard.includes('two'), 'a message after the outage');
+    expect(heard).toEqual(['one', 'two']);
+  });
+});
+
 describe('database driver faults the process survives', () => {
   it('is recognised by its stack in the driver, and nothing else is', () => {
     const fault = new TypeError("Cannot read properties of null (reading 'write')");
@@ -139,13 +145,14 @@ describe('database driver faults the process survives', () => {
     expect(isPostgresClosedSocketWrite(new Error('boom'))).toBe(false);
   });
 
-  it('a refused connect is survived only when it is to the database’s own port', () => {
-    const refused = (port: number) =>
-      Object.assign(new Error(`connect ECONNREFUSED 127.0.0.1:${port}`), { code: 'ECONNREFUSED', syscall: 'connect', address: '127.0.0.1', port });
-    expect(isDatabaseConnectFailure(refused(40621), 'postgres://u@127.0.0.1:40621/db')).toBe(true);
-    expect(isDatabaseConnectFailure(refused(5432), 'postgres://u@db.internal/db')).toBe(true);
-    expect(isDatabaseConnectFailure(refused(6379), 'postgres://u@127.0.0.1:40621/db')).toBe(false);
-    expect(isDatabaseConnectFailure(refused(40621), undefined)).toBe(false);
-    expect(isDatabaseConnectFailure(Object.assign(new Error('read ECONNRESET'), { syscall: 'read' }), 'postgres://u@127.0.0.1:40621/db')).toBe(false);
+  it('a socket-level network fault is survived, whatever its port; other errors are not', () => {
+    const fault = (message: string, code: string, syscall: string) => Object.assign(new Error(message), { code, syscall });
+    expect(isNetworkFault(fault('connect ECONNREFUSED 127.0.0.1:40621', 'ECONNREFUSED', 'connect'))).toBe(true);
+    expect(isNetworkFault(fault('read ECONNRESET', 'ECONNRESET', 'read'))).toBe(true);
+    expect(isNetworkFault(fault('write EPIPE', 'EPIPE', 'write'))).toBe(true);
+    expect(isNetworkFault(fault("ENOENT: no such file or directory, open 'x'", 'ENOENT', 'open'))).toBe(false);
+    expect(isNetworkFault(fault('read ECONNRESET', 'ECONNRESET', 'open'))).toBe(false);
+    expect(isNetworkFault(new Error('read ECONNRESET'))).toBe(false);
+    expect(isNetworkFault('ECONNRESET')).toBe(false);
   });
 });

@@ -262,6 +262,40 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     expect(list.apps.map((a: { appName: string }) => a.appName).sort()).toEqual([`race-${kind}`, `race2-${kind}`]);
   });
 
+  it('a retry of a payment that settled while the retry was checking it on chain gets the first answer, not a 402', async () => {
+    // The retry passes step 1 (no payment row yet), then asks the chain; meanwhile the first attempt
+    // claims, works and settles, so the chain sees the nonce used. Seen across nodes (the same payment
+    // sent to two nodes at once); made deterministic here by holding the retry's on-chain check.
+    const payer = await fundedWallet(h, 100_000n);
+    const before = await balances(payer.address);
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const facilitator = h.deps.facilitator;
+    const realVerify = facilitator.verify.bind(facilitator);
+    let firstDone!: () => void;
+    const firstAnswered = new Promise<void>((r) => (firstDone = r));
+    let calls = 0;
+    facilitator.verify = async (p) => {
+      if (++calls === 2) await firstAnswered;
+      return realVerify(p);
+    };
+    try {
+      const send = () => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `late-retry-${kind}`, html: html('late') }, header));
+      const first = send();
+      while (calls < 1) await new Promise((r) => setTimeout(r, 5));
+      const retry = send();
+      const firstRes = await first;
+      firstDone();
+      const retryRes = await retry;
+      expect([firstRes.status, retryRes.status]).toEqual([201, 201]);
+      expect((await retryRes.json()).app.appId).toBe((await firstRes.json()).app.appId);
+      expect(retryRes.headers.get('x-svc-replayed')).toBe('true');
+    } finally {
+      facilitator.verify = realVerify;
+    }
+    const after = await balances(payer.address);
+    expect(after.payer).toBe(before.payer - PRICE);
+  });
+
   it('an Idempotency-Key reused with a different body is a 409 and costs nothing', async () => {
     const payer = await fundedWallet(h, 100_000n);
     const first = await fetch(

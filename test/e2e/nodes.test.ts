@@ -1,0 +1,182 @@
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../service/accounts/accounts.js';
+import { createPersonalKey } from '../../service/accounts/personal-keys.js';
+import { openDb, rowsOf, type Database } from '../../service/db/client.js';
+import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
+import { DEV_RECIPIENT, DEV_SETTLER_KEY } from '../../service/payments/x402-config.js';
+import { SCOPES } from '../../shared/scopes.js';
+import { createEmptyPostgresDatabase } from '../helpers/db.js';
+import { startNode, type ServiceNode } from '../helpers/nodes.js';
+import { startS3Server } from '../helpers/s3rver.js';
+import { html, jsonInit, payV1, signAuthorization, xPaymentHeader } from '../payments/helpers.js';
+import { sql } from 'drizzle-orm';
+
+// Three real service processes on one PostgreSQL database, one S3-compatible store (s3rver) and one
+// chain (a dev chain this test owns; every node settles through it with the same settler key). The
+// main flows run across them. PostgreSQL only: PGlite is one process's own database.
+const PRICE = 7000n;
+const SITE_LIMIT = 4;
+const RATE_LIMIT = 20;
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => {});
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, one bucket, one chain', { timeout: 240_000 }, () => {
+  let nodes: ServiceNode[];
+  let chain: DevChainFacilitator;
+  let direct: Database;
+
+  beforeAll(async () => {
+    const database = await createEmptyPostgresDatabase();
+    cleanups.push(database.drop);
+    const s3 = await startS3Server();
+    cleanups.push(s3.close);
+    chain = new DevChainFacilitator();
+    await chain.start();
+    cleanups.push(() => chain.close());
+    const env = {
+      ...s3.env,
+      SVC_X402_MODE: 'chain',
+      SVC_X402_RPC_URL: chain.rpcUrl,
+      SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
+      SVC_X402_RECIPIENT: DEV_RECIPIENT,
+      SVC_MAX_SITES_PER_ACCOUNT: String(SITE_LIMIT),
+      SVC_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+    };
+    // Started together on the empty database: the migration lock lets one of them migrate.
+    nodes = await Promise.all([0, 1, 2].map(() => startNode(database.url, env)));
+    for (const n of nodes) cleanups.push(n.stop);
+    direct = await openDb({ databaseUrl: database.url, migrate: false });
+    cleanups.push(() => direct.close());
+  });
+
+  async function wallet(atomic = 1_000_000n): Promise<PrivateKeyAccount> {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await chain.mint(account.address, atomic);
+    return account;
+  }
+
+  async function accountKey(): Promise<string> {
+    const account = await createAccount(direct.db, { email: `nodes-${Date.now()}-${Math.random()}@example.com` });
+    return (await createPersonalKey(direct.db, { accountId: account.id, name: 'nodes', scopes: [...SCOPES] })).secret;
+  }
+
+  /** The same path on another node. */
+  const on = (node: ServiceNode, url: string) => `${node.url}${new URL(url).pathname}${new URL(url).search}`;
+
+  async function sitesOfWallet(address: string): Promise<number> {
+    const rows = rowsOf<{ n: string }>(await direct.db.execute(sql`select count(*) as n from sites where owner_wallet = ${address.toLowerCase()}`));
+    return Number(rows[0].n);
+  }
+
+  it('a change made through one node is served by the others at once (LISTEN/NOTIFY, not the 30 s cache TTL)', async () => {
+    const [n1, n2, n3] = nodes;
+    const payer = await wallet();
+    const pay = payV1(payer);
+    const created = await pay(`${n1.url}/api/x402/apps`, jsonInit('POST', { name: `cross-${Date.now()}`, html: html('first') }));
+    expect(created.status).toBe(201);
+    const { app } = await created.json();
+    // Node 2 and node 3 read the site: now it is in their caches (30 s TTL by default).
+    for (const n of [n2, n3]) expect(await (await fetch(on(n, app.pathUrl))).text()).toContain('<h1>first</h1>');
+
+    const updated = await pay(`${n3.url}/api/x402/apps/${app.appId}/files`, jsonInit('POST', { path: 'index.html', content: html('second') }));
+    expect(updated.status).toBe(200);
+    expect(await (await fetch(on(n2, app.pathUrl))).text()).toContain('<h1>second</h1>');
+    expect(await (await fetch(on(n1, app.pathUrl))).text()).toContain('<h1>second</h1>');
+
+    const hidden = await pay(`${n1.url}/api/x402/apps/${app.appId}`, jsonInit('PATCH', { visibility: 'private' }));
+    expect(hidden.status).toBe(200);
+    for (const n of [n2, n3]) expect((await fetch(on(n, app.pathUrl))).status).not.toBe(200);
+  });
+
+  it('the same payment sent to two nodes at once does the work once and charges once', async () => {
+    const [n1, n2] = nodes;
+    const payer = await wallet();
+    const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const body = { name: `twice-${Date.now()}`, html: html('twice') };
+    const answers = await Promise.all([n1, n2, n1, n2].map((n) => fetch(`${n.url}/api/x402/apps`, jsonInit('POST', body, header))));
+    const bodies = await Promise.all(answers.map((r) => r.json()));
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(bodies.map((b) => b.app.appId)).size).toBe(1);
+    expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - PRICE);
+    expect(await chain.balanceOf(DEV_RECIPIENT)).toBe(recipientBefore + PRICE);
+    expect(await sitesOfWallet(payer.address)).toBe(1);
+  });
+
+  it('one Idempotency-Key holds across nodes: a retry with a new payment on another node is answered, not done or charged again', async () => {
+    const [n1, n2, n3] = nodes;
+    const payer = await wallet();
+    const key = `nodes-idem-${Date.now()}`;
+    const body = { name: `idem-${Date.now()}`, html: html('idem') };
+    const send = async (n: ServiceNode) =>
+      fetch(
+        `${n.url}/api/x402/apps`,
+        jsonInit('POST', body, { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': key }),
+      );
+    const first = await send(n1);
+    expect(first.status).toBe(201);
+    const again = await Promise.all([send(n2), send(n3)]);
+    expect(again.map((r) => r.status)).toEqual([201, 201]);
+    const firstApp = (await first.json()).app.appId;
+    for (const r of again) expect((await r.json()).app.appId).toBe(firstApp);
+    expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - PRICE);
+    expect(await sitesOfWallet(payer.address)).toBe(1);
+  });
+
+  it(`${SITE_LIMIT * 3} concurrent publishes split over three nodes for an account limited to ${SITE_LIMIT} sites make ${SITE_LIMIT} sites`, async () => {
+    const key = await accountKey();
+    const auth = { authorization: `Bearer ${key}` };
+    const answers = await Promise.all(
+      [...Array(SITE_LIMIT * 3).keys()].map((i) =>
+        fetch(`${nodes[i % 3].url}/api/v1/sites`, jsonInit('POST', { requestId: `quota-${i}`, html: `<p>${i}</p>` }, auth)),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(SITE_LIMIT);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(SITE_LIMIT * 2);
+    const list = await (await fetch(`${nodes[2].url}/api/v1/sites`, { headers: auth })).json();
+    expect(list.total).toBe(SITE_LIMIT);
+  });
+
+  it(`the per-key rate limit (${RATE_LIMIT} a minute) counts requests on every node together`, async () => {
+    const key = await accountKey();
+    // A fixed one-minute window: start well inside one, so the burst is not split over two.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    const answers = await Promise.all(
+      [...Array(RATE_LIMIT + 10).keys()].map((i) => fetch(`${nodes[i % 3].url}/api/v1/sites`, { headers: { authorization: `Bearer ${key}` } })),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(RATE_LIMIT);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+    const refused = answers.find((r) => r.status === 429)!;
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('a data file uploaded through node 1 converts on node 3 and is queried on node 2', async () => {
+    const [n1, n2, n3] = nodes;
+    const payer = await wallet();
+    const pay = payV1(payer);
+    const created = await pay(`${n1.url}/api/x402/apps`, jsonInit('POST', { name: `data-${Date.now()}`, html: html('data') }));
+    const { app } = await created.json();
+    const csv = 'city,population\nLyon,522000\nNantes,320000\nLille,236000\n';
+    const upload = await pay(
+      `${n1.url}/api/x402/apps/${app.appId}/data-files/upload-url`,
+      jsonInit('POST', { fileName: 'cities.csv', fileSize: Buffer.byteLength(csv) }),
+    );
+    expect(upload.status).toBe(200);
+    const { key, upload: put } = await upload.json();
+    const stored = await fetch(put.url, { method: 'PUT', headers: put.headers, body: csv });
+    expect(stored.status).toBe(200);
+    const converted = await pay(`${n3.url}/api/x402/apps/${app.appId}/data-files/convert`, jsonInit('POST', { key, fileName: 'cities.csv' }));
+    expect(converted.status).toBe(200);
+    const { asset } = await converted.json();
+    expect(asset.recordCount).toBe(3);
+    const query = await fetch(`${on(n2, asset.pathUrl)}?sort=-population&limit=1`);
+    expect(query.status).toBe(200);
+    expect((await query.json()).records).toEqual([expect.objectContaining({ fields: { city: 'Lyon', population: 522000 } })]);
+  });
+});

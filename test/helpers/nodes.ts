@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './ports.js';
+
+/** A real service process (`svc-agent-host serve`) on a loopback port. */
+export interface ServiceNode {
+  url: string;
+  child: ChildProcess;
+  /** Everything the node wrote to stderr so far (its log). */
+  log(): string;
+  /** SIGKILL, and removes its data folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder and port, no MCP endpoint,
+ * no rate limit (unless `env` sets one), and resolves when it has printed its banner.
+ */
+export async function startNode(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceNode> {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
+  const child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      SVC_DATA_DIR: dataDir,
+      PORT: String(port),
+      SVC_BASE_URL: `http://127.0.0.1:${port}`,
+      SVC_MCP_PORT: 'off',
+      SVC_DEV_CHAIN_PORT: '0',
+      SVC_LOG_LEVEL: 'warn',
+      SVC_RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`node did not start:\n${log}`)), 90_000);
+      child.stderr!.on('data', () => {
+        if (log.includes('Next steps')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`node exited (${code}):\n${log}`)));
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url: `http://127.0.0.1:${port}`, child, log: () => log, stop };
+}
