@@ -6,6 +6,7 @@ import { systemClock, type Clock, type Deps } from '../service/deps.js';
 import { createLogger, type Logger } from '../service/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
 import { SiteCache } from '../service/sites/site-cache.js';
+import { createMetrics } from '../service/metrics/metrics.js';
 import { followSiteChanges } from '../service/sites/site-changes.js';
 import type { BlobStore } from '../service/storage/blob-store.js';
 import { LocalBlobStore } from '../service/storage/local-store.js';
@@ -50,6 +51,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
     facilitator: createFacilitator(config, log),
+    metrics: createMetrics(),
   };
   const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log);
   return {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
+import { routePath } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
 import { publicCors } from './http/cors.js';
 import { adminRoutes } from './admin/routes.js';
@@ -22,6 +23,7 @@ import { siteRoutes } from './sites/routes.js';
 import { tableRoutes } from './tables/routes.js';
 import { TABLE_API_CORS, tableApiRoutes } from './tables/table-api.js';
 import { LocalBlobStore } from './storage/local-store.js';
+import { metricsRoutes } from './metrics/routes.js';
 import { localUploadRoutes } from './storage/upload-routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { SERVICE_VERSION } from './version.js';
@@ -60,14 +62,14 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     const started = performance.now();
     await next();
     c.res.headers.set('x-request-id', requestId);
+    const ms = performance.now() - started;
+    // The pattern of the handler that answered (bounded labels); a middleware that answered (sites on
+    // their own host, CORS preflights) or no route at all gives its own pattern, e.g. `*`.
+    const route = routePath(c);
+    deps.metrics.httpRequests.inc({ method: c.req.method, route, status: c.res.status });
+    deps.metrics.httpDuration.observe({ method: c.req.method, route }, ms / 1000);
     // One access line per request at the default level (SVC_LOG_LEVEL=warn turns it off).
-    deps.log.info('request', {
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      requestId,
-    });
+    deps.log.info('request', { method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(ms * 10) / 10, requestId });
   });
 
   // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
@@ -114,6 +116,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   app.route('/', dashboardRoutes(deps));
 
   if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
+  app.route('/', metricsRoutes(deps));
 
   app.get('/', (c) =>
     c.json({

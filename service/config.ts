@@ -33,6 +33,7 @@ const EnvSchema = z.object({
   S3_FORCE_PATH_STYLE: bool,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SVC_TRUST_PROXY: bool,
+  SVC_METRICS_TOKEN: optionalText,
   SVC_SITE_CACHE_TTL_MS: int(30_000),
   SVC_RATE_LIMIT_PER_MINUTE: int(600),
   SVC_MAX_SITES_PER_ACCOUNT: int(100),
@@ -129,6 +130,8 @@ export interface Config {
   s3?: S3Config;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   trustProxy: boolean;
+  /** Bearer token a Prometheus scraper sends to GET /metrics from another host (loopback only without it). */
+  metricsToken?: string;
   siteCacheTtlMs: number;
   /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
   mcpPort: number | null;
@@ -213,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : undefined,
     logLevel: e.SVC_LOG_LEVEL,
     trustProxy: e.SVC_TRUST_PROXY,
+    metricsToken: e.SVC_METRICS_TOKEN,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
     mcpPort: parseMcpPort(e.SVC_MCP_PORT, e.PORT),
     limits: {

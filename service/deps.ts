@@ -3,6 +3,7 @@ import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { BlobStore } from './storage/blob-store.js';
 
 export interface Clock {
@@ -33,4 +34,6 @@ export interface Deps {
   siteCache: SiteCache;
   /** Verifies and settles Agent API payments (SVC_X402_MODE: dev chain, chain RPC, or remote facilitator). */
   facilitator: Facilitator;
+  /** This node's Prometheus counters (GET /metrics). */
+  metrics: Metrics;
 }

@@ -83,6 +83,12 @@ function idempotencyKeyOf(req: AgentCallRequest, p: PaymentAttempt): string | un
   return key;
 }
 
+/** The stored answer of a payment (or Idempotency-Key) already used for this request, marked as a replay. */
+function replayedAnswer(deps: Deps, row: PaymentRow, p: PaymentAttempt): AgentAnswer {
+  deps.metrics.payments.inc({ outcome: 'replayed' });
+  return storedAnswer(row, p, { 'x-svc-replayed': 'true' });
+}
+
 function storedAnswer(row: PaymentRow, p: PaymentAttempt, extra: Record<string, string>): AgentAnswer {
   return {
     status: Number(row.responseStatus ?? 200),
@@ -162,7 +168,7 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
         prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, key.payer, key.nonce, WAIT_FOR_INFLIGHT_MS);
       if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
       if (!done) continue; // the other attempt failed and released the payment: try it ourselves
-      if (done.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
+      if (done.status === 'committed') return replayedAnswer(deps, done, attempt);
       if (done.status === 'failed') {
         // The work is done; this retry pays for it, then gets its answer.
         if (!(await claimUnpaid(deps.db, key, deps.clock.now()))) continue;
@@ -181,7 +187,7 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
           throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
         const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
         if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
-        if (done?.status === 'committed') return storedAnswer(done, attempt, { 'x-svc-replayed': 'true' });
+        if (done?.status === 'committed') return replayedAnswer(deps, done, attempt);
         if (done?.status === 'failed')
           // Done but unpaid: doing it again under a new payment would do it twice.
           throw new AppError(
@@ -203,6 +209,7 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     if (collect) {
       try {
         await verifyOnChain(deps, verified, wallet);
+        deps.metrics.payments.inc({ outcome: 'verified' });
       } catch (err) {
         // A concurrent attempt of this same payment (on this node or another) may have claimed and
         // settled it since step 1: the chain then sees its nonce used. Answer as that attempt's replay.
@@ -309,6 +316,7 @@ export async function settleWorkedCall(
   extraHeaders: Record<string, string>,
 ): Promise<AgentAnswer> {
   const outcome = await settleOnce(deps, key, verified);
+  deps.metrics.payments.inc({ outcome: outcome.settled ? 'settled' : 'settlement_failed' });
   if (outcome.settled) return storedAnswer(outcome.row, attempt, extraHeaders);
   throw new AppError(
     'payment_settlement_failed',

@@ -52,7 +52,10 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
         const answer: AgentAnswer = action.identity ? await runIdentityAction(deps, req) : await runFreeAction(deps, req);
         return c.json(answer.body, answer.status as 200, answer.headers);
       } catch (e) {
-        if (e instanceof PaymentRequiredError) return paymentRequiredResponse(deps.config, { action, resource }, e.reason, e.message);
+        if (e instanceof PaymentRequiredError) {
+          deps.metrics.payments.inc({ outcome: e.reason === 'payment_required' ? 'required' : 'refused' });
+          return paymentRequiredResponse(deps.config, { action, resource }, e.reason, e.message);
+        }
         return respondWithError(c, e, deps.log);
       }
     });

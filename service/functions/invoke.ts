@@ -184,10 +184,13 @@ export async function invokeFunction(deps: Deps, principal: Principal, slug: str
     );
   } catch (e) {
     if (e instanceof SandboxBusyError) {
+      deps.metrics.functionInvocations.inc({ outcome: 'busy' });
       throw new AppError('service_unavailable', 'too many function invocations are waiting; retry shortly', undefined, { 'Retry-After': '1' });
     }
     throw e;
   }
+  deps.metrics.functionInvocations.inc({ outcome: outcome.ok ? 'ok' : outcome.reason });
+  if (!outcome.ok && outcome.stopped) deps.metrics.sandboxKills.inc({ reason: outcome.reason });
   if (!outcome.ok) {
     throw new AppError('function_failed', `function ${fn.slug} failed (${outcome.reason}): ${outcome.message}`, {
       reason: outcome.reason,

@@ -161,13 +161,14 @@ export class SandboxPool implements SandboxRunner {
       cpuMs: wallMs,
       wallMs,
       hostCalls: 0,
+      stopped: true,
     });
     this.retire(slot);
   }
 
   private replace(slot: Slot, reason: 'sandbox_error', message: string): void {
     const job = slot.job;
-    if (job) this.finish(slot, job, { ok: false, reason, message, cpuMs: 0, wallMs: Date.now() - job.queuedAt, hostCalls: 0 });
+    if (job) this.finish(slot, job, { ok: false, reason, message, cpuMs: 0, wallMs: Date.now() - job.queuedAt, hostCalls: 0, stopped: true });
     this.retire(slot);
   }
 

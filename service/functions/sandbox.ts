@@ -68,7 +68,10 @@ export interface SandboxStats {
   hostCalls: number;
 }
 
-export type SandboxOutcome = ({ ok: true; value: SandboxValue } & SandboxStats) | ({ ok: false; reason: SandboxFailure; message: string } & SandboxStats);
+export type SandboxOutcome =
+  | ({ ok: true; value: SandboxValue } & SandboxStats)
+  // `stopped`: the sandbox was stopped from outside (the pool's watchdog, or its worker failed).
+  | ({ ok: false; reason: SandboxFailure; message: string; stopped?: true } & SandboxStats);
 
 let modulePromise: Promise<QuickJSWASMModule> | null = null;
 let moduleLoads = 0;

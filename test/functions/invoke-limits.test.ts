@@ -102,6 +102,10 @@ describe.each(dbKinds())('Function invoke: credentials, rate limit and quota (%s
     expect(order.slice(0, 2).sort()).toEqual(['healthz 200', 'invoke 200 still serving']);
     expect(order[2]).toBe('runaway');
     expect(out.error.details.reason).toBe('timeout');
+    // GET /metrics counts both outcomes (the counter of this node, read directly).
+    const counted = (outcome: string) => h.deps.metrics.functionInvocations.get().then((m) => m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0);
+    expect(await counted('timeout')).toBeGreaterThanOrEqual(1);
+    expect(await counted('ok')).toBeGreaterThanOrEqual(1);
   });
 
   it('rate-limits invokes per key (429 + Retry-After), then counts against the monthly quota', async () => {

@@ -40,9 +40,10 @@ export async function startHarness(
   const database = await openTestDatabase(kind);
   // Bind first so the base URL (used in presigned URLs and site links) is the real address.
   let server!: ServerType;
-  let handler: (req: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  // The Node bindings (incoming socket) are passed on, as the real server does: client addresses work.
+  let handler: (req: Request, env: unknown) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   await new Promise<void>((resolve) => {
-    server = serve({ fetch: (req) => handler(req), port: 0, hostname: '127.0.0.1' }, () => resolve());
+    server = serve({ fetch: (req, env) => handler(req, env), port: 0, hostname: '127.0.0.1' }, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -60,7 +61,7 @@ export async function startHarness(
   const runtime = await createRuntime(config, { database, clock: options.clock });
   const app = buildApp(runtime.deps, { adminToken: options.adminToken });
   await options.mount?.(app, runtime.deps);
-  handler = app.fetch;
+  handler = (req, env) => app.fetch(req, env as never);
 
   const harness: Harness = {
     deps: runtime.deps,

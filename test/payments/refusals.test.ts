@@ -294,6 +294,9 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     }
     const after = await balances(payer.address);
     expect(after.payer).toBe(before.payer - PRICE);
+    const counted = (outcome: string) => h.deps.metrics.payments.get().then((m) => m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0);
+    expect(await counted('replayed')).toBeGreaterThanOrEqual(1);
+    expect(await counted('settled')).toBeGreaterThanOrEqual(1);
   });
 
   it('an Idempotency-Key reused with a different body is a 409 and costs nothing', async () => {
