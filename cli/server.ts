@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { outliveClientKeepAlive } from '../shared/http-server.js';
+import { drainable, outliveClientKeepAlive } from '../shared/http-server.js';
 import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js';
 import { buildApp } from '../service/app.js';
 import type { Config } from '../service/config.js';
 import type { AppEnv } from '../service/http/env.js';
+import { startHousekeeping } from '../service/housekeeping/housekeeping.js';
 import { startPayments } from '../service/payments/startup.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -17,6 +18,10 @@ export interface RunningService {
   url: string;
   /** One line on how Agent API payments settle (or why they cannot). */
   payments: string;
+  /**
+   * Stops: /readyz answers 503 at once, no new connection is accepted, requests in flight (and the
+   * settlements they run) finish within the configured shutdown timeout, then everything closes.
+   */
   stop(): Promise<void>;
 }
 
@@ -34,32 +39,35 @@ export interface StartServiceOptions {
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const runtime = options.runtime ?? (await createRuntime(config));
   const { line: payments, stop: stopPayments } = await startPayments(runtime.deps);
+  const housekeeping = startHousekeeping(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');
-  const app = buildApp(runtime.deps, { adminToken });
+  let stopping = false;
+  const app = buildApp(runtime.deps, { adminToken, isStopping: () => stopping });
   await options.mount?.(app, runtime);
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
   outliveClientKeepAlive(server);
+  const requests = drainable(server);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (options.writeAdminFile !== false) writeAdminFile(config.dataDir, { url, token: adminToken, pid: process.pid });
-  let stopped = false;
   return {
     runtime,
     server,
     url,
     payments,
     async stop() {
-      if (stopped) return;
-      stopped = true;
-      stopPayments();
+      if (stopping) return;
+      stopping = true;
       if (options.writeAdminFile !== false) removeAdminFile(config.dataDir, adminToken);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
+      const inFlight = requests.inFlight();
+      if (inFlight) runtime.deps.log.info('stopping: letting the requests in flight finish', { inFlight, timeoutMs: config.shutdownTimeoutMs });
+      const cut = await requests.drain(config.shutdownTimeoutMs);
+      if (cut) runtime.deps.log.warn('stopping: requests still running at the shutdown timeout were cut off', { cut });
+      stopPayments();
+      housekeeping.stop();
       await runtime.close();
     },
   };

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { routePath } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
@@ -14,6 +13,7 @@ import { AppError } from './http/app-error.js';
 import { requireJsonBody } from './http/json-body.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
+import { healthRoutes } from './http/health.js';
 import { createApiRouter } from './http/openapi.js';
 import { datasetRoutes } from './datasets/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -32,21 +32,8 @@ import { agentHandlers } from './agent-handlers.js';
 export interface BuildAppOptions {
   /** Token of the loopback admin endpoint used by the CLI; no admin endpoint when omitted. */
   adminToken?: string;
-}
-
-/** Whether `select 1` comes back within 2 s. */
-async function databaseAnswers(deps: Deps): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), 2000);
-  });
-  try {
-    return await Promise.race([deps.db.execute(sql`select 1`).then(() => true), timeout]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+  /** True once the process is stopping (SIGTERM): /readyz answers 503 so load balancers move on. */
+  isStopping?: () => boolean;
 }
 
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -129,12 +116,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
       dashboard: `${deps.config.baseUrl}/dashboard`,
     }),
   );
-  // Liveness: the process answers. Readiness: it can reach its database (load balancers route on this).
-  app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', async (c) => {
-    const database = await databaseAnswers(deps);
-    return c.json({ ok: database, database: database ? 'up' : 'down' }, database ? 200 : 503, database ? {} : { 'retry-after': '5' });
-  });
+  app.route('/', healthRoutes(deps, options.isStopping ?? (() => false)));
 
   app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => respondWithError(c, err, deps.log));

@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SVC_TRUST_PROXY: bool,
   SVC_METRICS_TOKEN: optionalText,
+  SVC_SHUTDOWN_TIMEOUT_SECONDS: int(25),
   SVC_SITE_CACHE_TTL_MS: int(30_000),
   SVC_RATE_LIMIT_PER_MINUTE: int(600),
   SVC_MAX_SITES_PER_ACCOUNT: int(100),
@@ -132,6 +133,8 @@ export interface Config {
   trustProxy: boolean;
   /** Bearer token a Prometheus scraper sends to GET /metrics from another host (loopback only without it). */
   metricsToken?: string;
+  /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
+  shutdownTimeoutMs: number;
   siteCacheTtlMs: number;
   /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
   mcpPort: number | null;
@@ -217,6 +220,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.SVC_LOG_LEVEL,
     trustProxy: e.SVC_TRUST_PROXY,
     metricsToken: e.SVC_METRICS_TOKEN,
+    shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
     mcpPort: parseMcpPort(e.SVC_MCP_PORT, e.PORT),
     limits: {

@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   service_unavailable: 503,
   /** A Table API query ran past the statement timeout. */
   query_timeout: 503,
+  /** The blob store is full (disk or volume quota): nothing of the request was kept. */
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 
 /**
  * An idle kept-alive connection must be closed by the client (or the load balancer in front), not
@@ -11,4 +11,47 @@ export function outliveClientKeepAlive(server: unknown): void {
   node.keepAliveTimeout = 65_000;
   // Whole header sections still have to arrive within 66 s (Node's default is 60 s).
   node.headersTimeout = 66_000;
+}
+
+export interface Drainable {
+  /** Requests received whose response has not finished. */
+  inFlight(): number;
+  /**
+   * Stops accepting connections, lets the requests in flight finish (answers sent from now on close
+   * their connection, idle kept-alive connections are closed), and after `timeoutMs` closes what is
+   * left. Resolves with the number of requests that were cut off.
+   */
+  drain(timeoutMs: number): Promise<number>;
+}
+
+/** Counts a server's requests in flight so a stop can drain them instead of cutting them off. */
+export function drainable(server: unknown): Drainable {
+  const node = server as Server;
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  const closeAfterAnswer = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('connection', 'close');
+  };
+  node.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    if (draining) closeAfterAnswer(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+  return {
+    inFlight: () => inFlight.size,
+    async drain(timeoutMs) {
+      draining = true;
+      for (const res of inFlight) closeAfterAnswer(res);
+      const closed = new Promise<void>((resolve) => node.close(() => resolve()));
+      const deadline = Date.now() + timeoutMs;
+      while (inFlight.size > 0 && Date.now() < deadline) {
+        node.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const cut = inFlight.size;
+      node.closeAllConnections();
+      await closed;
+      return cut;
+    },
+  };
 }

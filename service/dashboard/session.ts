@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, getSignedCookie, setCookie, setSignedCookie } from 'hono/cookie';
 import { hashCredential } from '../accounts/personal-keys.js';
 import { accounts, dashboardSessions } from '../db/schema/index.js';
+import type { DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -45,8 +46,11 @@ export async function startSession(deps: Deps, c: Context, accountId: string): P
   await deps.db.insert(dashboardSessions).values({ hash: hashCredential(token), accountId, createdAt: now, expiresAt: new Date(now.getTime() + ttl * 1000) });
   await setSignedCookie(c, SESSION_COOKIE, token, deps.secret, cookieOptions(deps, ttl));
   deleteCookie(c, PRE_SESSION_COOKIE, { path: '/' });
-  // Expired sessions are dead weight: trim them now and then.
-  if (Math.random() < 0.05) await deps.db.delete(dashboardSessions).where(lt(dashboardSessions.expiresAt, now));
+}
+
+/** Housekeeping: forgets sessions that expired. */
+export async function pruneExpiredSessions(db: DbOrTx, now: Date): Promise<number> {
+  return (await db.delete(dashboardSessions).where(lt(dashboardSessions.expiresAt, now)).returning({ hash: dashboardSessions.hash })).length;
 }
 
 /** The signed-in account, from the signed session cookie and its live row; never from a Bearer header. */

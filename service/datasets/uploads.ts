@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, lt, notExists, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
 import { newId } from '../db/ids.js';
-import { datasetUploads } from '../db/schema/index.js';
+import { datasets, datasetUploads } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { CompletedPart } from '../storage/blob-store.js';
@@ -251,4 +251,31 @@ export async function completeUpload(deps: Deps, row: UploadRow, parts: Complete
   }
   await db.update(datasetUploads).set({ completedAt: deps.clock.now() }).where(eq(datasetUploads.id, row.id));
   return { size };
+}
+
+/** An upload slot is kept this long past its expiry (a convert that started in time can finish). */
+export const ABANDONED_UPLOAD_GRACE_MS = 3_600_000;
+
+/**
+ * Housekeeping: forgets upload slots that expired ABANDONED_UPLOAD_GRACE_MS ago and were never
+ * converted into a dataset (a dataset keeps its source file), with their files and unfinished
+ * multipart uploads. The rows go first, so no convert can find a slot whose file is being deleted.
+ */
+export async function pruneAbandonedUploads(deps: Deps, now: Date): Promise<number> {
+  const rows = await deps.db
+    .delete(datasetUploads)
+    .where(
+      and(
+        lt(datasetUploads.expiresAt, new Date(now.getTime() - ABANDONED_UPLOAD_GRACE_MS)),
+        notExists(deps.db.select({ one: sql`1` }).from(datasets).where(eq(datasets.sourceKey, datasetUploads.key))),
+      ),
+    )
+    .returning();
+  for (const row of rows) {
+    if (row.strategy === 'multipart' && !row.completedAt && row.multipartUploadId) {
+      await deps.blobs.abortMultipart({ uploadId: row.multipartUploadId, key: row.key }).catch(() => {});
+    }
+    await deps.blobs.delete(row.key).catch(() => {});
+  }
+  return rows.length;
 }

@@ -36,8 +36,20 @@ export function toAppError(err: unknown, log?: Logger): AppError {
     log?.warn('database unavailable', { error: err instanceof Error ? err.message : String(err) });
     return new AppError('service_unavailable', 'the database is not answering; retry in a few seconds', undefined, { 'retry-after': '5' });
   }
+  if (isStorageFull(err)) {
+    log?.error('storage full: a write was refused', { error: (err as Error).message });
+    return new AppError('insufficient_storage', 'the service is out of storage space; nothing of this request was kept. Retry later.', undefined, {
+      'retry-after': '60',
+    });
+  }
   log?.error('unhandled error', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   return new AppError('internal', 'internal error; it was logged. Retry later, or report the X-Request-Id.');
+}
+
+/** A write refused by a full disk or an exhausted volume quota. */
+export function isStorageFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 export function errorBody(err: AppError, requestId?: string): ErrorBody {

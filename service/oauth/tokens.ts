@@ -99,10 +99,23 @@ async function issueTokenPair(deps: Deps, db: DbOrTx, grantId: string, scopes: S
   return { access_token: access, token_type: 'Bearer', expires_in: accessTokenTtlSeconds, refresh_token: refresh, scope: scopes.join(' ') };
 }
 
-/** Expired rows are dead weight; spent refresh tokens stay until they expire so reuse is still detected. */
-async function trimExpired(deps: Deps, now: Date): Promise<void> {
-  if (Math.random() >= 0.02) return;
-  await deps.db.delete(oauthTokens).where(lt(oauthTokens.expiresAt, new Date(now.getTime() - 24 * 3600 * 1000)));
+/** Days a revoked grant (a connected app the user or a reuse killed) is kept before it is forgotten. */
+export const REVOKED_GRANT_DAYS = 30;
+
+/**
+ * Housekeeping: forgets codes and tokens a day after they expired (spent refresh tokens stay until
+ * they expire, so reuse is still detected), and grants revoked REVOKED_GRANT_DAYS ago with their family.
+ */
+export async function pruneOAuthRecords(db: DbOrTx, now: Date): Promise<{ oauthTokens: number; oauthGrants: number }> {
+  const tokens = await db
+    .delete(oauthTokens)
+    .where(lt(oauthTokens.expiresAt, new Date(now.getTime() - 86_400_000)))
+    .returning({ hash: oauthTokens.hash });
+  const grants = await db
+    .delete(oauthGrants)
+    .where(lt(oauthGrants.revokedAt, new Date(now.getTime() - REVOKED_GRANT_DAYS * 86_400_000)))
+    .returning({ id: oauthGrants.id });
+  return { oauthTokens: tokens.length, oauthGrants: grants.length };
 }
 
 async function loadToken(db: DbOrTx, kind: 'code' | 'refresh', token: string) {
@@ -159,7 +172,6 @@ export async function exchangeAuthorizationCode(
     await revokeGrant(deps.db, grant.id, now, 'code_reuse');
     throw new OAuthError('invalid_grant', 'the authorization code was already used; the tokens issued from it are revoked');
   }
-  await trimExpired(deps, now);
   return issued;
 }
 
@@ -201,7 +213,6 @@ export async function refreshAccessToken(
     return issueTokenPair(deps, tx, grant.id, scopes, allowed, now);
   });
   if (!issued) throw await reuse();
-  await trimExpired(deps, now);
   return issued;
 }
 

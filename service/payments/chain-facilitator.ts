@@ -113,6 +113,10 @@ export class ChainFacilitator implements Facilitator {
     return { success: true, transaction: hash };
   }
 
+  async ping(): Promise<void> {
+    await this.publicClient.getBlockNumber({ cacheTime: 0 });
+  }
+
   async supported() {
     return {
       kinds: [

@@ -44,6 +44,8 @@ export interface Facilitator {
   /** `onSubmitted` is called with the hash as soon as the transaction is sent (before it is mined). */
   settle(payment: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult>;
   supported(): Promise<{ kinds: SupportedKind[] }>;
+  /** Throws when the chain (or the remote facilitator) does not answer (readiness). */
+  ping(): Promise<void>;
   /** Whether `(from, nonce)` was already used on chain; undefined when this facilitator cannot tell. */
   authorizationUsed(from: string, nonce: string): Promise<boolean | undefined>;
   close(): Promise<void>;

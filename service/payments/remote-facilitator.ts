@@ -74,6 +74,10 @@ export class RemoteFacilitator implements Facilitator {
     return { success: r.success === true && Boolean(r.transaction), transaction: r.transaction ?? '', errorReason: r.errorReason };
   }
 
+  async ping(): Promise<void> {
+    await this.supported();
+  }
+
   async supported(): Promise<{ kinds: SupportedKind[] }> {
     return this.call<{ kinds: SupportedKind[] }>('GET', '/supported');
   }

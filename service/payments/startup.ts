@@ -1,18 +1,15 @@
 import type { Deps } from '../deps.js';
 import { DevChainFacilitator } from './dev-chain/dev-facilitator.js';
-import { pruneAnsweredPayments } from './payment-store.js';
 import { reconcileOrphanedPayments } from './reconcile.js';
 
 /** How often a node looks for payments to collect or release (unpaid calls, claims a crash left). */
 const RECONCILE_EVERY_MS = 60_000;
-/** Answered payments (expired past this) and Idempotency-Keys are kept this long for replays. */
-export const PAYMENT_RECORD_DAYS = 30;
 
 /**
  * Called when the service starts listening: starts the dev chain eagerly (so `npm start` says at once
  * whether payments work), reconciles payments a crash or a refused settlement left behind, and keeps
- * doing so every minute (an unpaid call's authorization can be collected only while it is valid),
- * forgetting answered payments and Idempotency-Keys after PAYMENT_RECORD_DAYS.
+ * doing so every minute (an unpaid call's authorization can be collected only while it is valid).
+ * Old payment records are forgotten by the housekeeping (housekeeping/housekeeping.ts).
  * Never fails the start: without a chain, paid calls answer 503 and nothing is charged.
  */
 export async function startPayments(deps: Deps): Promise<{ line: string; stop(): void }> {
@@ -38,11 +35,6 @@ export async function startPayments(deps: Deps): Promise<{ line: string; stop():
     if (running) return;
     running = true;
     void reconcileOrphanedPayments(deps)
-      .then(async (r) => {
-        const pruned = await pruneAnsweredPayments(deps.db, new Date(deps.clock.now().getTime() - PAYMENT_RECORD_DAYS * 86_400_000));
-        if (pruned.payments || pruned.idempotencyKeys) deps.log.info('x402 old payment records pruned', pruned);
-        return r;
-      })
       .then(
         (r) => r.checked && deps.log.info(`x402 reconcile ${when}`, { ...r }),
         (e: Error) => deps.log.warn(`x402 reconcile ${when} failed`, { error: e.message }),

@@ -1,4 +1,5 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, lt } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { publishRequests, sites } from '../db/schema/index.js';
@@ -62,4 +63,12 @@ async function findReplay(deps: Deps, accountId: string, requestId: string): Pro
     throw new AppError('conflict', `requestId "${requestId}" was already used for site ${req.siteId}, which has since been deleted; use a new requestId`);
   }
   return viewSite(deps, site);
+}
+
+/** Housekeeping: a requestId is answered again for this long; after, the same id publishes anew. */
+export const PUBLISH_REQUEST_DAYS = 30;
+
+export async function prunePublishRequests(db: DbOrTx, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - PUBLISH_REQUEST_DAYS * 86_400_000);
+  return (await db.delete(publishRequests).where(lt(publishRequests.createdAt, before)).returning({ id: publishRequests.requestId })).length;
 }

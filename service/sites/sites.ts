@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
-import { isUniqueViolation } from '../db/client.js';
+import { isDatabaseUnavailable, isUniqueViolation } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
@@ -47,9 +47,13 @@ export function blobPrefixOfSite(siteId: string): string {
   return `sites/${siteId}/`;
 }
 
-/** File bytes are stored by content hash, so a replaced file never shows half old, half new. */
-function fileBlobKey(siteId: string, sha256: string): string {
-  return `${blobPrefixOfSite(siteId)}files/${sha256}`;
+/**
+ * Every write stores its bytes under a key of its own (content hash and a random suffix): a replaced
+ * file never shows half old, half new, and a key that housekeeping finds unreferenced can never be
+ * referenced again, so deleting it cannot race a writer (housekeeping/orphan-blobs.ts).
+ */
+function newFileBlobKey(siteId: string, sha256: string): string {
+  return `${blobPrefixOfSite(siteId)}files/${sha256}.${randomBytes(6).toString('hex')}`;
 }
 
 async function siteStats(db: DbOrTx, siteIds: string[]): Promise<Map<string, { fileCount: number; bytes: number }>> {
@@ -187,6 +191,7 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
   const files = newSiteFiles(deps, input);
   const slug = input.slug !== undefined ? SlugSchema.parse(input.slug) : await suggestAvailableSlug(db);
   const id = input.id ?? newId('site');
+  const written: string[] = [];
   try {
     return await db.transaction(async (tx) => {
       await lockOwnerQuota(tx, owner);
@@ -213,16 +218,28 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
         .returning();
       for (const f of files) {
         const sha256 = createHash('sha256').update(f.bytes).digest('hex');
-        const blobKey = fileBlobKey(id, sha256);
+        const blobKey = newFileBlobKey(id, sha256);
+        written.push(blobKey);
         await deps.blobs.put(blobKey, f.bytes, f.contentType);
         await tx.insert(siteFiles).values({ siteId: id, path: f.path, blobKey, size: f.bytes.length, contentType: f.contentType, sha256 });
       }
       return row;
     });
   } catch (e) {
+    await forgetBlobs(deps, written, e);
     if (isUniqueViolation(e)) throw slugTaken(slug, await suggestAvailableSlug(db, slug));
     throw e;
   }
+}
+
+/**
+ * Deletes the blobs a failed write stored before its transaction rolled back (blobs are not
+ * transactional). Not when the database connection failed: the commit may have happened. Best
+ * effort: what this leaves (and what a crash leaves), housekeeping collects.
+ */
+async function forgetBlobs(deps: Deps, keys: string[], cause: unknown): Promise<void> {
+  if (isDatabaseUnavailable(cause)) return;
+  await Promise.all(keys.map((k) => deps.blobs.delete(k).catch(() => {})));
 }
 
 function slugTaken(slug: string, suggestion: string): AppError {
@@ -318,15 +335,34 @@ export async function writeSiteFile(
   db: DbOrTx = deps.db,
 ): Promise<void> {
   const path = normaliseSitePath(file.path);
-  await db.transaction(async (tx) => {
-    await lockSiteOwner(tx, site);
-    await assertCanWriteFile(deps, site, path, file.bytes.length, tx);
-    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
-    const blobKey = fileBlobKey(site.id, sha256);
-    const contentType = file.contentType ?? contentTypeForPath(path);
-    await deps.blobs.put(blobKey, file.bytes, contentType);
-    await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
-  });
+  const written: string[] = [];
+  try {
+    await db.transaction(async (tx) => {
+      await lockSiteOwner(tx, site);
+      await assertCanWriteFile(deps, site, path, file.bytes.length, tx);
+      const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+      const contentType = file.contentType ?? contentTypeForPath(path);
+      // The same bytes at the same path (a redeploy) keep their blob: nothing to store or to orphan.
+      let blobKey = await sameFileBlob(tx, site.id, path, sha256);
+      if (!blobKey) {
+        blobKey = newFileBlobKey(site.id, sha256);
+        written.push(blobKey);
+        await deps.blobs.put(blobKey, file.bytes, contentType);
+      }
+      await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
+    });
+  } catch (e) {
+    await forgetBlobs(deps, written, e);
+    throw e;
+  }
+}
+
+async function sameFileBlob(db: DbOrTx, siteId: string, path: string, sha256: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ blobKey: siteFiles.blobKey })
+    .from(siteFiles)
+    .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, path), eq(siteFiles.sha256, sha256)));
+  return row?.blobKey;
 }
 
 export interface SiteFileRecord {

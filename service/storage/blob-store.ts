@@ -3,6 +3,8 @@ import type { Readable } from 'node:stream';
 export interface BlobInfo {
   key: string;
   size: number;
+  /** When the bytes were last written (listings only; housekeeping keeps young unreferenced blobs). */
+  modifiedAt?: Date;
 }
 
 export interface PresignedPut {
@@ -37,6 +39,8 @@ export interface BlobStore {
   /** Deletes every key under the prefix (e.g. all files of a deleted site). */
   deletePrefix(prefix: string): Promise<number>;
   list(prefix: string): Promise<BlobInfo[]>;
+  /** Throws when the store cannot be reached (readiness): the folder is not writable, the bucket does not answer. */
+  ping(): Promise<void>;
   presignPut(key: string, options: { contentType?: string; contentLength?: number; expiresInSeconds: number }): Promise<PresignedPut>;
   createMultipart(key: string, contentType?: string): Promise<MultipartUpload>;
   presignPart(upload: MultipartUpload, partNumber: number, expiresInSeconds: number): Promise<string>;

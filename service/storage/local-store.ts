@@ -109,13 +109,20 @@ export class LocalBlobStore implements BlobStore {
         if (ent.name === '.multipart' || ent.name.endsWith('.tmp')) continue;
         const relKey = rel ? `${rel}/${ent.name}` : ent.name;
         if (ent.isDirectory()) await walk(path.join(dir, ent.name), relKey);
-        else if (relKey.startsWith(prefix)) out.push({ key: relKey, size: (await fsp.stat(path.join(dir, ent.name))).size });
+        else if (relKey.startsWith(prefix)) {
+          const st = await fsp.stat(path.join(dir, ent.name)).catch(() => null); // deleted meanwhile
+          if (st) out.push({ key: relKey, size: st.size, modifiedAt: st.mtime });
+        }
       }
     };
     // Walk only the deepest folder the prefix names, not the whole store.
     const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
     await walk(folder ? this.file(folder) : this.root, folder);
     return out.sort((a, b) => a.key.localeCompare(b.key));
+  }
+
+  async ping(): Promise<void> {
+    await fsp.access(this.root, fs.constants.W_OK);
   }
 
   sign(claims: LocalUploadClaims): string {

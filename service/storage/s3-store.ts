@@ -6,6 +6,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -86,12 +87,16 @@ export class S3BlobStore implements BlobStore {
     return items.length;
   }
 
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+
   async list(prefix: string): Promise<BlobInfo[]> {
     const out: BlobInfo[] = [];
     let token: string | undefined;
     do {
       const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
-      for (const o of r.Contents ?? []) if (o.Key) out.push({ key: o.Key, size: Number(o.Size ?? 0) });
+      for (const o of r.Contents ?? []) if (o.Key) out.push({ key: o.Key, size: Number(o.Size ?? 0), modifiedAt: o.LastModified });
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
     return out;

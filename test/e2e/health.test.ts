@@ -13,11 +13,27 @@ describe('health, readiness and the access log', () => {
   });
   afterAll(async () => h?.close());
 
-  it('/healthz and /readyz answer 200 while the database answers', async () => {
+  it('/healthz and /readyz answer 200 while the database and the blob store answer; the chain is reported', async () => {
     expect(await (await h.fetch('/healthz')).json()).toEqual({ ok: true });
     const ready = await h.fetch('/readyz');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, database: 'up' });
+    // The harness never starts its dev chain: reported down, and the node is still ready.
+    expect(await ready.json()).toEqual({ ok: true, database: 'up', blobs: 'up', chain: 'down' });
+  });
+
+  it('/readyz answers 503 with Retry-After while the node is stopping, and when the blob store is gone', async () => {
+    let stopping = false;
+    const app = buildApp(h.deps, { isStopping: () => stopping });
+    expect((await app.request('/readyz')).status).toBe(200);
+    stopping = true;
+    const res = await app.request('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await res.json()).toMatchObject({ ok: false, database: 'up', stopping: true });
+    const brokenBlobs: typeof h.deps.blobs = Object.assign(Object.create(h.deps.blobs), { ping: () => Promise.reject(new Error('EACCES')) });
+    const res2 = await buildApp({ ...h.deps, blobs: brokenBlobs }).request('/readyz');
+    expect(res2.status).toBe(503);
+    expect(await res2.json()).toMatchObject({ ok: false, database: 'up', blobs: 'down' });
   });
 
   it('every request writes one request line at info level with its status and id', async () => {

@@ -65,4 +65,29 @@ describe.each(dbKinds())('hostile input (%s)', (kind) => {
     }
     expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(1);
   });
+
+  it('a full disk is a 507 with Retry-After, and the files written before it are removed: no site, no orphan blob', async () => {
+    const blobs = h.deps.blobs;
+    const before = (await blobs.list('sites/')).length;
+    const realPut = blobs.put.bind(blobs);
+    let puts = 0;
+    blobs.put = async (k, body, type) => {
+      if (++puts === 3) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+      return realPut(k, body, type);
+    };
+    try {
+      const files = ['a.css', 'b.js', 'c.txt'].map((path) => ({ path, content: `/* ${path} */` }));
+      const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'full-disk', html: '<p>big</p>', files } });
+      expect(await expectError(res, 507, 'insufficient_storage')).toMatch(/out of storage space; nothing of this request was kept/);
+      expect(res.headers.get('retry-after')).toBe('60');
+    } finally {
+      delete (blobs as { put?: unknown }).put; // the prototype's put again
+    }
+    expect(puts).toBe(3);
+    expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(1);
+    expect((await blobs.list('sites/')).length).toBe(before);
+    // The same request once there is space: published.
+    const again = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'full-disk', html: '<p>big</p>' } });
+    expect(again.status).toBe(201);
+  });
 });

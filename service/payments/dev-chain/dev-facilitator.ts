@@ -95,6 +95,11 @@ export class DevChainFacilitator implements DevFacilitator {
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
     return (await this.chain()).settle(p, onSubmitted);
   }
+  /** Asks the running chain; never starts it (the service starts it with the payments). */
+  async ping(): Promise<void> {
+    if (!this.current) throw new Error(this.startError?.message ?? 'the dev chain is not started');
+    await this.current.chain.ping();
+  }
   async supported(): Promise<{ kinds: SupportedKind[] }> {
     return (await this.chain()).supported();
   }
