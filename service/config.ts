@@ -73,6 +73,7 @@ const EnvSchema = z.object({
   SVC_X402_PRICES_UPDATED_AT: optionalText,
   SVC_X402_MAX_TIMEOUT_SECONDS: optionalText,
   SVC_X402_ANVIL_PATH: optionalText,
+  SVC_X402_ERC6492_FACTORIES: optionalText,
   SVC_DEV_CHAIN_PORT: optionalText,
   SVC_MCP_PORT: optionalText,
 });

@@ -24,7 +24,7 @@ import {
 } from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
 import { buildReceipt, storeReceipt } from '../payments/receipts.js';
-import { assertPaymentWindow, verifyPaymentOffline } from '../payments/verify-payment.js';
+import { assertPaymentWindow, invalidSignature, verifyPaymentOffline } from '../payments/verify-payment.js';
 
 export interface AgentCallRequest {
   action: AgentAction;
@@ -141,7 +141,8 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
   const expectation = { amount, recipient: config.x402.recipient, nowSeconds, maxTimeoutSeconds: config.x402.maxTimeoutSeconds };
   // Signature and terms now; the validity window only for payments not seen before, so a replay of an
   // accepted payment still gets its first answer after the authorization expired.
-  const wallet = await verifyPaymentOffline(attempt, { ...expectation, checkWindow: false });
+  const offline = await verifyPaymentOffline(attempt, { ...expectation, checkWindow: false });
+  const wallet = offline.payer;
   const key = { payer: wallet, nonce: attempt.authorization.nonce.toLowerCase() };
   const requestHash = requestHashOf(req.action.name, req.params, req.input);
   const idemKey = idempotencyKeyOf(req, attempt);
@@ -155,6 +156,11 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     resource: req.resource,
     description: paymentDescription(config, req.action),
   };
+  // A smart account's signature (ERC-1271/6492) is checked on chain before anything is looked up or done.
+  if (offline.signedBy === 'contract') {
+    const checked = await deps.facilitator.verifySignature(verified);
+    if (!checked.isValid) throw invalidSignature(checked.invalidReason);
+  }
 
   for (let round = 0; round < 3; round++) {
     // 1. The same payment again: the first answer for the same request; refused for another.

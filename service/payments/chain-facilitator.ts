@@ -2,8 +2,12 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  hashTypedData,
   http,
+  isAddressEqual,
+  parseErc6492Signature,
   parseSignature,
+  zeroAddress,
   type Address,
   type Hex,
   type PublicClient,
@@ -15,6 +19,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
 import { USDC_ABI } from './usdc-abi.js';
+import { transferAuthorizationTypedData } from './verify-payment.js';
 import type { Logger } from '../logger.js';
 
 export interface ChainFacilitatorOptions {
@@ -24,6 +29,34 @@ export interface ChainFacilitatorOptions {
   receiptTimeoutMs?: number;
   /** Told when a send lost the race for the settler's nonce and is sent again. */
   log?: Logger;
+  /** Lower-case factory addresses an ERC-6492 signature may deploy a smart account through (x402-config.ts). */
+  erc6492Factories?: string[];
+}
+
+const ERC1271_MAGIC = '0x1626ba7e';
+const ERC1271_ABI = [
+  {
+    name: 'isValidSignature',
+    type: 'function',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'hash', type: 'bytes32' },
+      { name: 'signature', type: 'bytes' },
+    ],
+    outputs: [{ name: '', type: 'bytes4' }],
+  },
+] as const;
+
+/** A signature as sent (maybe ERC-6492-wrapped): the factory call that deploys the account, and the inner signature. */
+interface SmartSignature {
+  deployment?: { factory: Address; data: Hex };
+  signature: Hex;
+}
+
+function unwrapErc6492(signature: Hex): SmartSignature {
+  const parsed = parseErc6492Signature(signature);
+  const wrapped = parsed.address && parsed.data && !isAddressEqual(parsed.address, zeroAddress);
+  return wrapped ? { deployment: { factory: parsed.address!, data: parsed.data! }, signature: parsed.signature } : { signature };
 }
 
 /**
@@ -32,6 +65,16 @@ export interface ChainFacilitatorOptions {
  */
 const NONCE_TAKEN = /nonce (provided for the transaction )?(is )?(too low|lower than)|replacement transaction underpriced/i;
 const SEND_ATTEMPTS = 8;
+
+type AuthorizationArgs = readonly [Address, Address, bigint, bigint, bigint, Hex];
+
+/** A 65-byte signature as (v, r, s); anything longer (a smart account's) as bytes: USDC v2.2 takes both. */
+function signatureArgs(base: AuthorizationArgs, signature: Hex) {
+  if (signature.length !== 132) return [...base, signature] as const;
+  const sig = parseSignature(signature);
+  const v = sig.v !== undefined ? Number(sig.v) : 27 + (sig.yParity ?? 0);
+  return [...base, v, sig.r, sig.s] as const;
+}
 
 /**
  * Settles `transferWithAuthorization` on an EVM JSON-RPC endpoint from a settler key (which pays the
@@ -79,11 +122,58 @@ export class ChainFacilitator implements Facilitator {
     return { isValid: true };
   }
 
+  async verifySignature(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
+    await this.ensureChain();
+    const from = p.authorization.from as Address;
+    const { deployment, signature } = unwrapErc6492(p.signature);
+    const typedData = transferAuthorizationTypedData(p.authorization);
+    if (await this.isDeployed(from)) {
+      // ERC-1271: the account itself says whether it signed the digest.
+      const answer = await this.publicClient
+        .readContract({ address: from, abi: ERC1271_ABI, functionName: 'isValidSignature', args: [hashTypedData(typedData), signature] })
+        .catch(() => undefined);
+      return answer === ERC1271_MAGIC ? { isValid: true } : { isValid: false, invalidReason: 'invalid_signature' };
+    }
+    if (!deployment) return { isValid: false, invalidReason: 'invalid_signature' }; // no code and no way to deploy: a plain key that did not sign
+    if (!this.factoryAllowed(deployment.factory)) return { isValid: false, invalidReason: 'factory_not_allowed' };
+    // ERC-6492: viem's universal validator deploys the account inside an eth_call and asks it (nothing is sent).
+    const ok = await this.publicClient.verifyTypedData({ address: from, ...typedData, signature: p.signature }).catch(() => false);
+    return ok ? { isValid: true } : { isValid: false, invalidReason: 'invalid_signature' };
+  }
+
+  private async isDeployed(address: Address): Promise<boolean> {
+    const code = await this.publicClient.getCode({ address });
+    return Boolean(code && code !== '0x');
+  }
+
+  private factoryAllowed(factory: Address): boolean {
+    return (this.options.erc6492Factories ?? []).includes(factory.toLowerCase());
+  }
+
+  /**
+   * An ERC-6492 signature of an account not deployed yet: the settler deploys it through its
+   * (accepted) factory first, as the x402 reference facilitator does. Throws when that fails.
+   */
+  private async deployFirst(from: Address, deployment: SmartSignature['deployment']): Promise<void> {
+    if (!deployment || (await this.isDeployed(from))) return;
+    if (!this.factoryAllowed(deployment.factory)) throw new Error('factory_not_allowed');
+    const hash = await this.sendLock.run(() =>
+      this.wallet.sendTransaction({ chain: this.chain, account: this.account, to: deployment.factory, data: deployment.data }),
+    );
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
+    if (receipt.status !== 'success' || !(await this.isDeployed(from))) throw new Error('smart_wallet_deployment_failed');
+  }
+
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
     await this.ensureChain();
     const a = p.authorization;
-    const sig = parseSignature(p.signature);
-    const v = sig.v !== undefined ? Number(sig.v) : 27 + (sig.yParity ?? 0);
+    const { deployment, signature } = unwrapErc6492(p.signature);
+    try {
+      await this.deployFirst(a.from as Address, deployment);
+    } catch (e) {
+      return { success: false, transaction: '', errorReason: (e as Error).message };
+    }
+    const base = [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex] as const;
     const send = () =>
       this.sendLock.run(() =>
         this.wallet.writeContract({
@@ -92,7 +182,7 @@ export class ChainFacilitator implements Facilitator {
           address: USDC_ADDRESS,
           abi: USDC_ABI,
           functionName: 'transferWithAuthorization',
-          args: [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex, v, sig.r, sig.s],
+          args: signatureArgs(base, signature),
         }),
       );
     let hash: Hex;

@@ -41,6 +41,11 @@ export interface SupportedKind {
 export interface Facilitator {
   readonly kind: 'dev' | 'chain' | 'remote';
   verify(payment: VerifiedPayment): Promise<FacilitatorVerifyResult>;
+  /**
+   * Checks a signature that is not a plain-key (ECDSA) signature of `from`: a deployed smart account's
+   * (ERC-1271 `isValidSignature`), or one not deployed yet (ERC-6492, through an accepted factory).
+   */
+  verifySignature(payment: VerifiedPayment): Promise<FacilitatorVerifyResult>;
   /** `onSubmitted` is called with the hash as soon as the transaction is sent (before it is mined). */
   settle(payment: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult>;
   supported(): Promise<{ kinds: SupportedKind[] }>;

@@ -68,6 +68,13 @@ export class RemoteFacilitator implements Facilitator {
     return { isValid: r.isValid === true, invalidReason: r.invalidReason };
   }
 
+  /** The facilitator checks smart-account signatures in /verify; only a signature refusal counts here. */
+  async verifySignature(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
+    const r = await this.verify(p);
+    if (r.isValid || !/signature|factory/i.test(r.invalidReason ?? '')) return { isValid: true };
+    return r;
+  }
+
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
     const r = await this.call<{ success: boolean; transaction?: string; errorReason?: string }>('POST', '/settle', this.body(p));
     if (r.success && r.transaction) onSubmitted?.(r.transaction);

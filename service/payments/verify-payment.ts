@@ -25,14 +25,43 @@ const SETTLE_MARGIN_SECONDS = 6;
 /** Clock skew tolerated on the upper bound of the window. */
 const SKEW_SECONDS = 60;
 
+/** The EIP-712 TransferWithAuthorization an x402 `exact` payment signs (USDC on chain 8453). */
+export function transferAuthorizationTypedData(a: PaymentAttempt['authorization']) {
+  return {
+    domain: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION, chainId: BASE_CHAIN_ID, verifyingContract: USDC_ADDRESS },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: 'TransferWithAuthorization' as const,
+    message: {
+      from: a.from as Address,
+      to: a.to as Address,
+      value: BigInt(a.value),
+      validAfter: BigInt(a.validAfter),
+      validBefore: BigInt(a.validBefore),
+      nonce: a.nonce as Hex,
+    },
+  };
+}
+
+export interface OfflineVerdict {
+  /** The payer (lower-case `from`). */
+  payer: string;
+  /**
+   * `key`: a plain-key (ECDSA) signature of `from`, checked here. `contract`: not an ECDSA signature
+   * of `from`; it may be a smart account's (ERC-1271, or ERC-6492 before deployment), which only the
+   * chain can check: the caller must have the facilitator check it before trusting the payment.
+   */
+  signedBy: 'key' | 'contract';
+}
+
 /**
- * The one verifier for both x402 generations, offline: EIP-712 TransferWithAuthorization signature
- * recovered with viem equals `from`; `to` = our recipient; value = price exactly; the domain is USDC on
- * chain 8453 (v1 "base" and v2 "eip155:8453" both bind it); validAfter ≤ now < validBefore − margin, and
- * validBefore no further out than we asked for. Returns the payer (lower-case). The `(from, nonce)`
- * uniqueness and the on-chain checks come after (payment store, facilitator).
+ * The one verifier for both x402 generations, offline: `to` = our recipient; value = price exactly;
+ * the domain is USDC on chain 8453 (v1 "base" and v2 "eip155:8453" both bind it); validAfter ≤ now <
+ * validBefore − margin, and validBefore no further out than we asked for; the EIP-712
+ * TransferWithAuthorization signature recovered with viem equals `from` (else the verdict says the
+ * chain must check it). The `(from, nonce)` uniqueness and the on-chain checks come after (payment
+ * store, facilitator).
  */
-export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectation): Promise<string> {
+export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectation): Promise<OfflineVerdict> {
   const refuse = (reason: string, message: string): never => {
     throw new PaymentRequiredError(reason, message);
   };
@@ -55,28 +84,23 @@ export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectat
     refuse('invalid_exact_evm_payload_authorization_value', `the authorization is for ${value} atomic USDC; this action costs exactly ${e.amount}`);
   }
   if (e.checkWindow !== false) assertPaymentWindow(p, e);
-  let ok = false;
+  let byKey = false;
   try {
-    ok = await verifyTypedData({
-      address: a.from as Address,
-      domain: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION, chainId: BASE_CHAIN_ID, verifyingContract: USDC_ADDRESS },
-      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-      primaryType: 'TransferWithAuthorization',
-      message: {
-        from: a.from as Address,
-        to: a.to as Address,
-        value,
-        validAfter: BigInt(a.validAfter),
-        validBefore: BigInt(a.validBefore),
-        nonce: a.nonce as Hex,
-      },
-      signature: p.signature,
-    });
+    byKey = await verifyTypedData({ address: a.from as Address, ...transferAuthorizationTypedData(a), signature: p.signature });
   } catch {
-    ok = false;
+    byKey = false;
   }
-  if (!ok) refuse('invalid_exact_evm_payload_signature', 'the signature does not match the authorization (tampered, wrong domain or wrong signer)');
-  return a.from.toLowerCase();
+  return { payer: a.from.toLowerCase(), signedBy: byKey ? 'key' : 'contract' };
+}
+
+/** The refusal of a signature that neither `from`'s key nor (on chain) its contract wallet accepts. */
+export function invalidSignature(reason?: string): PaymentRequiredError {
+  return new PaymentRequiredError(
+    'invalid_exact_evm_payload_signature',
+    reason === 'factory_not_allowed'
+      ? 'the signature deploys a smart account through a factory this service does not accept (ERC-6492); deploy the account first, or pay from another wallet'
+      : 'the signature does not match the authorization (tampered, wrong domain or wrong signer; checked as a plain key and as a smart account, ERC-1271/ERC-6492)',
+  );
 }
 
 /** validAfter ≤ now < validBefore − settle margin, and validBefore no further out than we asked for. */

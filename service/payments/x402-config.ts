@@ -29,6 +29,12 @@ export interface X402Config {
   anvilPath?: string;
   /** Dev mode: the dev chain's RPC port (SVC_DEV_CHAIN_PORT; default PORT + 2; 0 = any free port). */
   devChainPort: number;
+  /**
+   * Lower-case addresses of the smart-account factories an ERC-6492 signature may deploy through
+   * before its first payment settles (SVC_X402_ERC6492_FACTORIES, comma-separated; none by default:
+   * the settler would send the factory call, so only trusted factories are accepted).
+   */
+  erc6492Factories: string[];
 }
 
 /** `SVC_DEV_CHAIN_PORT`: a port, or unset = the service's port + 2 (any free port when PORT is 0). */
@@ -52,6 +58,7 @@ export interface X402Env {
   SVC_X402_PRICES_UPDATED_AT?: string;
   SVC_X402_MAX_TIMEOUT_SECONDS?: string;
   SVC_X402_ANVIL_PATH?: string;
+  SVC_X402_ERC6492_FACTORIES?: string;
 }
 
 /** Parses the SVC_X402_* variables; throws a readable `invalid configuration` error. */
@@ -125,5 +132,15 @@ export function parseX402Config(e: X402Env): X402Config {
     maxTimeoutSeconds: timeout,
     anvilPath: e.SVC_X402_ANVIL_PATH?.trim() || undefined,
     devChainPort: parseDevChainPort(e.SVC_DEV_CHAIN_PORT, e.PORT ?? 8787),
+    erc6492Factories: parseAddressList(e.SVC_X402_ERC6492_FACTORIES, 'SVC_X402_ERC6492_FACTORIES'),
   };
+}
+
+function parseAddressList(value: string | undefined, name: string): string[] {
+  const items = (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const a of items) if (!isAddress(a, { strict: false })) throw new Error(`invalid configuration:\n  ${name}: "${a}" is not a 0x address`);
+  return items.map((a) => a.toLowerCase());
 }

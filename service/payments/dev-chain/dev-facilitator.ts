@@ -28,7 +28,7 @@ export class DevChainFacilitator implements DevFacilitator {
 
   /** Set when the configured port was taken and the chain listens elsewhere. */
   portNote: string | undefined;
-  constructor(private readonly options: { anvilPath?: string; log?: Logger; port?: number; statePath?: string } = {}) {}
+  constructor(private readonly options: { anvilPath?: string; log?: Logger; port?: number; statePath?: string; erc6492Factories?: string[] } = {}) {}
 
   get rpcUrl(): string {
     return this.current?.anvil.rpcUrl ?? '';
@@ -43,7 +43,7 @@ export class DevChainFacilitator implements DevFacilitator {
         const client = createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) });
         const { deployedBytecode } = loadDevUsdcArtifact();
         await client.request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never });
-        const chain = new DevChain({ rpcUrl: anvil.rpcUrl, settlerKey: DEV_SETTLER_KEY });
+        const chain = new DevChain({ rpcUrl: anvil.rpcUrl, settlerKey: DEV_SETTLER_KEY, erc6492Factories: this.options.erc6492Factories });
         this.current = { anvil, chain };
         this.options.log?.info('x402 dev chain started', { rpcUrl: anvil.rpcUrl, pid: anvil.pid, usdc: USDC_ADDRESS });
         return this.current;
@@ -91,6 +91,9 @@ export class DevChainFacilitator implements DevFacilitator {
 
   async verify(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
     return (await this.chain()).verify(p);
+  }
+  async verifySignature(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
+    return (await this.chain()).verifySignature(p);
   }
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
     return (await this.chain()).settle(p, onSubmitted);
