@@ -1,0 +1,284 @@
+import { sql } from 'drizzle-orm';
+import fc from 'fast-check';
+import { rowsOf } from '../service/db/client.js';
+import type { Harness } from '../test/helpers/harness.js';
+import { BrowserClient, signUp } from '../test/oauth/browser-client.js';
+import { arbitraryFor, HOSTILE_STRINGS, hostileString, type JsonSchema } from './arbitraries.js';
+import { emptyResult, type ScenarioResult } from './report.js';
+
+/** One endpoint to fuzz: where, and the JSON Schemas of its body and query. */
+interface Operation {
+  method: string;
+  /** With `{name}` or `:name` placeholders. */
+  path: string;
+  body?: JsonSchema;
+  query: Record<string, JsonSchema>;
+  root: JsonSchema;
+  auth: boolean;
+}
+
+type OpenApiDoc = {
+  paths: Record<
+    string,
+    Record<string, { parameters?: { in: string; name: string; schema?: JsonSchema }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>
+  >;
+};
+
+function accountApiOperations(doc: OpenApiDoc): Operation[] {
+  const ops: Operation[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const query = Object.fromEntries((op.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema ?? {}]));
+      const body = op.requestBody?.content?.['application/json']?.schema;
+      ops.push({ method: method.toUpperCase(), path: `/api/v1${path}`, body, query, root: doc as unknown as JsonSchema, auth: true });
+    }
+  }
+  return ops;
+}
+
+function agentApiOperations(doc: { endpoints: { method: string; path: string; inputSchema: JsonSchema }[] }): Operation[] {
+  return doc.endpoints.map((e) => ({
+    method: e.method,
+    path: e.path,
+    body: e.method === 'GET' || e.method === 'DELETE' ? undefined : e.inputSchema,
+    query: e.method === 'GET' ? (e.inputSchema.properties ?? {}) : {},
+    root: e.inputSchema,
+    auth: false,
+  }));
+}
+
+/** Percent-encodes anything, a lone surrogate included (as the invalid UTF-8 bytes a hostile client would send). */
+function encode(s: string): string {
+  try {
+    return encodeURIComponent(s);
+  } catch {
+    return s.replace(/[\ud800-\udfff]/g, '').length === s.length ? 'x' : `${encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))}%ED%A0%80`;
+  }
+}
+
+/** Counts of everything a refused request must not change. */
+async function footprint(h: Harness): Promise<string> {
+  const rows = rowsOf<Record<string, string>>(
+    await h.deps.db.execute(sql`select
+      (select count(*) from sites) as sites, (select count(*) from site_files) as files,
+      (select coalesce(sum(content_version), 0) from sites) as versions,
+      (select count(*) from tables) as tables, (select count(*) from table_records) as records,
+      (select count(*) from functions) as functions, (select count(*) from datasets) as datasets,
+      (select count(*) from x402_payments) as payments, (select count(*) from personal_keys) as keys,
+      (select count(*) from publish_requests) as publishes`),
+  );
+  return JSON.stringify(rows[0]);
+}
+
+/**
+ * Schema-derived bad input to every endpoint (the Account API from its OpenAPI document, the Agent
+ * API from its discovery document, the Table API, site serving, the dashboard's `next`, OAuth's
+ * authorize), plus NUL bytes, control characters, wrong content types and bodies that are not JSON.
+ * Checks: no answer ≥ 500, no refused write that changed anything, no redirect off the service.
+ */
+export async function badInputScenario(h: Harness, options: { runsPerOperation: number; seed?: number }): Promise<ScenarioResult> {
+  const result = emptyResult('bad input to every endpoint', 'fast-check from the schemas, NUL, control characters, wrong types');
+  const { key, accountId } = await h.account();
+  const site = (await (await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'fuzz-base', html: '<p>fuzz</p>' } })).json()).site;
+  const table = (
+    await (
+      await h.fetch(`/api/v1/sites/${site.id}/tables`, {
+        method: 'POST',
+        key,
+        json: {
+          name: 'Fuzz',
+          schema: {
+            fields: [
+              { name: 'title', type: 'text' },
+              { name: 'n', type: 'number' },
+            ],
+          },
+        },
+      })
+    ).json()
+  ).table;
+  const fn = (
+    await (await h.fetch('/api/v1/functions', { method: 'POST', key, json: { name: 'fuzz', slug: 'fuzz-fn', code: 'export default () => 1' } })).json()
+  ).function;
+  const real: Record<string, string> = {
+    siteId: site.id,
+    appId: site.id,
+    tableId: table?.id ?? 'tbl_x',
+    tableSlug: table?.slug ?? 'fuzz',
+    functionId: fn?.id ?? 'fn_x',
+    slug: fn?.slug ?? 'fuzz-fn',
+    appName: site.slug,
+  };
+  const origin = new URL(h.url).origin;
+  const note = (text: string) => {
+    if (result.notes.length < 8) result.notes.push(text.slice(0, 300));
+  };
+
+  const send = async (method: string, url: string, init: { body?: string; contentType?: string; auth?: boolean; headers?: Record<string, string> }) => {
+    const write = method !== 'GET' && method !== 'HEAD';
+    const before = write ? await footprint(h) : '';
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.contentType) headers['content-type'] = init.contentType;
+    if (init.auth) headers.authorization = `Bearer ${key}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body: init.body, redirect: 'manual' });
+    } catch (e) {
+      result.serverErrors++;
+      note(`${method} ${url}: no answer (${(e as Error).message})`);
+      return;
+    }
+    const text = await res.text();
+    result.tried++;
+    if (res.status >= 500) {
+      result.serverErrors++;
+      note(`${method} ${url.slice(0, 120)} → ${res.status} ${text.slice(0, 120)}`);
+    }
+    if (write && res.status >= 400 && (await footprint(h)) !== before) {
+      result.partialWrites++;
+      note(`${method} ${url.slice(0, 120)} → ${res.status} changed the database`);
+    }
+    const location = res.headers.get('location');
+    if (location && res.status >= 300 && res.status < 400) {
+      let target: URL | undefined;
+      try {
+        target = new URL(location, url);
+      } catch {}
+      if (!target || target.origin !== origin) {
+        result.openRedirects++;
+        note(`${method} ${url.slice(0, 120)} → Location ${location}`);
+      }
+    }
+  };
+
+  const fillPath = (path: string, values: Record<string, string>) =>
+    path.replace(/\{(\w+)\}|:(\w+)/g, (_m, a: string | undefined, b: string | undefined) => encode(values[(a ?? b)!] ?? real[(a ?? b)!] ?? 'x'));
+
+  const operations = [
+    ...accountApiOperations((await (await fetch(`${h.url}/api/v1/openapi.json`)).json()) as OpenApiDoc),
+    ...agentApiOperations(await (await fetch(`${h.url}/api/x402`)).json()),
+  ];
+  const bodyEncoding = fc.constantFrom('json', 'json', 'json', 'json', 'text', 'form', 'broken', 'none');
+  for (const op of operations) {
+    const params = [...op.path.matchAll(/\{(\w+)\}|:(\w+)/g)].map((m) => (m[1] ?? m[2])!);
+    const sample = fc.record({
+      // Half the time the real ids (reaching the body checks), else hostile ones.
+      path: fc.oneof(fc.constant({} as Record<string, string>), fc.record(Object.fromEntries(params.map((p) => [p, hostileString()])))),
+      query: fc.record(Object.fromEntries(Object.entries(op.query).map(([k, s]) => [k, arbitraryFor(s, op.root)])), { requiredKeys: [] }),
+      body: op.body ? arbitraryFor(op.body, op.root) : fc.constant(undefined),
+      encoding: bodyEncoding,
+    });
+    for (const s of fc.sample(sample, { numRuns: options.runsPerOperation, seed: options.seed })) {
+      const url = new URL(`${h.url}${fillPath(op.path, s.path as Record<string, string>)}`);
+      for (const [k, v] of Object.entries(s.query)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+      const json = s.body === undefined ? undefined : JSON.stringify(s.body);
+      const init =
+        op.method === 'GET' || op.method === 'DELETE'
+          ? {}
+          : s.encoding === 'json'
+            ? { body: json, contentType: 'application/json' }
+            : s.encoding === 'text'
+              ? { body: json, contentType: 'text/plain' }
+              : s.encoding === 'form'
+                ? { body: 'a=1&b=%00', contentType: 'application/x-www-form-urlencoded' }
+                : s.encoding === 'broken'
+                  ? { body: `${json ?? ''}{`, contentType: 'application/json' }
+                  : { body: json };
+      await send(op.method, url.toString(), { ...init, auth: op.auth, headers: op.auth ? {} : { 'x-payment': 'not-a-payment' } });
+    }
+  }
+
+  // The Table API: hostile filters, sorts and pages; hostile records.
+  for (const q of fc.sample(fc.dictionary(fc.constantFrom('filter', 'sort', 'limit', 'offset', 'fields', 'q', 'title', 'n[gt]', 'where'), hostileString()), {
+    numRuns: options.runsPerOperation * 4,
+    seed: options.seed,
+  })) {
+    const url = new URL(`${h.url}/api/data/${site.slug}/${real.tableSlug}`);
+    for (const [k, v] of Object.entries(q)) url.searchParams.set(k, v);
+    await send('GET', url.toString(), {});
+  }
+  for (const body of fc.sample(
+    arbitraryFor({ type: 'object', properties: { fields: { type: 'object', properties: { title: { type: 'string' }, n: { type: 'number' } } } } }),
+    {
+      numRuns: options.runsPerOperation * 2,
+      seed: options.seed,
+    },
+  )) {
+    await send('POST', `${h.url}/api/data/${site.slug}/${real.tableSlug}`, { body: JSON.stringify(body), contentType: 'application/json', auth: true });
+  }
+
+  // Site serving and the dashboard's next: hostile paths, and redirects that must stay on the service.
+  for (const s of HOSTILE_STRINGS.slice(0, 19)) {
+    await send('GET', `${h.url}/s/${site.slug}/${encode(s)}`, {});
+    await send('GET', `${h.url}/s/${site.slug}/index.html${encode(s)}.txt`, {});
+  }
+  const browser = new BrowserClient(h.url);
+  const email = `fuzz-${accountId}@example.com`;
+  await signUp(browser, email, 'a long enough password 1');
+  for (const next of HOSTILE_STRINGS) {
+    // Signing in with a hostile next: the page may refuse it (a 4xx without a form); a form posts.
+    const client = new BrowserClient(h.url);
+    const page = await client.get(`/dashboard/signin?next=${encode(next)}`);
+    result.tried++;
+    if (page.status >= 500) {
+      result.serverErrors++;
+      note(`sign-in page with next=${JSON.stringify(next).slice(0, 40)} → ${page.status}`);
+    }
+    const csrf = /<input[^>]*name="csrf"[^>]*value="([^"]*)"/.exec(await page.text())?.[1];
+    if (csrf) {
+      const res = await client.post('/dashboard/signin', { csrf, next, email, password: 'a long enough password 1' });
+      result.tried++;
+      if (res.status >= 500) {
+        result.serverErrors++;
+        note(`sign in with next=${JSON.stringify(next).slice(0, 40)} → ${res.status}`);
+      }
+      const location = res.headers.get('location');
+      if (location && new URL(location, h.url).origin !== origin) {
+        result.openRedirects++;
+        note(`sign in with next=${JSON.stringify(next)} → Location ${location}`);
+      }
+    }
+    await send('GET', `${h.url}/dashboard/signin?next=${encode(next)}`, { headers: { cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+  }
+  for (const q of fc.sample(
+    fc.record({
+      client_id: hostileString(),
+      redirect_uri: fc.constantFrom(...HOSTILE_STRINGS),
+      response_type: fc.constantFrom('code', 'token', ''),
+      state: hostileString(),
+    }),
+    { numRuns: options.runsPerOperation * 2, seed: options.seed },
+  )) {
+    const url = new URL(`${h.url}/api/oauth/authorize`);
+    for (const [k, v] of Object.entries(q)) url.searchParams.set(k, v);
+    await send('GET', url.toString(), { headers: { cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+  }
+
+  // A full disk: 507, and the files written before it removed.
+  const blobs = h.deps.blobs;
+  const blobCount = (await blobs.list('sites/')).length;
+  const realPut = blobs.put.bind(blobs);
+  let puts = 0;
+  blobs.put = async (k, body, type) => {
+    if (++puts >= 2) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    return realPut(k, body, type);
+  };
+  try {
+    const files = [{ path: 'a.css', content: 'a{}' }];
+    const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'fuzz-full-disk', html: '<p>full</p>', files } });
+    result.tried++;
+    if (res.status !== 507) {
+      result.serverErrors++;
+      note(`full disk → ${res.status}, not 507`);
+    }
+  } finally {
+    delete (blobs as { put?: unknown }).put;
+  }
+  if ((await blobs.list('sites/')).length !== blobCount) {
+    result.partialWrites++;
+    note('full disk left blobs behind');
+  }
+  result.load = `${result.tried} requests, ${operations.length} operations`;
+  return result;
+}
