@@ -15,6 +15,9 @@ export const PROCESS_SUITES = [
   'test/mcp/hosted-conformance.test.ts',
   'test/e2e/database-outage.test.ts',
   'test/mcp/upstream.test.ts',
+  'test/chaos/kill.test.ts',
+  'test/chaos/postgres-stop.test.ts',
+  'test/chaos/slowloris.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+
 /** One row of the chaos table: what was done to the service, and what it did wrong (all zeros = held). */
 export interface ScenarioResult {
   scenario: string;
@@ -16,12 +18,14 @@ export interface ScenarioResult {
   /** Money: settled without work, or work whose payment was neither settled nor owed. */
   moneyErrors: number;
   openRedirects: number;
-  /** Up to a few examples of what went wrong, and what the scenario saw (reconcile's report…). */
+  /** Up to a few examples of what went wrong (empty when the scenario held). */
   notes: string[];
+  /** What the scenario saw besides (latencies, reconcile's report, recovery time). */
+  info: string[];
 }
 
 export function emptyResult(scenario: string, faults: string): ScenarioResult {
-  return { scenario, load: '', faults, tried: 0, serverErrors: 0, lost: 0, partialWrites: 0, moneyErrors: 0, openRedirects: 0, notes: [] };
+  return { scenario, load: '', faults, tried: 0, serverErrors: 0, lost: 0, partialWrites: 0, moneyErrors: 0, openRedirects: 0, notes: [], info: [] };
 }
 
 export function held(r: ScenarioResult): boolean {
@@ -45,5 +49,17 @@ export function formatTable(results: ScenarioResult[]): string {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  const details = results.flatMap((r) => [...r.notes.map((n) => `  ${r.scenario}: ${n}`), ...r.info.map((n) => `  ${r.scenario}: ${n}`)]);
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...details].join('\n');
+}
+
+/** `npm run chaos` sets SVC_CHAOS=full: the scenarios run at full size; `npm test` runs their short forms. */
+export function chaosSize<T>(short: T, full: T): T {
+  return process.env.SVC_CHAOS === 'full' ? full : short;
+}
+
+/** Appends a scenario's result to the report file `npm run chaos` prints at the end (SVC_CHAOS_REPORT). */
+export function recordResult(r: ScenarioResult): void {
+  const file = process.env.SVC_CHAOS_REPORT;
+  if (file) fs.appendFileSync(file, `${JSON.stringify(r)}\n`);
 }

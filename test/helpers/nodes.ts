@@ -8,24 +8,27 @@ import { freePort } from './ports.js';
 export interface ServiceNode {
   url: string;
   child: ChildProcess;
+  /** Its data folder (SVC_DATA_DIR). */
+  dataDir: string;
   /** Everything the node wrote to stderr so far (its log). */
   log(): string;
-  /** SIGKILL, and removes its data folder. */
+  /** SIGKILL, and removes its data folder (unless `env` named it). */
   stop(): Promise<void>;
 }
 
 /**
- * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder and port, no MCP endpoint,
- * no rate limit (unless `env` sets one), and resolves when it has printed its banner.
+ * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder (or `env.SVC_DATA_DIR`, kept
+ * for a restart) and port, no MCP endpoint, no rate limit (unless `env` sets one), and resolves when
+ * it has printed its banner.
  */
 export async function startNode(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceNode> {
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
+  const ownDataDir = !env.SVC_DATA_DIR;
+  const dataDir = env.SVC_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
   const child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
-      SVC_DATA_DIR: dataDir,
       PORT: String(port),
       SVC_BASE_URL: `http://127.0.0.1:${port}`,
       SVC_MCP_PORT: 'off',
@@ -33,6 +36,7 @@ export async function startNode(databaseUrl: string, env: Record<string, string>
       SVC_LOG_LEVEL: 'warn',
       SVC_RATE_LIMIT_PER_MINUTE: '0',
       ...env,
+      SVC_DATA_DIR: dataDir,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -44,7 +48,7 @@ export async function startNode(databaseUrl: string, env: Record<string, string>
       child.kill('SIGKILL');
       await exited;
     }
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (ownDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await new Promise<void>((resolve, reject) => {
@@ -61,5 +65,5 @@ export async function startNode(databaseUrl: string, env: Record<string, string>
     await stop();
     throw e;
   }
-  return { url: `http://127.0.0.1:${port}`, child, log: () => log, stop };
+  return { url: `http://127.0.0.1:${port}`, child, dataDir, log: () => log, stop };
 }
