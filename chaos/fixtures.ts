@@ -69,8 +69,16 @@ export async function checkAcked(node: ServiceNode, key: string, acked: Acked, r
   for (const r of acked.records) if ((await get(r.path)).status !== 200) missing(`record ${r.path}`);
   result.tried += acked.publishes.length + acked.apps.length + acked.records.length;
   // Nothing half-written: every site the account has (acknowledged or not) serves its page.
-  const listed = (await (await get('/api/v1/sites?limit=100', { authorization: `Bearer ${key}` })).json()) as { sites: { id: string; pathUrl: string }[] };
-  for (const site of listed.sites) {
+  const listed: { id: string; pathUrl: string }[] = [];
+  for (let offset = 0; ; offset += 200) {
+    const page = (await (await get(`/api/v1/sites?limit=200&offset=${offset}`, { authorization: `Bearer ${key}` })).json()) as {
+      sites: { id: string; pathUrl: string }[];
+      total: number;
+    };
+    listed.push(...page.sites);
+    if (page.sites.length === 0 || listed.length >= page.total) break;
+  }
+  for (const site of listed) {
     result.tried++;
     const res = await get(new URL(site.pathUrl).pathname);
     if (res.status !== 200) {

@@ -35,7 +35,8 @@ export async function killScenario(setup: KillSetup, options: { rounds: number; 
   const payerStart = await setup.chain.balanceOf(payer.address);
   const recipientStart = await setup.chain.balanceOf(DEV_RECIPIENT);
   const acked: Acked = { publishes: [], records: [], apps: [] };
-  const start = () => startNode(setup.databaseUrl, { ...setup.env, SVC_DATA_DIR: setup.dataDir });
+  // Streams of creates run for as long as the scenario lasts: no site quota stops them.
+  const start = () => startNode(setup.databaseUrl, { SVC_MAX_SITES_PER_ACCOUNT: '1000000', ...setup.env, SVC_DATA_DIR: setup.dataDir });
 
   let node = await start();
   const { key, table } = await accountWithTable(node);

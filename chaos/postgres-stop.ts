@@ -79,7 +79,8 @@ function judge(outcomes: Outcome[], recoveries: number[], result: ScenarioResult
       note('no write succeeded within 30 s of the database coming back');
     }
   }
-  result.load = `${outcomes.length} requests in 3 streams (publish, Table API insert, Table API read): ${by(201) + by(200)} answered, ${by(503)} × 503 while down`;
+  const others = outcomes.length - by(201) - by(200) - by(503);
+  result.load = `${outcomes.length} requests in 3 streams (publish, Table API insert, Table API read): ${by(201) + by(200)} answered, ${by(503)} × 503 while down${others ? `, ${others} other` : ''}`;
   result.info.push(`recovery after the database came back (first acknowledged write): ${recoveries.map((ms) => `${ms} ms`).join(', ')}`);
 }
 
