@@ -71,7 +71,7 @@ async function writeCsv(file: string): Promise<void> {
 async function writeParquet(file: string): Promise<void> {
   const { ByteWriter, parquetWrite } = await import('hyparquet-writer');
   const cols: unknown[][] = HEADER.map(() => []);
-  for (const r of rows(ROWS)) for (const [i, v] of r.entries()) cols[i].push(v);
+  for (const r of rows(ROWS)) for (const [i, v] of r.entries()) cols[i]!.push(v);
   const types = ['INT32', 'STRING', 'STRING', 'DOUBLE', 'INT32', 'BOOLEAN', 'STRING', 'DOUBLE', 'DOUBLE'] as const;
   const writer = new ByteWriter();
   parquetWrite({ writer, columnData: HEADER.map((name, i) => ({ name, data: cols[i] as never, type: types[i] })), codec: 'SNAPPY', rowGroupSize: 100_000 });
@@ -105,7 +105,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
           }
           const cells = l.split(',');
           const o: Record<string, unknown> = {};
-          for (const [i, h] of HEADER.entries()) o[h] = (types[i] as (v: string) => unknown)(cells[i]);
+          for (const [i, h] of HEADER.entries()) o[h] = (types[i] as (v: string) => unknown)(cells[i]!);
           out.push(`tbl_bench\t${JSON.stringify(o).replace(/\\/g, '\\\\')}\n`);
         }
         yield out.join('');
@@ -113,7 +113,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     }
     await pipeline(Readable.from(lines()), writable);
     const seconds = (performance.now() - t) / 1000;
-    count = Number((await sql`select count(*)::int as n from copy_jsonb`)[0].n);
+    count = Number((await sql`select count(*)::int as n from copy_jsonb`)[0]!.n);
     await sql.end();
     console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
     return;
@@ -128,7 +128,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     const writable = await sql`copy copy_target from stdin with (format csv, header true)`.writable();
     await pipeline(fs.createReadStream(file), writable);
     const seconds = (performance.now() - t) / 1000;
-    count = Number((await sql`select count(*)::int as n from copy_target`)[0].n);
+    count = Number((await sql`select count(*)::int as n from copy_target`)[0]!.n);
     await sql.end();
     console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
     return;
@@ -169,7 +169,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     const { columnTableName } = await import('../service/tables/column-storage.js');
     const { sql } = await import('drizzle-orm');
     const { rowsOf } = await import('../service/db/client.js');
-    count = Number(rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${columnTableName(view.tableId)}`)))[0].n);
+    count = Number(rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${columnTableName(view.tableId)}`)))[0]!.n);
     if (count !== view.recordCount) throw new Error(`loaded ${count} rows, answered ${view.recordCount}`);
     await database.close();
     console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
@@ -202,7 +202,7 @@ export async function run(): Promise<void> {
       await writeParquet(parquet);
       const mb = (f: string) => (fs.statSync(f).size / 1024 / 1024).toFixed(1);
       console.log(
-        `${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0].server_version}`,
+        `${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0]!.server_version}`,
       );
       // Interleaved rounds, medians: the machine is shared, and one run can land on a busy moment.
       const cases: [string, 'copy' | 'convert', string][] = [
@@ -211,7 +211,7 @@ export async function run(): Promise<void> {
         ['convert Parquet → dataset', 'convert', parquet],
       ];
       const runs: Figure[][] = cases.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) for (const [i, [label, mode, file]] of cases.entries()) runs[i].push(measure(label, mode, dbUrl, file));
+      for (let round = 0; round < ROUNDS; round++) for (const [i, [label, mode, file]] of cases.entries()) runs[i]!.push(measure(label, mode, dbUrl, file));
       const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)];
       const figures = runs.map((r) => ({ ...median(r), maxRssMb: Math.max(...r.map((f) => f.maxRssMb)) }));
       figures.splice(1, 0, measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv));
@@ -222,11 +222,11 @@ export async function run(): Promise<void> {
       );
       for (const f of figures) {
         const i = cases.findIndex(([label]) => label === f.label);
-        const perRound = i < 0 ? '' : runs[i].map((r, k) => `${(r.seconds / runs[0][k].seconds).toFixed(2)}x`).join(' ');
+        const perRound = i < 0 ? '' : runs[i]!.map((r, k) => `${(r.seconds / runs[0]![k]!.seconds).toFixed(2)}x`).join(' ');
         console.log(
-          `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds)
+          `${f.label!.padEnd(40)} ${f.seconds!.toFixed(2).padStart(8)} ${Math.round(f.rows! / f.seconds!)
             .toLocaleString('en')
-            .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}   ${perRound}`,
+            .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds! / ref!.seconds!).toFixed(2)}x`.padStart(8)}   ${perRound}`,
         );
       }
       console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
@@ -239,6 +239,6 @@ export async function run(): Promise<void> {
 
 if (process.argv.includes('--datasets-worker')) {
   const i = process.argv.indexOf('--datasets-worker');
-  await worker(process.argv[i + 1] as 'copy' | 'copy-jsonb' | 'convert', process.argv[i + 2], process.argv[i + 3]);
+  await worker(process.argv[i + 1] as 'copy' | 'copy-jsonb' | 'convert', process.argv[i + 2]!, process.argv[i + 3]!);
   process.exit(0);
 }

@@ -31,7 +31,7 @@ const limits: SandboxLimits = { memoryBytes: 64 * 1024 * 1024, cpuMs: 500, wallM
 const noHost: SandboxHost = { memoryGet: async () => null, memorySet: async () => {}, memoryDelete: async () => false };
 
 function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 interface Row {
@@ -71,7 +71,7 @@ function print(rows: Row[]): void {
   );
   for (const r of rows) {
     console.log(
-      `${r.label.padEnd(52)} ${fmt(r.cold).padStart(11)} ${fmt(r.p50).padStart(11)} ${fmt(r.p95).padStart(11)} ${r.perSec.toFixed(0).padStart(10)} ${(r.p50 / floor.p50).toFixed(0).padStart(11)}x`,
+      `${r.label.padEnd(52)} ${fmt(r.cold).padStart(11)} ${fmt(r.p50).padStart(11)} ${fmt(r.p95).padStart(11)} ${r.perSec.toFixed(0).padStart(10)} ${(r.p50 / floor!.p50).toFixed(0).padStart(11)}x`,
     );
   }
 }

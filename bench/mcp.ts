@@ -23,7 +23,7 @@ const CALLS = 300;
 const WARMUP = 20;
 
 function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 interface Figures {
@@ -52,14 +52,14 @@ async function measureInterleavedN(paths: (() => Promise<void>)[], calls: number
       for (let k = 0; k < per; k++) {
         const s = performance.now();
         await fn();
-        times[i].push(performance.now() - s);
+        times[i]!.push(performance.now() - s);
       }
-      busy[i] += performance.now() - start;
+      busy[i]! += performance.now() - start;
     }
   }
   return times.map((t, i) => {
     t.sort((a, b) => a - b);
-    return { p50: pct(t, 50), p95: pct(t, 95), mean: t.reduce((a, b) => a + b, 0) / t.length, perSec: (t.length / busy[i]) * 1000 };
+    return { p50: pct(t, 50), p95: pct(t, 95), mean: t.reduce((a, b) => a + b, 0) / t.length, perSec: (t.length / busy[i]!) * 1000 };
   });
 }
 
@@ -158,7 +158,7 @@ async function hostedPaidCalls(svcUrl: string, dir: string): Promise<void> {
   );
   await hosted.close();
   console.log(
-    `\npaid call (update_app_meta, 0.001 USDC, settled on the dev chain), ${CALLS_PAID} sequential calls per path, interleaved; load ${os.loadavg()[0].toFixed(1)}`,
+    `\npaid call (update_app_meta, 0.001 USDC, settled on the dev chain), ${CALLS_PAID} sequential calls per path, interleaved; load ${os.loadavg()[0]!.toFixed(1)}`,
   );
   console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
   for (const [label, m] of [
@@ -166,7 +166,7 @@ async function hostedPaidCalls(svcUrl: string, dir: string): Promise<void> {
     ['hosted /mcp tool, paid via _meta["x402/payment"]', viaMcp],
   ] as const) {
     console.log(
-      `${label.padEnd(52)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${(m.p50 / viaHttp.p50).toFixed(2).padStart(7)}x`,
+      `${label.padEnd(52)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${(m!.p50 / viaHttp!.p50).toFixed(2).padStart(7)}x`,
     );
   }
 }
@@ -234,7 +234,7 @@ export async function run(): Promise<void> {
       },
     ]);
     console.log(
-      `list_pricing, ${CALLS} sequential calls per path in 6 interleaved rounds after ${WARMUP} warm-up; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (loopback; svc-mcp stdio start-up incl. tsx: ${cold.toFixed(0)} ms)`,
+      `list_pricing, ${CALLS} sequential calls per path in 6 interleaved rounds after ${WARMUP} warm-up; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores (loopback; svc-mcp stdio start-up incl. tsx: ${cold.toFixed(0)} ms)`,
     );
     console.log(
       `${'path'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'calls/s'.padStart(8)} ${'vs direct'.padStart(10)}`,
@@ -246,7 +246,7 @@ export async function run(): Promise<void> {
       ['hosted /mcp list_pricing (in the service)', viaHosted],
     ] as const) {
       console.log(
-        `${label.padEnd(40)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${m.perSec.toFixed(0).padStart(8)} ${(m.p50 / direct.p50).toFixed(2).padStart(9)}x`,
+        `${label.padEnd(40)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${m!.perSec.toFixed(0).padStart(8)} ${(m!.p50 / direct!.p50).toFixed(2).padStart(9)}x`,
       );
     }
     await toolListSizes(svcUrl, env, dir);

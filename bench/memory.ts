@@ -113,7 +113,7 @@ export async function run(): Promise<void> {
       console.log(`${'process'.padEnd(40)} ${'RSS MB'.padStart(8)} ${'children MB'.padStart(12)}   rounds`);
       for (const [name, r] of results) {
         console.log(
-          `${name.padEnd(40)} ${median(r.self).toFixed(0).padStart(8)} ${median(r.children).toFixed(0).padStart(12)}   ${r.self.map((x) => x.toFixed(0)).join(', ')}`,
+          `${name.padEnd(40)} ${median(r.self)!.toFixed(0).padStart(8)} ${median(r.children)!.toFixed(0).padStart(12)}   ${r.self.map((x) => x.toFixed(0)).join(', ')}`,
         );
       }
       console.log('children: the dev chain (anvil), a process of its own. Goals: ≤ 150 MB on PostgreSQL, ≤ 400 MB on PGlite.');

@@ -80,21 +80,21 @@ export async function run(): Promise<void> {
     times.sort((a, b) => a - b);
     const total = times.reduce((a, b) => a + b, 0);
     console.log(
-      `\nRefresh rotation, ${N} sequential refreshes of one grant: ${(N / (total / 1000)).toFixed(0)}/s, p50 ${times[N >> 1].toFixed(1)} ms, p99 ${times[Math.floor(N * 0.99)].toFixed(1)} ms`,
+      `\nRefresh rotation, ${N} sequential refreshes of one grant: ${(N / (total / 1000)).toFixed(0)}/s, p50 ${times[N >> 1]!.toFixed(1)} ms, p99 ${times[Math.floor(N * 0.99)]!.toFixed(1)} ms`,
     );
 
     const signInTimes: number[] = [];
     for (let i = 0; i < 5; i++) {
       const b = new BrowserClient(base);
       const page = await (await b.get('/dashboard/signin')).text();
-      const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
       const s = performance.now();
       const res = await b.post('/dashboard/signin', { csrf, next: '/dashboard', email: 'bench@example.com', password: 'bench password 123' });
       signInTimes.push(performance.now() - s);
       if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
     }
     console.log(
-      `Dashboard sign-up ${signUpMs.toFixed(0)} ms; sign-in median ${signInTimes.sort((a, b) => a - b)[2].toFixed(0)} ms (scrypt N=2^15, r=8: 32 MiB per verification, by design)`,
+      `Dashboard sign-up ${signUpMs.toFixed(0)} ms; sign-in median ${signInTimes.sort((a, b) => a - b)[2]!.toFixed(0)} ms (scrypt N=2^15, r=8: 32 MiB per verification, by design)`,
     );
   } finally {
     svc.kill('SIGTERM');

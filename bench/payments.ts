@@ -28,7 +28,7 @@ const N = Number(process.env.BENCH_PAYMENTS_N ?? 150);
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 async function startService(env: Record<string, string>) {
@@ -178,7 +178,7 @@ export async function run(): Promise<void> {
     const p50ref = pct(unpaid, 50);
     const p95ref = pct(unpaid, 95);
     console.log(
-      `x402.update_app_file, ${N} sequential requests each, loopback, PGlite, anvil dev chain; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+      `x402.update_app_file, ${N} sequential requests each, loopback, PGlite, anvil dev chain; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
     );
     console.log(`${'mode'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'+p50 ms'.padStart(9)} ${'+p95 ms'.padStart(9)}`);
     for (const [label, xs] of rows) {

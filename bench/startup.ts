@@ -91,23 +91,23 @@ export async function run(): Promise<void> {
     const rows: [string, number, string][] = [];
     const ref: number[] = [];
     for (let i = 0; i < RUNS; i++) ref.push(timeSync(['-e', '0']));
-    rows.push(['node -e 0 (reference)', median(ref), '']);
+    rows.push(['node -e 0 (reference)', median(ref)!, '']);
 
     const mcpEnv = { SVC_URL: 'http://127.0.0.1:9', SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') };
     const init: number[] = [];
     for (let i = 0; i < RUNS; i++) init.push(await mcpInitialize(mcpEnv));
-    rows.push(['svc-mcp stdio: spawn → initialize answered', median(init), '≤ 300']);
+    rows.push(['svc-mcp stdio: spawn → initialize answered', median(init)!, '≤ 300']);
 
     const help: number[] = [];
     for (let i = 0; i < RUNS; i++) help.push(timeSync(['bin/svc.mjs', '--help']));
-    rows.push(['svc-agent-host --help', median(help), '≤ 700']);
+    rows.push(['svc-agent-host --help', median(help)!, '≤ 700']);
 
     // An existing PGlite database: the first start creates it (not measured).
     const data = path.join(dir, 'data');
     await serveToFirst200({ SVC_DATA_DIR: data });
     const pglite: number[] = [];
     for (let i = 0; i < 3; i++) pglite.push(await serveToFirst200({ SVC_DATA_DIR: data }));
-    rows.push(['npm start → first 200, existing PGlite database', median(pglite), '≤ 2000']);
+    rows.push(['npm start → first 200, existing PGlite database', median(pglite)!, '≤ 2000']);
 
     // A CLI command against the running service (through its admin endpoint).
     const port = await freePort();
@@ -128,7 +128,7 @@ export async function run(): Promise<void> {
       timeSync(['bin/svc.mjs', 'account', 'create', '--email', 'bench@example.com'], { SVC_DATA_DIR: data });
       const list: number[] = [];
       for (let i = 0; i < RUNS; i++) list.push(timeSync(['bin/svc.mjs', 'key', 'list', '--email', 'bench@example.com'], { SVC_DATA_DIR: data }));
-      rows.push(['svc-agent-host key list (service running)', median(list), '≤ 700']);
+      rows.push(['svc-agent-host key list (service running)', median(list)!, '≤ 700']);
     } finally {
       service.kill('SIGTERM');
       await new Promise((r) => service.once('exit', r));
@@ -138,13 +138,13 @@ export async function run(): Promise<void> {
     if (await pgAnswers(pgUrl)) {
       const pg: number[] = [];
       for (let i = 0; i < 3; i++) pg.push(await serveToFirst200({ SVC_DATA_DIR: path.join(dir, 'pgdata'), DATABASE_URL: pgUrl }));
-      rows.push(['npm start → first 200, PostgreSQL', median(pg), '≤ 2000']);
+      rows.push(['npm start → first 200, PostgreSQL', median(pg)!, '≤ 2000']);
     }
 
-    console.log(`start-up, medians (${RUNS} runs; serve: 3); load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+    console.log(`start-up, medians (${RUNS} runs; serve: 3); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`);
     console.log(`${'what'.padEnd(50)} ${'ms'.padStart(8)} ${'vs node -e 0'.padStart(13)} ${'goal ms'.padStart(8)}`);
     for (const [label, ms, goal] of rows)
-      console.log(`${label.padEnd(50)} ${ms.toFixed(0).padStart(8)} ${`${(ms / rows[0][1]).toFixed(1)}x`.padStart(13)} ${goal.padStart(8)}`);
+      console.log(`${label.padEnd(50)} ${ms.toFixed(0).padStart(8)} ${`${(ms / rows[0]![1]).toFixed(1)}x`.padStart(13)} ${goal.padStart(8)}`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -69,7 +69,7 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
     for (const [k, fn] of [a, b].entries()) {
       const t = performance.now();
       await fn();
-      out[k].push(performance.now() - t);
+      out[k]!.push(performance.now() - t);
     }
   }
   return out;
@@ -131,7 +131,7 @@ export async function run(): Promise<void> {
         { label: 'aggregate avg + groupBy (50 groups)', qs: 'aggregate=avg&aggregateField=price&groupBy=category', n: 20, aggregate: true },
         { label: 'q-search (substring, limit 50)', qs: 'q=item%20123456%20&searchFields=name&limit=50', n: 30 },
       ];
-      const version = (await direct`show server_version`)[0].server_version;
+      const version = (await direct`show server_version`)[0]!.server_version;
       const header = () =>
         console.log(
           `${'query'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'SQL p50'.padStart(9)} ${'SQL p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`,
@@ -153,9 +153,9 @@ export async function run(): Promise<void> {
             await direct.unsafe(q.sql, q.params as never[]);
           },
         );
-        const ratio = pct(api, 50) / pct(sqlTimes, 50);
+        const ratio = pct(api, 50)! / pct(sqlTimes, 50)!;
         console.log(
-          `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50).toFixed(1).padStart(9)} ${pct(api, 95).toFixed(1).padStart(9)} ${pct(sqlTimes, 50).toFixed(1).padStart(9)} ${pct(sqlTimes, 95).toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
+          `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50)!.toFixed(1).padStart(9)} ${pct(api, 95)!.toFixed(1).padStart(9)} ${pct(sqlTimes, 50)!.toFixed(1).padStart(9)} ${pct(sqlTimes, 95)!.toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
         );
       };
       console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
@@ -173,7 +173,7 @@ export async function run(): Promise<void> {
         async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),
         async () => {},
       );
-      console.log(`${'HTTP floor: GET /healthz (no database)'.padEnd(44)} ${pct(floor, 50).toFixed(1).padStart(9)} ${pct(floor, 95).toFixed(1).padStart(9)}`);
+      console.log(`${'HTTP floor: GET /healthz (no database)'.padEnd(44)} ${pct(floor, 50)!.toFixed(1).padStart(9)} ${pct(floor, 95)!.toFixed(1).padStart(9)}`);
       await database.close();
       console.log('ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the list query: ≤ 1.30x.');
       await direct.end();

@@ -21,7 +21,8 @@ if (fast) {
 } else {
   const checks = [
     ['lint and format (npm run lint)', ['--yes', BIOME, 'ci', '--error-on-warnings', '.']],
-    ['typecheck (npm run typecheck)', ['tsc', '--noEmit', '-p', '.']],
+    ['typecheck of the product, Node types only (npm run typecheck)', ['tsc', '--noEmit', '-p', '.']],
+    ['typecheck of tests, benchmarks and chaos scenarios', ['tsc', '--noEmit', '-p', 'tsconfig.test.json']],
   ];
   for (const [name, args] of checks) {
     const r = spawnSync('npx', args, { stdio: 'inherit' });

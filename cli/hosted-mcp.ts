@@ -33,7 +33,7 @@ const MAX_POOLS = 32;
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
   const base = deps.config.baseUrl;
   // In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only).
-  const inProcess = ((input: RequestInfo | URL, init?: RequestInit) =>
+  const inProcess = ((input: string | URL | Request, init?: RequestInit) =>
     app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
   // Built on the first request, not here: the first in-process request builds Hono's matcher, after
   // which no route can be added.
@@ -66,7 +66,7 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
       );
     const forward = (
       authorization
-        ? (input: RequestInfo | URL, init?: RequestInit) => {
+        ? (input: string | URL | Request, init?: RequestInit) => {
             const headers = new Headers(init?.headers);
             headers.set('authorization', authorization);
             return inProcess(input, { ...init, headers });

@@ -14,7 +14,8 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 function hostName(hostHeader: string): string {
   // "[::1]:3000" → "[::1]", "localhost:3000" → "localhost"
   if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase();
-  return hostHeader.split(':')[0].toLowerCase();
+  const colon = hostHeader.indexOf(':');
+  return (colon === -1 ? hostHeader : hostHeader.slice(0, colon)).toLowerCase();
 }
 
 /**

@@ -7,19 +7,20 @@
  */
 
 /** Tool argument → the service's parameter name, per Agent API action (path params and body). */
+const EVERY_ACTION: Record<string, string> = { appId: 'siteId' };
 export const ACTION_ARG_NAMES: Record<string, Record<string, string>> = {
-  '*': { appId: 'siteId' },
+  '*': EVERY_ACTION,
   'x402.create_app_from_html': { appName: 'name' },
 };
 
 /** The service's name of a tool argument of `action`. */
 export function serviceArgName(action: string, arg: string): string {
-  return ACTION_ARG_NAMES[action]?.[arg] ?? ACTION_ARG_NAMES['*'][arg] ?? arg;
+  return ACTION_ARG_NAMES[action]?.[arg] ?? EVERY_ACTION[arg] ?? arg;
 }
 
 /** The tool's name of a service parameter of `action` (the inverse of serviceArgName). */
 export function toolArgName(action: string, param: string): string {
-  for (const map of [ACTION_ARG_NAMES[action] ?? {}, ACTION_ARG_NAMES['*']]) {
+  for (const map of [ACTION_ARG_NAMES[action] ?? {}, EVERY_ACTION]) {
     for (const [tool, service] of Object.entries(map)) if (service === param) return tool;
   }
   return param;

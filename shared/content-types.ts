@@ -37,9 +37,15 @@ export function contentTypeForPath(path: string): string {
   return TYPES[ext] ?? 'application/octet-stream';
 }
 
+/** The media type of a Content-Type value, without its parameters, lower-case: `Text/HTML; charset=x` → `text/html`. */
+export function mediaTypeOf(contentType: string): string {
+  const semicolon = contentType.indexOf(';');
+  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+}
+
 /** Text content that `GET /sites/:id/content` returns and agents may edit. */
 export function isTextContentType(contentType: string): boolean {
-  const t = contentType.split(';')[0].trim().toLowerCase();
+  const t = mediaTypeOf(contentType);
   return (
     t.startsWith('text/') ||
     t === 'application/json' ||

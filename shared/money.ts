@@ -9,7 +9,7 @@ const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d{1,6}))?$/;
 export function usdcToAtomic(decimal: string): bigint {
   const m = DECIMAL.exec(decimal.trim());
   if (!m) throw new Error(`not a USDC amount with at most ${USDC_DECIMALS} decimals: "${decimal}"`);
-  const whole = BigInt(m[1]);
+  const whole = BigInt(m[1]!);
   const frac = BigInt((m[2] ?? '').padEnd(USDC_DECIMALS, '0'));
   return whole * SCALE + frac;
 }

@@ -94,7 +94,7 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       'none',
       { offered: required.accepts },
     );
-  const req = options.sort((a, b) => (BigInt(a.amount) < BigInt(b.amount) ? -1 : 1))[0];
+  const req = options.sort((a, b) => (BigInt(a.amount) < BigInt(b.amount) ? -1 : 1))[0]!;
   const amount = BigInt(req.amount);
   if (amount > quote)
     throw new WalletError(

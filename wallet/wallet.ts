@@ -193,7 +193,7 @@ export class Wallet {
           r.maxTimeoutSeconds <= maxTimeout,
       );
       if (acceptable.length === 0) {
-        const why = accepts.length ? describeMismatch(accepts[0], terms, maxTimeout) : 'no payment options';
+        const why = accepts.length ? describeMismatch(accepts[0]!, terms, maxTimeout) : 'no payment options';
         throw new WalletError(
           'terms_refused',
           `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`,
@@ -201,7 +201,7 @@ export class Wallet {
           { offered: accepts },
         );
       }
-      const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0];
+      const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0]!;
       const asked = BigInt(cheapest.maxAmountRequired);
       if (asked > quote) {
         throw new WalletError(
@@ -216,7 +216,7 @@ export class Wallet {
     };
 
     // The single place a signed payment leaves this process.
-    const sendSigned = async (input: RequestInfo | URL, init2?: RequestInit): Promise<Response> => {
+    const sendSigned = async (input: string | URL | Request, init2?: RequestInit): Promise<Response> => {
       const headers = (init2?.headers ?? {}) as Record<string, string>;
       const xPayment = headers['X-PAYMENT'];
       if (!xPayment) return this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
@@ -302,7 +302,10 @@ export class Wallet {
       const reason = await response
         .clone()
         .json()
-        .then((b: { error?: unknown }) => (typeof b?.error === 'string' ? b.error : JSON.stringify(b?.error ?? '')))
+        .then((b: unknown) => {
+          const error = (b as { error?: unknown } | null)?.error;
+          return typeof error === 'string' ? error : JSON.stringify(error ?? '');
+        })
         .catch(() => '');
       throw new WalletError(
         'payment_rejected',

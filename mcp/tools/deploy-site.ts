@@ -227,7 +227,7 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
           let failed = false;
           const worker = async () => {
             while (next < batch.length && !failed) {
-              const f = batch[next++];
+              const f = batch[next++]!;
               const t = targets.find((x) => x.path === f.path);
               if (!t)
                 throw new ToolFailure(

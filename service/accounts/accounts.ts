@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { DbOrTx } from '../db/client.js';
-import { isUniqueViolation } from '../db/client.js';
+import { isUniqueViolation, onlyRow } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { accounts } from '../db/schema/index.js';
 import { AppError } from '../http/app-error.js';
@@ -32,10 +32,13 @@ function toAccount(row: typeof accounts.$inferSelect): Account {
 export async function createAccount(db: DbOrTx, input: { email: string; passwordHash?: string }): Promise<Account> {
   const email = parseEmail(input.email);
   try {
-    const [row] = await db
-      .insert(accounts)
-      .values({ id: newId('acct'), email, passwordHash: input.passwordHash ?? null })
-      .returning();
+    const row = onlyRow(
+      await db
+        .insert(accounts)
+        .values({ id: newId('acct'), email, passwordHash: input.passwordHash ?? null })
+        .returning(),
+      'insert the account',
+    );
     return toAccount(row);
   } catch (e) {
     if (isUniqueViolation(e)) throw new AppError('conflict', `an account with email ${email} already exists`);

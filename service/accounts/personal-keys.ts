@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
-import type { DbOrTx } from '../db/client.js';
+import { type DbOrTx, onlyRow } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { personalKeys } from '../db/schema/index.js';
 import { AppError } from '../http/app-error.js';
@@ -42,17 +42,20 @@ export async function createPersonalKey(
 ): Promise<{ key: PersonalKeyInfo; secret: string }> {
   if (input.scopes.length === 0) throw new AppError('validation_failed', 'a key needs at least one scope');
   const secret = `${PERSONAL_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const [row] = await db
-    .insert(personalKeys)
-    .values({
-      id: newId('key'),
-      accountId: input.accountId,
-      name: input.name,
-      prefix: `${secret.slice(0, PERSONAL_KEY_PREFIX.length + 4)}…`,
-      hash: hashCredential(secret),
-      scopes: input.scopes,
-    })
-    .returning();
+  const row = onlyRow(
+    await db
+      .insert(personalKeys)
+      .values({
+        id: newId('key'),
+        accountId: input.accountId,
+        name: input.name,
+        prefix: `${secret.slice(0, PERSONAL_KEY_PREFIX.length + 4)}…`,
+        hash: hashCredential(secret),
+        scopes: input.scopes,
+      })
+      .returning(),
+    'insert the key',
+  );
   return { key: toInfo(row), secret };
 }
 

@@ -72,7 +72,9 @@ export const adminOperations = {
     const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
     if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
     await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
-    return { site: await viewSite(deps, (await deps.db.select().from(sites).where(eq(sites.id, i.siteId)))[0]) };
+    const [written] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
+    if (!written) throw new AppError('not_found', `site ${i.siteId} was deleted meanwhile`);
+    return { site: await viewSite(deps, written) };
   }),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),

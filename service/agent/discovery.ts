@@ -20,7 +20,7 @@ type JsonSchema = {
 };
 
 function pathParams(action: AgentAction): string[] {
-  return [...action.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+  return [...action.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
 }
 
 /** JSON Schema of everything an action takes: path parameters and body fields in one object. */

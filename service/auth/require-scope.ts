@@ -31,7 +31,7 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (!authorization) throw refuse('missing credential: send Authorization: Bearer svc_pat_… or sign in with OAuth', 'invalid_request');
   const m = BEARER.exec(authorization);
   if (!m) throw refuse('malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
-  const found = await resolveCredential(deps, m[1]);
+  const found = await resolveCredential(deps, m[1]!);
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
   if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');

@@ -110,7 +110,7 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
     };
   }
 
-  const text = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : (v ?? ''));
+  const text = (v: string | string[] | undefined) => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
   const done = (c: Context) => DONE[c.req.query('done') ?? ''];
 
   // ---- sign up / sign in / sign out ----
@@ -189,7 +189,7 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
   app.get(
     '/dashboard',
     signedIn(async (c, s, chrome) => {
-      const [usage, keys, apps, [{ n }]] = await Promise.all([
+      const [usage, keys, apps, [siteCount]] = await Promise.all([
         accountUsage(deps, s.accountId),
         listPersonalKeys(deps.db, s.accountId),
         listConnectedApps(deps.db, s.accountId),
@@ -197,7 +197,13 @@ export function dashboardRoutes(deps: Deps, resources: DashboardResources = dash
       ]);
       return renderPage(
         c,
-        pages.overviewPage(chrome, { usage, keys: keys.filter((k) => !k.revokedAt).length, sites: Number(n), apps: apps.length, baseUrl: deps.config.baseUrl }),
+        pages.overviewPage(chrome, {
+          usage,
+          keys: keys.filter((k) => !k.revokedAt).length,
+          sites: Number(siteCount?.n ?? 0),
+          apps: apps.length,
+          baseUrl: deps.config.baseUrl,
+        }),
       );
     }),
   );

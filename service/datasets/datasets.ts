@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { and, asc, eq, like, sql } from 'drizzle-orm';
 import { TABLE_LIMITS, type TableSchema } from '../../shared/tables/schema.js';
 import type { DbOrTx } from '../db/client.js';
-import { isUniqueViolation } from '../db/client.js';
+import { isUniqueViolation, onlyRow } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { datasets, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -156,7 +156,7 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
     if (!input.replaceExisting) {
       throw new AppError('slug_taken', `a dataset "${slug}" exists; pass replaceExisting: true to replace its data, or choose another slug`, { slug });
     }
-    [replacing] = await deps.db
+    [replacing = null] = await deps.db
       .select()
       .from(datasets)
       .where(and(eq(datasets.siteId, site.id), eq(datasets.tableId, holder.id)));
@@ -218,11 +218,14 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     const { count, schema } = loaded;
     // A CSV's schema was guessed from its first MiB; the whole file may have widened a column.
     if (!sameFields(schema, first.schema))
-      [table] = await db
-        .update(tables)
-        .set({ schema: tableSchemaOf(schema) })
-        .where(eq(tables.id, table.id))
-        .returning();
+      table = onlyRow(
+        await db
+          .update(tables)
+          .set({ schema: tableSchemaOf(schema) })
+          .where(eq(tables.id, table.id))
+          .returning(),
+        'widen the dataset schema',
+      );
     const fields = schema.fields;
     if (count !== schema.records) {
       throw dataFileInvalid(
@@ -246,8 +249,9 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
     try {
       if (plan.replacing) {
         const oldTableId = plan.replacing.tableId;
-        [row] = await db.update(datasets).set(values).where(eq(datasets.id, plan.replacing.id)).returning();
-        if (!row) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
+        const [updated] = await db.update(datasets).set(values).where(eq(datasets.id, plan.replacing.id)).returning();
+        if (!updated) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
+        row = updated;
         // The old table steps aside under a tombstone slug instead of being deleted here: a reader
         // that resolved the slug to it just before commit still finds its records. It is deleted
         // right after commit (cleanup), and any tombstone a crash left behind by the next conversion.
@@ -266,10 +270,13 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
           });
         };
       } else {
-        [row] = await db
-          .insert(datasets)
-          .values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values })
-          .returning();
+        row = onlyRow(
+          await db
+            .insert(datasets)
+            .values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values })
+            .returning(),
+          'insert the dataset',
+        );
       }
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });

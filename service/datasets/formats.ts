@@ -1,3 +1,4 @@
+import { mediaTypeOf } from '../../shared/content-types.js';
 import type { DataFileKind } from './records.js';
 
 export interface KindInfo {
@@ -72,7 +73,7 @@ export function kindInfo(kind: DataFileKind): KindInfo {
  * an accepted kind). Null when neither names one. A `.json` file whose type says GeoJSON is GeoJSON.
  */
 export function detectKind(fileName: string, fileType?: string): DataFileKind | null {
-  const declared = fileType ? BY_TYPE[fileType.split(';')[0].trim().toLowerCase()] : undefined;
+  const declared = fileType ? BY_TYPE[mediaTypeOf(fileType)] : undefined;
   const ext = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase();
   const byName = ext ? BY_EXTENSION[ext] : undefined;
   if (declared && byName && declared !== byName) {

@@ -55,7 +55,7 @@ function isIsoDate(s: string): boolean {
 
 function isIsoDateTime(s: string): boolean {
   const m = DATETIME.exec(s);
-  if (!m || !validDate(m[1], m[2], m[3])) return false;
+  if (!m || !validDate(m[1]!, m[2]!, m[3]!)) return false;
   const zone = m[9] && m[9].length > 1 ? /^[+-](\d{2}):?(\d{2})$/.exec(m[9]) : null;
   if (zone && (Number(zone[1]) > 15 || Number(zone[2]) > 59)) return false;
   return Number(m[4]) < 24 && Number(m[5]) < 60 && (m[7] === undefined || Number(m[7]) < 60);
@@ -199,7 +199,7 @@ export function fitsType(type: FieldType, v: unknown, source: ValueSource): bool
 
 /** Same field names and types, in the same order. */
 export function sameFields(a: InferredSchema, b: InferredSchema): boolean {
-  return a.fields.length === b.fields.length && a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type);
+  return a.fields.length === b.fields.length && a.fields.every((f, i) => f.name === b.fields[i]?.name && f.type === b.fields[i]?.type);
 }
 
 /** The schema of columns (label → inferred type, in file order): Table-safe names, unknown types as string. */

@@ -113,6 +113,7 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
       },
     };
     const parse = textual[declared];
+    if (!parse) throw new DataFileError(`no parser for the format ${declared}`);
     return {
       kind: declared,
       valueSource: declared === 'csv' ? 'text' : 'typed',
@@ -178,8 +179,8 @@ async function inferColumns(slices: AsyncIterable<ParquetColumnSlice>, sampleRec
     }
     const n = Math.min(slice.length, sampleRecords - records);
     for (let c = 0; c < names.length; c++) {
-      const column = slice.columns[c];
-      let t = types[c];
+      const column = slice.columns[c]!;
+      let t = types[c] ?? null;
       for (let r = 0; r < n; r++) {
         const v = typeOfValue(column[r], 'typed');
         if (v !== null && v !== t) t = widen(t, v);
@@ -191,7 +192,7 @@ async function inferColumns(slices: AsyncIterable<ParquetColumnSlice>, sampleRec
   return {
     ...usable(
       schemaOf(
-        names.map((n, i) => [n, types[i]]),
+        names.map((n, i) => [n, types[i] ?? null]),
         Math.min(records, sampleRecords),
       ),
     ),
@@ -228,15 +229,17 @@ export async function* copyChunks(file: PreparedFile, schema: InferredSchema, ve
     const { fields } = record;
     let present = 0;
     for (let i = 0; i < labels.length; i++) {
-      const v = fields[labels[i]];
+      const label = labels[i]!;
+      const type = types[i]!;
+      const v = fields[label];
       if (v === undefined) {
         values[i] = null;
-        if (labels[i] in fields) present++;
+        if (label in fields) present++;
         continue;
       }
       present++;
-      if (verify && !fitsType(types[i], v, source)) throw new GuessMissed();
-      values[i] = coerceValue(v, types[i], source, record, labels[i]);
+      if (verify && !fitsType(type, v, source)) throw new GuessMissed();
+      values[i] = coerceValue(v, type, source, record, label);
     }
     // A key the schema does not know: the record has more keys than the schema's it holds.
     if (countKeys(fields, present + 1) > present) {
@@ -256,11 +259,11 @@ function* sliceChunks(slice: ParquetColumnSlice, labels: string[], types: FieldT
     if (verify) throw new GuessMissed();
     throw new DataFileError('the columns changed between the two reads of the file');
   }
-  const columns = labels.map((l) => slice.columns[slice.names.indexOf(l)]);
+  const columns = labels.map((l) => slice.columns[slice.names.indexOf(l)]!);
   if (verify) {
     for (let c = 0; c < columns.length; c++) {
-      const column = columns[c];
-      const type = types[c];
+      const column = columns[c]!;
+      const type = types[c]!;
       for (let r = 0; r < slice.length; r++) if (!fitsType(type, column[r], 'typed')) throw new GuessMissed();
     }
   }
@@ -269,12 +272,12 @@ function* sliceChunks(slice: ParquetColumnSlice, labels: string[], types: FieldT
   for (let r = 0; r < slice.length; r++) {
     at.row = slice.firstRow + r;
     for (let c = 0; c < columns.length; c++) {
-      const v = columns[c][r];
-      const t = types[c];
+      const v = columns[c]![r];
+      const t = types[c]!;
       // What coerceValue answers, without the call for the common cases.
       if (typeof v === 'number' && (t === 'number' || t === 'integer')) values[c] = Number.isFinite(v) ? v : null;
       else if (typeof v === 'string' && t === 'string') values[c] = v === '' ? null : v;
-      else values[c] = coerceValue(v, t, 'typed', at, labels[c]);
+      else values[c] = coerceValue(v, t, 'typed', at, labels[c]!);
     }
     rows.add(values);
     if (rows.size >= 1 << 20) yield rows.take();

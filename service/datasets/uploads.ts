@@ -94,11 +94,13 @@ export function signUploadToken(secret: string, claims: UploadTokenClaims): stri
 export function verifyUploadToken(secret: string, token: string, now: Date): UploadTokenClaims | null {
   const m = /^dsu_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(token);
   if (!m) return null;
-  const expected = createHmac('sha256', secret).update(`dataset-upload:${m[1]}`).digest();
-  const given = Buffer.from(m[2], 'base64url');
+  const payload = m[1]!;
+  const mac = m[2]!;
+  const expected = createHmac('sha256', secret).update(`dataset-upload:${payload}`).digest();
+  const given = Buffer.from(mac, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
-    const claims = JSON.parse(Buffer.from(m[1], 'base64url').toString()) as UploadTokenClaims;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as UploadTokenClaims;
     return claims.e * 1000 > now.getTime() ? claims : null;
   } catch {
     return null;

@@ -185,6 +185,21 @@ async function migrateUnderLock(client: postgres.Sql, db: Db): Promise<void> {
 }
 
 /** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */
+/**
+ * The row of a statement that always returns one (`insert … returning`, an update of a row the
+ * transaction holds): none means the database broke that promise, an internal error.
+ */
+export function onlyRow<T>(rows: T[], what: string): T {
+  const row = rows[0];
+  if (row === undefined) throw new Error(`${what}: the statement returned no row`);
+  return row;
+}
+
+/** The number a `select count(*)` (or `sum`) as `n` returned; 0 when it returned no row or null. */
+export function countOf(rows: { n: number | string | null }[]): number {
+  return Number(rows[0]?.n ?? 0);
+}
+
 export function rowsOf<T>(result: unknown): T[] {
   const r = result as { rows?: T[] } | T[];
   return Array.isArray(r) ? r : (r.rows ?? []);

@@ -6,6 +6,6 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower 
 export function newId(prefix: string, length = 16): string {
   const bytes = randomBytes(length);
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31];
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i]! & 31];
   return `${prefix}_${out}`;
 }

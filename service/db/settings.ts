@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import type { Db } from './client.js';
+import { type Db, onlyRow } from './client.js';
 import { settings } from './schema/index.js';
 
 /**
@@ -13,7 +13,7 @@ export async function getOrCreateSecret(db: Db, name: string): Promise<string> {
     .insert(settings)
     .values({ key, value: randomBytes(32).toString('base64url') })
     .onConflictDoNothing();
-  const [row] = await db.select().from(settings).where(eq(settings.key, key));
+  const row = onlyRow(await db.select().from(settings).where(eq(settings.key, key)), 'read the secret');
   return row.value;
 }
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { and, count, eq, sql, sum } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import { type Db, onlyRow } from '../db/client.js';
 import { functionMemory } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import type { SandboxHost } from './sandbox.js';
@@ -61,10 +61,13 @@ export function callerMemory(deps: Pick<Deps, 'db' | 'clock'>, functionId: strin
             target: [functionMemory.functionId, functionMemory.accountId, functionMemory.key],
             set: { value: valueJson, bytes, updatedAt: now },
           });
-        const [t] = await tx
-          .select({ keys: count(), bytes: sum(functionMemory.bytes) })
-          .from(functionMemory)
-          .where(and(eq(functionMemory.functionId, functionId), eq(functionMemory.accountId, accountId)));
+        const t = onlyRow(
+          await tx
+            .select({ keys: count(), bytes: sum(functionMemory.bytes) })
+            .from(functionMemory)
+            .where(and(eq(functionMemory.functionId, functionId), eq(functionMemory.accountId, accountId))),
+          'sum the caller memory',
+        );
         if (Number(t.keys) > CALLER_MEMORY_LIMITS.maxKeys) {
           throw new MemoryLimitError(`SVC_MEMORY.caller.set: at most ${CALLER_MEMORY_LIMITS.maxKeys} keys per caller`);
         }

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { SECRET_NAME_PATTERN, type CreateFunctionBody, type FunctionView } from '../../shared/account-api/functions.js';
 import type { DbOrTx } from '../db/client.js';
-import { isUniqueViolation } from '../db/client.js';
+import { countOf, isUniqueViolation, onlyRow } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { functions, functionSecrets } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -80,7 +80,7 @@ export async function listOwnedFunctions(
   accountId: string,
   page: { limit: number; offset: number },
 ): Promise<{ functions: FunctionView[]; total: number }> {
-  const [{ n }] = await deps.db.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId));
+  const n = countOf(await deps.db.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId)));
   const rows = await deps.db
     .select()
     .from(functions)
@@ -119,24 +119,27 @@ export async function createFunction(deps: Deps, accountId: string, input: Creat
     return await deps.db.transaction(async (tx) => {
       // Serialise creates of one account so two concurrent requests cannot both pass the count.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`svc-fn-create:${accountId}`}))`);
-      const [{ n }] = await tx.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId));
+      const n = countOf(await tx.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId)));
       if (max > 0 && Number(n) >= max) {
         throw new AppError('quota_exceeded', `this account already has ${n} functions; the limit is ${max}`, { limit: max });
       }
       const now = deps.clock.now();
-      const [row] = await tx
-        .insert(functions)
-        .values({
-          id: newId('fn'),
-          accountId,
-          name: input.name,
-          slug: input.slug,
-          draftCode: input.code,
-          allowUserInvoke: input.allowUserInvoke,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
+      const row = onlyRow(
+        await tx
+          .insert(functions)
+          .values({
+            id: newId('fn'),
+            accountId,
+            name: input.name,
+            slug: input.slug,
+            draftCode: input.code,
+            allowUserInvoke: input.allowUserInvoke,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning(),
+        'insert the function',
+      );
       return toFunctionView(row, []);
     });
   } catch (e) {

@@ -157,7 +157,7 @@ function cut(status: number, headers: Record<string, string>, bodyType: 'json' |
   const buf = Buffer.from(content, 'utf8');
   if (buf.length <= INVOKE_MAX_RESPONSE_BYTES) return { status, headers, bodyType, body, truncated: false, bytes: buf.length };
   let end = INVOKE_MAX_RESPONSE_BYTES;
-  while (end > 0 && (buf[end] & 0xc0) === 0x80) end--; // never split a UTF-8 sequence
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--; // never split a UTF-8 sequence
   return { status, headers, bodyType: 'text', body: buf.subarray(0, end).toString('utf8'), truncated: true, bytes: buf.length };
 }
 

@@ -13,7 +13,7 @@ export async function functionUsage(deps: Deps, accountId: string): Promise<Reco
     .where(and(eq(functionInvocationCounts.accountId, accountId), eq(functionInvocationCounts.period, period)));
   const { maxFunctionsPerAccount, maxInvocationsPerMonth } = deps.config.functions;
   return {
-    functions: { used: Number(owned.n), limit: maxFunctionsPerAccount || null, unit: 'functions' },
+    functions: { used: Number(owned?.n ?? 0), limit: maxFunctionsPerAccount || null, unit: 'functions' },
     functionInvocations: { used: Number(inv?.n ?? 0), limit: maxInvocationsPerMonth || null, unit: `function invocations in ${period} (UTC)` },
   };
 }

@@ -5,7 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 export function clientIp(c: Context, trustProxy: boolean): string {
   if (trustProxy) {
     const xff = c.req.header('x-forwarded-for');
-    if (xff) return xff.split(',')[0].trim();
+    if (xff) return xff.replace(/,.*$/s, '').trim();
   }
   try {
     return getConnInfo(c).remote.address ?? 'unknown';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import { type Db, onlyRow } from '../db/client.js';
 import { rateLimitWindows } from '../db/schema/index.js';
 import { AppError } from './app-error.js';
 
@@ -11,14 +11,17 @@ export async function consumeRateLimit(db: Db, key: string, limit: number, windo
   if (limit <= 0) return;
   const t = now.getTime();
   const windowStart = t - (t % windowMs);
-  const [row] = await db
-    .insert(rateLimitWindows)
-    .values({ key, windowStart, count: 1 })
-    .onConflictDoUpdate({
-      target: [rateLimitWindows.key, rateLimitWindows.windowStart],
-      set: { count: sql`${rateLimitWindows.count} + 1` },
-    })
-    .returning({ count: rateLimitWindows.count });
+  const row = onlyRow(
+    await db
+      .insert(rateLimitWindows)
+      .values({ key, windowStart, count: 1 })
+      .onConflictDoUpdate({
+        target: [rateLimitWindows.key, rateLimitWindows.windowStart],
+        set: { count: sql`${rateLimitWindows.count} + 1` },
+      })
+      .returning({ count: rateLimitWindows.count }),
+    'count the request',
+  );
   if (row.count > limit) {
     const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - t) / 1000));
     throw new AppError(

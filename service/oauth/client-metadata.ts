@@ -143,12 +143,13 @@ async function checkedAddress(deps: Deps, url: URL): Promise<string> {
   if (url.username || url.password || url.hash) throw new Error('a client_id URL must not carry credentials or a fragment');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true, verbatim: true });
-  if (addresses.length === 0) throw new Error(`${host} does not resolve`);
+  const first = addresses[0];
+  if (!first) throw new Error(`${host} does not resolve`);
   if (!loopbackAllowed) {
     const bad = addresses.find((a) => isPrivateAddress(a.address));
     if (bad) throw new Error(`${host} resolves to ${bad.address}, a private or reserved address the service does not fetch from`);
   }
-  return addresses[0].address;
+  return first.address;
 }
 
 /**

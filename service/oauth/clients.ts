@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { isScope, type Scope } from '../../shared/scopes.js';
-import type { DbOrTx } from '../db/client.js';
+import { type DbOrTx, onlyRow } from '../db/client.js';
 import { newId } from '../db/ids.js';
 import { oauthClients } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -75,10 +75,13 @@ export function toRegisteredClient(row: OAuthClientRow): RegisteredClient {
 /** Dynamic client registration (RFC 7591). Every client is public: it proves itself with PKCE. */
 export async function registerClient(deps: Deps, input: unknown): Promise<RegisteredClient> {
   const m = validateClientMetadata(input);
-  const [row] = await deps.db
-    .insert(oauthClients)
-    .values({ id: newId('client', 24), name: m.name, redirectUris: m.redirectUris, scopes: m.scopes, clientUri: m.clientUri, createdAt: deps.clock.now() })
-    .returning();
+  const row = onlyRow(
+    await deps.db
+      .insert(oauthClients)
+      .values({ id: newId('client', 24), name: m.name, redirectUris: m.redirectUris, scopes: m.scopes, clientUri: m.clientUri, createdAt: deps.clock.now() })
+      .returning(),
+    'insert the client',
+  );
   return toRegisteredClient(row);
 }
 
@@ -97,9 +100,9 @@ export function validateClientMetadata(input: unknown): ValidClientMetadata {
   const parsed = ClientRegistrationSchema.safeParse(input);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    const field = first.path.map(String).join('.') || '(body)';
+    const field = first?.path.map(String).join('.') || '(body)';
     const code = field.startsWith('redirect_uris') ? 'invalid_redirect_uri' : 'invalid_client_metadata';
-    throw new OAuthError(code, `${field}: ${first.message}`);
+    throw new OAuthError(code, `${field}: ${first?.message ?? 'invalid'}`);
   }
   const m = parsed.data;
   for (const uri of m.redirect_uris) {
@@ -131,7 +134,7 @@ export function validateClientMetadata(input: unknown): ValidClientMetadata {
     if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:')) throw new OAuthError('invalid_client_metadata', 'client_uri: not an http(s) URL');
     clientUri = u.toString();
   }
-  return { name: m.client_name ?? new URL(m.redirect_uris[0]).host, redirectUris: [...new Set(m.redirect_uris)], scopes, clientUri };
+  return { name: m.client_name ?? new URL(m.redirect_uris[0]!).host, redirectUris: [...new Set(m.redirect_uris)], scopes, clientUri };
 }
 
 export async function findClient(db: DbOrTx, clientId: string): Promise<OAuthClientRow | null> {

@@ -90,7 +90,7 @@ async function readTokenForm(c: Context): Promise<Record<string, string>> {
   // A public client may also name itself with HTTP Basic and an empty secret.
   const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '');
   if (basic) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const id = decodeURIComponent(decoded.split(':')[0] ?? '');
     if (out.client_id && out.client_id !== id) throw new OAuthError('invalid_request', 'client_id in the body and in Authorization differ');
     out.client_id = id;

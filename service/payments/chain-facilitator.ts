@@ -250,5 +250,5 @@ function revertReason(e: unknown): string {
   if (/expired/i.test(msg)) return 'authorization_expired';
   if (/not yet valid/i.test(msg)) return 'authorization_not_yet_valid';
   if (/invalid signature/i.test(msg)) return 'invalid_signature';
-  return `settlement_failed: ${msg.split('\n')[0].slice(0, 200)}`;
+  return `settlement_failed: ${msg.replace(/\n.*$/s, '').slice(0, 200)}`;
 }

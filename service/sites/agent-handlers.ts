@@ -19,7 +19,7 @@ import type { DbOrTx } from '../db/client.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { isValidContentType } from '../../shared/content-types.js';
+import { isValidContentType, mediaTypeOf } from '../../shared/content-types.js';
 import { ownedBy, walletOwner } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import {
@@ -121,7 +121,7 @@ const SIGNATURES: [RegExp, (b: Buffer) => boolean][] = [
 ];
 
 function contentMatchesType(type: string, bytes: Buffer): boolean {
-  const base = type.split(';')[0].trim().toLowerCase();
+  const base = mediaTypeOf(type);
   const check = SIGNATURES.find(([re]) => re.test(base));
   return check ? check[1](bytes) : true;
 }

@@ -130,7 +130,8 @@ async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: Cach
   }
   headers['content-length'] = String(file.size);
   if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers });
-  if (file.body) return new Response(file.body as unknown as BodyInit, { status: 200, headers });
+  // A Buffer's memory is an ArrayBuffer, never a shared one: the cast only narrows the type.
+  if (file.body) return new Response(file.body as Uint8Array<ArrayBuffer>, { status: 200, headers });
   const stream = await deps.blobs.getStream(file.blobKey);
   if (!stream) return htmlResponse(c, 404, notFoundPage('This file is missing from storage.'), mount);
   return new Response(Readable.toWeb(stream) as ReadableStream, { status: 200, headers });

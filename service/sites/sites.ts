@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
-import { isDatabaseUnavailable, isUniqueViolation } from '../db/client.js';
+import { countOf, isDatabaseUnavailable, isUniqueViolation, onlyRow } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
@@ -104,10 +104,10 @@ export async function suggestAvailableSlug(db: DbOrTx, base?: string): Promise<s
 }
 
 async function assertSiteQuota(deps: Deps, db: DbOrTx, owner: SiteOwner): Promise<void> {
-  const [row] = await db.select({ n: count() }).from(sites).where(ownedBy(owner));
+  const n = countOf(await db.select({ n: count() }).from(sites).where(ownedBy(owner)));
   const max = deps.config.limits.maxSitesPerAccount;
-  if (Number(row.n) >= max) {
-    throw new AppError('quota_exceeded', `site limit reached (${max} sites); delete a site first`, { limit: 'sites', max, current: Number(row.n) });
+  if (n >= max) {
+    throw new AppError('quota_exceeded', `site limit reached (${max} sites); delete a site first`, { limit: 'sites', max, current: n });
   }
 }
 
@@ -204,18 +204,21 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
         files.reduce((n, f) => n + f.bytes.length, 0),
       );
       const visibility = input.password ? 'private' : (input.visibility ?? 'public');
-      const [row] = await tx
-        .insert(sites)
-        .values({
-          id,
-          slug,
-          ...ownerColumns(owner),
-          visibility,
-          passwordHash: input.password ? await hashPassword(input.password) : null,
-          published: true,
-          status: input.status,
-        })
-        .returning();
+      const row = onlyRow(
+        await tx
+          .insert(sites)
+          .values({
+            id,
+            slug,
+            ...ownerColumns(owner),
+            visibility,
+            passwordHash: input.password ? await hashPassword(input.password) : null,
+            published: true,
+            status: input.status,
+          })
+          .returning(),
+        'insert the site',
+      );
       for (const f of files) {
         const sha256 = createHash('sha256').update(f.bytes).digest('hex');
         const blobKey = newFileBlobKey(id, sha256);
@@ -258,7 +261,7 @@ export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string)
 
 export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit: number; offset: number }): Promise<{ sites: SiteView[]; total: number }> {
   const rows = await deps.db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
-  const [{ n }] = await deps.db.select({ n: count() }).from(sites).where(ownedBy(owner));
+  const n = countOf(await deps.db.select({ n: count() }).from(sites).where(ownedBy(owner)));
   const stats = await siteStats(
     deps.db,
     rows.map((r) => r.id),
@@ -316,7 +319,7 @@ export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string
     .from(siteFiles)
     .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
   if (!existing) {
-    const [{ n }] = await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id));
+    const n = countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id)));
     const max = deps.config.limits.maxFilesPerSite;
     if (Number(n) >= max)
       throw new AppError('quota_exceeded', `file limit reached (${max} files per site)`, { limit: 'filesPerSite', max, current: Number(n) });
@@ -396,6 +399,7 @@ export async function recordSiteFiles(
     .set({ contentVersion: sql`${sites.contentVersion} + 1`, updatedAt: now, status })
     .where(eq(sites.id, site.id))
     .returning();
+  if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
   await siteChanged(deps, db, site);
   return row;
 }
@@ -412,6 +416,7 @@ export async function updateSite(
     .set({ ...patch, updatedAt: deps.clock.now(), contentVersion: sql`${sites.contentVersion} + 1` })
     .where(eq(sites.id, site.id))
     .returning();
+  if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
   await siteChanged(deps, db, site);
   return row;
 }

@@ -24,8 +24,8 @@ export async function siteUsage(deps: Deps, accountId: string): Promise<Record<s
     .where(eq(sites.ownerAccountId, accountId));
   const { limits } = deps.config;
   return {
-    sites: { used: Number(siteCount.n), limit: limits.maxSitesPerAccount, unit: 'sites' },
-    files: { used: Number(fileTotal.n), limit: null, unit: 'files across all sites' },
+    sites: { used: Number(siteCount?.n ?? 0), limit: limits.maxSitesPerAccount, unit: 'sites' },
+    files: { used: Number(fileTotal?.n ?? 0), limit: null, unit: 'files across all sites' },
     filesPerSite: { used: Number(fullest?.largest ?? 0), limit: limits.maxFilesPerSite, unit: 'files in the fullest site' },
     storageBytes: { used: await ownerStorageBytes(deps.db, owner), limit: limits.maxStorageBytes, unit: 'bytes of site files' },
     fileBytes: { used: 0, limit: limits.maxFileBytes, unit: 'bytes per file (limit only)' },

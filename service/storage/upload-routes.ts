@@ -43,7 +43,9 @@ export function localUploadRoutes(deps: Deps, store: LocalBlobStore): Hono {
     const cors = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'etag' };
     if (claims.op === 'put') {
       const type = c.req.header('content-type');
-      if (claims.contentType && type?.split(';')[0].trim() !== claims.contentType.split(';')[0].trim()) {
+      // As S3 checks a signed Content-Type: the value before its parameters, exactly.
+      const bare = (t: string) => t.replace(/;.*$/s, '').trim();
+      if (claims.contentType && (type === undefined || bare(type) !== bare(claims.contentType))) {
         throw new AppError('validation_failed', `Content-Type must be ${claims.contentType} (as signed)`);
       }
       const body = await readBody(c.req.raw, claims.contentLength ?? deps.config.limits.maxFileBytes);

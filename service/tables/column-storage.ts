@@ -322,8 +322,8 @@ function putInt32(buf: Buffer, at: number, v: number): void {
 
 function putFloat64(buf: Buffer, at: number, v: number): void {
   F64[0] = v;
-  if (LITTLE_ENDIAN) for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[7 - k];
-  else for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[k];
+  if (LITTLE_ENDIAN) for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[7 - k]!;
+  else for (let k = 0; k < 8; k++) buf[at + k] = F64_BYTES[k]!;
 }
 
 // ---------------------------------------------------------------------------------------------

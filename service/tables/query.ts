@@ -188,7 +188,7 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   for (const [key, value] of params) {
     if (KNOWN_PARAMS.has(key) || key.startsWith('_')) continue;
     const m = BRACKET_FILTER.exec(key);
-    if (m) bracketFilters.push([m[1], m[2] ?? 'eq', value]);
+    if (m) bracketFilters.push([m[1]!, m[2] ?? 'eq', value]);
     else issues.add(key, 'unknown query parameter');
   }
 
@@ -266,7 +266,7 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   const bboxText = get('bbox');
   if (bboxText !== null) {
     const nums = bboxText.split(',').map((s) => (NUMERIC_TEXT.test(s.trim()) ? Number(s.trim()) : NaN));
-    const [minLon, minLat, maxLon, maxLat] = nums;
+    const [minLon = NaN, minLat = NaN, maxLon = NaN, maxLat = NaN] = nums;
     if (nums.length !== 4 || nums.some((n) => !Number.isFinite(n))) issues.add('bbox', 'expected minLon,minLat,maxLon,maxLat');
     else if ([minLon, maxLon].some((n) => n < -180 || n > 180) || [minLat, maxLat].some((n) => n < -90 || n > 90) || minLat > maxLat) {
       issues.add('bbox', 'longitudes in [-180,180], latitudes in [-90,90], minLat ≤ maxLat');

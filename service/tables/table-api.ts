@@ -61,7 +61,8 @@ export async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQuer
   const more = raw.length > plan.limit;
   const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
   const total = count === undefined ? undefined : Number(rowsOf<{ n: number }>(count)[0]?.n ?? 0);
-  const nextCursor = more && page.length ? nextCursorFor(plan, page[page.length - 1]) : null;
+  const last = page.at(-1);
+  const nextCursor = more && last ? nextCursorFor(plan, last) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
   if (plan.compact) {

@@ -12,7 +12,7 @@ import {
 } from '../../shared/tables/schema.js';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
-import { isUniqueViolation, rowsOf } from '../db/client.js';
+import { countOf, isUniqueViolation, onlyRow, rowsOf } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
@@ -151,7 +151,7 @@ export async function createTable(
   // The count and the insert under one lock per site: concurrent creates cannot pass the limit together.
   return db.transaction(async (tx) => {
     await lockKey(tx, `tables:${site.id}`);
-    const [{ n }] = await tx.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id));
+    const n = countOf(await tx.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id)));
     const max = deps.config.tables.maxTablesPerSite;
     if (Number(n) >= max)
       throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, {
@@ -173,24 +173,27 @@ export async function createTable(
     const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = deps.clock.now();
     try {
-      const [table] = await tx
-        .insert(tables)
-        .values({
-          id: newId('tbl'),
-          siteId: site.id,
-          slug,
-          name,
-          kind,
-          storage: input.storage ?? 'records',
-          schema,
-          requireReadKey: input.requireReadKey ?? false,
-          writeKeyHash: hashWriteKey(writeKey),
-          methods,
-          publicInsert: kind === 'dataset' ? false : (input.publicInsert ?? false),
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
+      const table = onlyRow(
+        await tx
+          .insert(tables)
+          .values({
+            id: newId('tbl'),
+            siteId: site.id,
+            slug,
+            name,
+            kind,
+            storage: input.storage ?? 'records',
+            schema,
+            requireReadKey: input.requireReadKey ?? false,
+            writeKeyHash: hashWriteKey(writeKey),
+            methods,
+            publicInsert: kind === 'dataset' ? false : (input.publicInsert ?? false),
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning(),
+        'insert the table',
+      );
       return { table, writeKey };
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });

@@ -20,7 +20,7 @@ export async function tableUsage(deps: Deps, accountId: string): Promise<Record<
     .innerJoin(sites, eq(sites.id, datasets.siteId))
     .where(and(eq(sites.ownerAccountId, accountId), eq(tables.storage, 'columns')));
   return {
-    tables: { used: Number(t.n), limit: null, unit: `tables and datasets across all sites (at most ${deps.config.tables.maxTablesPerSite} per site)` },
-    tableRecords: { used: Number(r.n) + Number(d.n ?? 0), limit: null, unit: 'records in tables and datasets' },
+    tables: { used: Number(t?.n ?? 0), limit: null, unit: `tables and datasets across all sites (at most ${deps.config.tables.maxTablesPerSite} per site)` },
+    tableRecords: { used: Number(r?.n ?? 0) + Number(d?.n ?? 0), limit: null, unit: 'records in tables and datasets' },
   };
 }

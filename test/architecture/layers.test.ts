@@ -70,7 +70,7 @@ describe('import layers', () => {
     const violations = [...graph]
       .filter(([file]) => file.startsWith(`service${path.sep}payments${path.sep}`))
       .flatMap(([file, imports]) =>
-        imports.filter((t) => t.startsWith(`service${path.sep}`) && !leafAllowed.includes(t.split(path.sep)[1])).map((t) => `${file} → ${t}`),
+        imports.filter((t) => t.startsWith(`service${path.sep}`) && !leafAllowed.includes(t.split(path.sep)[1]!)).map((t) => `${file} → ${t}`),
       );
     expect(violations).toEqual([]);
   });

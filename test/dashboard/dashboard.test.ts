@@ -137,7 +137,7 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     const list = await (await browser.get('/dashboard/keys')).text();
     expect(list).toContain('ci script');
     expect(list).not.toContain(secret);
-    expect(list).toContain(secret.slice(0, 12));
+    expect(list).toContain(secret!.slice(0, 12));
     const keyId = /data-key="(key_[0-9a-z]+)"/.exec(list)![1];
     const revoked = await browser.post(`/dashboard/keys/${keyId}/revoke`, formFields(list, `/dashboard/keys/${keyId}/revoke`));
     expect(revoked.status).toBe(303);

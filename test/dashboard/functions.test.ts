@@ -40,7 +40,7 @@ describe.each(dbKinds())('Dashboard functions, and OAuth tokens at invoke (%s)',
   it('toggles svc-user access: another account can invoke only while it is on', async () => {
     const owner = await user(['svc.functions.write', 'svc.functions.read', 'svc.functions.invoke']);
     const other = await user(['svc.functions.invoke']);
-    const fn = await liveFunction(owner.key, 'shared hello');
+    const fn = await liveFunction(owner.key!, 'shared hello');
     const invoke = () => h.fetch(`/api/v1/functions/invoke/${fn.slug}`, { method: 'POST', key: other.key, json: { method: 'GET', path: '/' } });
     expect((await invoke()).status).toBe(404);
 
@@ -59,14 +59,14 @@ describe.each(dbKinds())('Dashboard functions, and OAuth tokens at invoke (%s)',
 
     // Another account cannot flip it.
     const otherPage = await (await other.browser.get('/dashboard/functions')).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(otherPage)![1];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(otherPage)![1]!;
     expect((await other.browser.post(`/dashboard/functions/${fn.id}/user-access`, { csrf, enabled: 'true' })).status).toBe(404);
     expect((await invoke()).status).toBe(404);
   });
 
   it('sets and deletes secrets without ever showing their values', async () => {
     const owner = await user(['svc.functions.write', 'svc.functions.read']);
-    const fn = await liveFunction(owner.key, 'x');
+    const fn = await liveFunction(owner.key!, 'x');
     const value = `s3cr3t-${randomBytes(8).toString('hex')}`;
     const page = await (await owner.browser.get('/dashboard/functions')).text();
     const csrf = formFields(page, `/dashboard/functions/${fn.id}/user-access`).csrf;
@@ -90,7 +90,7 @@ describe.each(dbKinds())('Dashboard functions, and OAuth tokens at invoke (%s)',
 
   it('invoke refuses OAuth access tokens even when they carry svc.functions.invoke', async () => {
     const owner = await user(['svc.functions.write', 'svc.functions.invoke']);
-    const fn = await liveFunction(owner.key, 'personal keys only');
+    const fn = await liveFunction(owner.key!, 'personal keys only');
     const { client_id } = await (await h.fetch('/api/oauth/register', { method: 'POST', json: { redirect_uris: [REDIRECT], client_name: 'Invoker' } })).json();
     const verifier = randomBytes(32).toString('base64url');
     const q = new URLSearchParams({

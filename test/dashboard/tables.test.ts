@@ -48,7 +48,7 @@ describe.each(dbKinds())('Dashboard sites and tables (%s)', (kind) => {
     const newKey = /<code class="secret">(svc_tk_[\w-]+)</.exec(html)![1];
     expect(newKey).not.toBe(table.writeKey);
     expect([401, 403]).toContain((await insert(table, table.writeKey)).status);
-    expect((await insert(table, newKey)).status).toBe(201);
+    expect((await insert(table, newKey!)).status).toBe(201);
     expect(await (await browser.get('/dashboard/sites')).text()).not.toContain(newKey);
   });
 
@@ -56,7 +56,7 @@ describe.each(dbKinds())('Dashboard sites and tables (%s)', (kind) => {
     const { site, table } = await ownerWithTable();
     const { browser: other } = await ownerWithTable();
     const page = await (await other.get('/dashboard/sites')).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
     const res = await other.post(`/dashboard/sites/${site.id}/tables/${table.id}/write-key`, { csrf });
     expect(res.status).toBe(404);
     expect((await insert(table, table.writeKey)).status).toBe(201);

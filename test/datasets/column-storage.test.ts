@@ -136,7 +136,7 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     const fastRecords = await all(app.slug, 'fast');
     expect(fastRecords).toEqual(await all(app.slug, 'slow'));
     expect(fastRecords.map((r) => r.id)).toEqual(Array.from({ length: 2500 }, (_, i) => String(i + 1)));
-    expect(fastRecords[0].fields).toEqual({
+    expect(fastRecords[0]!.fields).toEqual({
       n: 0,
       price: 0,
       active: true,
@@ -145,7 +145,7 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
       zip: '00000',
       note: 'multi\nline 0',
     });
-    expect(fastRecords[4].fields).toEqual({
+    expect(fastRecords[4]!.fields).toEqual({
       n: 4,
       name: 'name 4, "quoted" é',
       price: 5,

@@ -58,7 +58,7 @@ export async function citiesXlsx(sheetName = 'Cities', withFirstSheet?: string):
   // A formula: its cached result is the value.
   ws.getCell('I1').value = 'density';
   for (let i = 0; i < CITIES.length; i++) {
-    ws.getCell(`I${i + 2}`).value = { formula: `C${i + 2}/D${i + 2}`, result: Math.round(CITIES[i].population / CITIES[i].area) } as ExcelJS.CellFormulaValue;
+    ws.getCell(`I${i + 2}`).value = { formula: `C${i + 2}/D${i + 2}`, result: Math.round(CITIES[i]!.population / CITIES[i]!.area) } as ExcelJS.CellFormulaValue;
   }
   return Buffer.from(await wb.xlsx.writeBuffer());
 }

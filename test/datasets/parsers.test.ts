@@ -189,7 +189,7 @@ describe('GeoJSON', () => {
     expect(typeMap(r.fields)).toMatchObject({ name: 'string', population: 'integer', geometry: 'json', longitude: 'number', latitude: 'number' });
     expect(r.rows[0]).toMatchObject({ name: 'Berlin', longitude: 13.405, latitude: 52.52, geometry: { type: 'Point', coordinates: [13.405, 52.52] } });
     expect(r.rows[5]).toMatchObject({ name: 'Lake', geometry: { type: 'Polygon' } });
-    expect(r.rows[5].longitude).toBeUndefined();
+    expect(r.rows[5]!.longitude).toBeUndefined();
   });
 
   it('refuses something that is not a FeatureCollection', async () => {
@@ -252,7 +252,7 @@ describe('Parquet', () => {
         const byColumns: Record<string, unknown>[] = [];
         for await (const slice of file.columnSlices!()) {
           expect(slice.firstRow).toBe(byColumns.length + 1);
-          for (let r = 0; r < slice.length; r++) byColumns.push(Object.fromEntries(slice.names.map((n, c) => [n, slice.columns[c][r] ?? null])));
+          for (let r = 0; r < slice.length; r++) byColumns.push(Object.fromEntries(slice.names.map((n, c) => [n, slice.columns[c]![r] ?? null])));
         }
         expect(byColumns).toEqual(byRecords.map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v ?? null]))));
         // The sample the schema guess reads: the first rows only; the full read after it starts from
@@ -262,7 +262,7 @@ describe('Parquet', () => {
         expect(sampled).toBe(Math.min(1500, byRecords.length));
         const again: Record<string, unknown>[] = [];
         for await (const slice of file.columnSlices!()) {
-          for (let r = 0; r < slice.length; r++) again.push(Object.fromEntries(slice.names.map((n, c) => [n, slice.columns[c][r] ?? null])));
+          for (let r = 0; r < slice.length; r++) again.push(Object.fromEntries(slice.names.map((n, c) => [n, slice.columns[c]![r] ?? null])));
         }
         expect(again).toEqual(byColumns);
       } finally {

@@ -37,7 +37,7 @@ describe.each(dbKinds())('Datasets on a real S3-compatible server, and the Accou
     expect(answer.uploadId).toBeTruthy();
     expect(answer.partSize).toBe(5 * 1024 * 1024);
     expect(answer.parts!.map((p) => p.partNumber)).toEqual([1, 2]);
-    expect(answer.parts![0].url).toContain(s3.endpoint);
+    expect(answer.parts![0]!.url).toContain(s3.endpoint);
 
     // Parts missing → the completion is refused (before payment) until all are given.
     await rejects(

@@ -68,27 +68,27 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
 
   async function sitesOfWallet(address: string): Promise<number> {
     const rows = rowsOf<{ n: string }>(await direct.db.execute(sql`select count(*) as n from sites where owner_wallet = ${address.toLowerCase()}`));
-    return Number(rows[0].n);
+    return Number(rows[0]!.n);
   }
 
   it('a change made through one node is served by the others at once (LISTEN/NOTIFY, not the 30 s cache TTL)', async () => {
     const [n1, n2, n3] = nodes;
     const payer = await wallet();
     const pay = payV1(payer);
-    const created = await pay(`${n1.url}/api/x402/apps`, jsonInit('POST', { name: `cross-${Date.now()}`, html: html('first') }));
+    const created = await pay(`${n1!.url}/api/x402/apps`, jsonInit('POST', { name: `cross-${Date.now()}`, html: html('first') }));
     expect(created.status).toBe(201);
     const { app } = await created.json();
     // Node 2 and node 3 read the site: now it is in their caches (30 s TTL by default).
-    for (const n of [n2, n3]) expect(await (await fetch(on(n, app.pathUrl))).text()).toContain('<h1>first</h1>');
+    for (const n of [n2, n3]) expect(await (await fetch(on(n!, app.pathUrl))).text()).toContain('<h1>first</h1>');
 
-    const updated = await pay(`${n3.url}/api/x402/apps/${app.appId}/files`, jsonInit('POST', { path: 'index.html', content: html('second') }));
+    const updated = await pay(`${n3!.url}/api/x402/apps/${app.appId}/files`, jsonInit('POST', { path: 'index.html', content: html('second') }));
     expect(updated.status).toBe(200);
-    expect(await (await fetch(on(n2, app.pathUrl))).text()).toContain('<h1>second</h1>');
-    expect(await (await fetch(on(n1, app.pathUrl))).text()).toContain('<h1>second</h1>');
+    expect(await (await fetch(on(n2!, app.pathUrl))).text()).toContain('<h1>second</h1>');
+    expect(await (await fetch(on(n1!, app.pathUrl))).text()).toContain('<h1>second</h1>');
 
-    const hidden = await pay(`${n1.url}/api/x402/apps/${app.appId}`, jsonInit('PATCH', { visibility: 'private' }));
+    const hidden = await pay(`${n1!.url}/api/x402/apps/${app.appId}`, jsonInit('PATCH', { visibility: 'private' }));
     expect(hidden.status).toBe(200);
-    for (const n of [n2, n3]) expect((await fetch(on(n, app.pathUrl))).status).not.toBe(200);
+    for (const n of [n2, n3]) expect((await fetch(on(n!, app.pathUrl))).status).not.toBe(200);
   });
 
   it('the same payment sent to two nodes at once does the work once and charges once', async () => {
@@ -97,7 +97,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const recipientBefore = await chain.balanceOf(DEV_RECIPIENT);
     const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
     const body = { name: `twice-${Date.now()}`, html: html('twice') };
-    const answers = await Promise.all([n1, n2, n1, n2].map((n) => fetch(`${n.url}/api/x402/apps`, jsonInit('POST', body, header))));
+    const answers = await Promise.all([n1, n2, n1, n2].map((n) => fetch(`${n!.url}/api/x402/apps`, jsonInit('POST', body, header))));
     const bodies = await Promise.all(answers.map((r) => r.json()));
     expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     expect(new Set(bodies.map((b) => b.app.appId)).size).toBe(1);
@@ -116,9 +116,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
         `${n.url}/api/x402/apps`,
         jsonInit('POST', body, { ...xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE })), 'Idempotency-Key': key }),
       );
-    const first = await send(n1);
+    const first = await send(n1!);
     expect(first.status).toBe(201);
-    const again = await Promise.all([send(n2), send(n3)]);
+    const again = await Promise.all([send(n2!), send(n3!)]);
     expect(again.map((r) => r.status)).toEqual([201, 201]);
     const firstApp = (await first.json()).app.appId;
     for (const r of again) expect((await r.json()).app.appId).toBe(firstApp);
@@ -131,13 +131,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const auth = { authorization: `Bearer ${key}` };
     const answers = await Promise.all(
       [...Array(SITE_LIMIT * 3).keys()].map((i) =>
-        fetch(`${nodes[i % 3].url}/api/v1/sites`, jsonInit('POST', { requestId: `quota-${i}`, html: `<p>${i}</p>` }, auth)),
+        fetch(`${nodes[i % 3]!.url}/api/v1/sites`, jsonInit('POST', { requestId: `quota-${i}`, html: `<p>${i}</p>` }, auth)),
       ),
     );
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(SITE_LIMIT);
     expect(statuses.filter((s) => s === 429)).toHaveLength(SITE_LIMIT * 2);
-    const list = await (await fetch(`${nodes[2].url}/api/v1/sites`, { headers: auth })).json();
+    const list = await (await fetch(`${nodes[2]!.url}/api/v1/sites`, { headers: auth })).json();
     expect(list.total).toBe(SITE_LIMIT);
   });
 
@@ -147,7 +147,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
     const answers = await Promise.all(
-      [...Array(RATE_LIMIT + 10).keys()].map((i) => fetch(`${nodes[i % 3].url}/api/v1/sites`, { headers: { authorization: `Bearer ${key}` } })),
+      [...Array(RATE_LIMIT + 10).keys()].map((i) => fetch(`${nodes[i % 3]!.url}/api/v1/sites`, { headers: { authorization: `Bearer ${key}` } })),
     );
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(RATE_LIMIT);
@@ -160,22 +160,22 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const [n1, n2, n3] = nodes;
     const payer = await wallet();
     const pay = payV1(payer);
-    const created = await pay(`${n1.url}/api/x402/apps`, jsonInit('POST', { name: `data-${Date.now()}`, html: html('data') }));
+    const created = await pay(`${n1!.url}/api/x402/apps`, jsonInit('POST', { name: `data-${Date.now()}`, html: html('data') }));
     const { app } = await created.json();
     const csv = 'city,population\nLyon,522000\nNantes,320000\nLille,236000\n';
     const upload = await pay(
-      `${n1.url}/api/x402/apps/${app.appId}/data-files/upload-url`,
+      `${n1!.url}/api/x402/apps/${app.appId}/data-files/upload-url`,
       jsonInit('POST', { fileName: 'cities.csv', fileSize: Buffer.byteLength(csv) }),
     );
     expect(upload.status).toBe(200);
     const { key, upload: put } = await upload.json();
     const stored = await fetch(put.url, { method: 'PUT', headers: put.headers, body: csv });
     expect(stored.status).toBe(200);
-    const converted = await pay(`${n3.url}/api/x402/apps/${app.appId}/data-files/convert`, jsonInit('POST', { key, fileName: 'cities.csv' }));
+    const converted = await pay(`${n3!.url}/api/x402/apps/${app.appId}/data-files/convert`, jsonInit('POST', { key, fileName: 'cities.csv' }));
     expect(converted.status).toBe(200);
     const { asset } = await converted.json();
     expect(asset.recordCount).toBe(3);
-    const query = await fetch(`${on(n2, asset.pathUrl)}?sort=-population&limit=1`);
+    const query = await fetch(`${on(n2!, asset.pathUrl)}?sort=-population&limit=1`);
     expect(query.status).toBe(200);
     expect((await query.json()).records).toEqual([expect.objectContaining({ fields: { city: 'Lyon', population: 522000 } })]);
   });

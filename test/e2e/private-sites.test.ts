@@ -64,7 +64,7 @@ describe('private and unpublished sites', () => {
     const cookie = right.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
-    const cookieHeader = cookie.split(';')[0];
+    const cookieHeader = cookie.split(';')[0]!;
     const open = await fetch(`${base}/`, { headers: { cookie: cookieHeader } });
     expect(open.status).toBe(200);
     expect(await open.text()).toContain('<h1>Secret</h1>');

@@ -32,7 +32,7 @@ describe('QuickJS sandbox (calling thread)', () => {
       'export default () => Symbol("s")',
     ];
     for (let i = 0; i < 120; i++) {
-      const r = await run(failing[i % failing.length]);
+      const r = await run(failing[i % failing.length]!);
       expect(r.ok).toBe(false);
     }
     const ok = await run('export default (req) => ({ body: { path: req.path, caller: SVC_CALLER, s: SVC_SECRETS.S } })');

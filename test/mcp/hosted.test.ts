@@ -133,11 +133,11 @@ describe('hosted MCP endpoint', () => {
     const rounds = await Promise.all(
       Array.from({ length: 24 }, async (_, i) => {
         const me = callers[i % callers.length];
-        const list = await call(me.client, 'account_list_apps', {});
+        const list = await call(me!.client, 'account_list_apps', {});
         return { me, apps: (list.structuredContent as { apps: { appId: string }[] }).apps.map((a) => a.appId) };
       }),
     );
-    for (const { me, apps } of rounds) expect(apps).toEqual([me.appId]);
+    for (const { me, apps } of rounds) expect(apps).toEqual([me!.appId]);
     await Promise.all(callers.map((c) => c.client.close()));
   });
 
@@ -262,7 +262,7 @@ describe('hosted MCP endpoint', () => {
   it('a revoked personal key is refused at /mcp with the 401 challenge', async () => {
     const account = await h.account();
     const [row] = await h.deps.db.select().from(personalKeys).where(eq(personalKeys.accountId, account.accountId));
-    await revokePersonalKey(h.deps.db, account.accountId, row.id, new Date());
+    await revokePersonalKey(h.deps.db, account.accountId, row!.id, new Date());
     const res = await fetch(`${h.url}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

@@ -206,7 +206,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const after = await call(http.client, 'quote', { tool: 'publish_app', args: {} });
-    expect((after.structuredContent as { quotes: { tool: string }[] }).quotes[0].tool).toBe('publish_app');
+    expect((after.structuredContent as { quotes: { tool: string }[] }).quotes[0]!.tool).toBe('publish_app');
   });
 
   it('HTTP transport rejects non-loopback Host and Origin (DNS rebinding) before any MCP handling', async () => {

@@ -19,9 +19,9 @@ export class BrowserClient {
     const res = await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
       const expired = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === '';
       if (expired) this.cookies.delete(name);
       else this.cookies.set(name, value);
@@ -49,17 +49,20 @@ export class BrowserClient {
 export function inputValue(html: string, name: string): string {
   const m = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);
   if (!m) throw new Error(`no input ${name} in page`);
-  return decodeEntities(m[1]);
+  return decodeEntities(m[1]!);
 }
 
 /** Every hidden input of the first form posting to `action`. */
-export function formFields(html: string, action: string): Record<string, string> {
+/** The hidden fields of the form posting to `action`; every form of ours carries its CSRF token. */
+export function formFields(html: string, action: string): { csrf: string; [name: string]: string } {
   const start = html.indexOf(`action="${action}"`);
   if (start < 0) throw new Error(`no form posting to ${action}`);
   const end = html.indexOf('</form>', start);
   const out: Record<string, string> = {};
-  for (const m of html.slice(start, end).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]] = decodeEntities(m[2]);
-  return out;
+  for (const m of html.slice(start, end).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]!] = decodeEntities(m[2]!);
+  const { csrf } = out;
+  if (csrf === undefined) throw new Error(`the form posting to ${action} has no csrf field`);
+  return { ...out, csrf };
 }
 
 export function decodeEntities(s: string): string {

@@ -359,7 +359,7 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
       method: 'POST',
       redirect: 'manual',
       headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/x-www-form-urlencoded', origin: h.url },
-      body: new URLSearchParams({ csrf, name: 'sneaky', scopes: 'svc.publish' }),
+      body: new URLSearchParams({ csrf, name: 'sneaky', scopes: 'svc.publish' }!),
     });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toContain('/dashboard/signin');

@@ -114,7 +114,7 @@ describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (
   it('an action without a handler answers 503 before any payment', async () => {
     const { agentRoutes } = await import('../../service/agent/routes.js');
     const h = harnesses[0];
-    const app = agentRoutes(h.deps, {});
+    const app = agentRoutes(h!.deps, {});
     const res = await app.request('/api/x402/apps', jsonInit('POST', { name: 'nohandler', html: '<p>x</p>' }));
     expect(res.status).toBe(503);
     expect((await res.json()).error.code).toBe('service_unavailable');
@@ -142,7 +142,7 @@ describe('two nodes settling with one settler key', () => {
         return { authorization, signature, amount: 1000n, payTo: DEV_RECIPIENT, asset: USDC_ADDRESS, maxTimeoutSeconds: 300, resource: '', description: '' };
       }),
     );
-    const results = await Promise.all(payments.map((p, i) => nodes[i % 2].settle(p)));
+    const results = await Promise.all(payments.map((p, i) => nodes[i % 2]!.settle(p)));
     expect(results.map((r) => r.errorReason ?? 'ok')).toEqual(payments.map(() => 'ok'));
     expect(new Set(results.map((r) => r.transaction)).size).toBe(12);
     expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 12_000n);

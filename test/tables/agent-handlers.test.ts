@@ -121,7 +121,7 @@ describe.each(dbKinds())('Table agent actions through the handler contract (%s)'
     const tableId = result.table.id;
     const bad = await failure(paidCall(h, insertTableRecords, WALLET, { tableId }, { records: [{ n: 1 }, { n: 'x' }] }));
     expect(bad.status).toBe(400);
-    expect((bad.details as { issues: { field: string }[] }).issues[0].field).toBe('records.1.n');
+    expect((bad.details as { issues: { field: string }[] }).issues[0]!.field).toBe('records.1.n');
     const notMine = await failure(paidCall(h, insertTableRecords, OTHER, { tableId }, { records: [{ n: 1 }] }));
     expect(notMine.status).toBe(404);
     const missing = await failure(paidCall(h, insertTableRecords, WALLET, { tableId: 'tbl_nope' }, { records: [{ n: 1 }] }));

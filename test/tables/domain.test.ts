@@ -89,7 +89,7 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
       { title: 'a', price: '1.5', qty: 2, active: 'true', day: '2024-02-29', at: '2024-03-01T10:00:00+02:00', meta: { x: [1] } },
       { title: 'b' },
     ]);
-    expect(out[0].fields).toEqual({ title: 'a', price: 1.5, qty: 2, active: true, day: '2024-02-29', at: '2024-03-01T08:00:00.000Z', meta: { x: [1] } });
+    expect(out[0]!.fields).toEqual({ title: 'a', price: 1.5, qty: 2, active: true, day: '2024-02-29', at: '2024-03-01T08:00:00.000Z', meta: { x: [1] } });
     const bad = await caught(insertRecords(h.deps, table, [{ title: 'ok' }, { title: 'c', qty: 1.5 }, { price: 1, nope: 1 }]));
     expect(bad.status).toBe(400);
     const fields = (bad.details as { issues: { field: string }[] }).issues.map((i) => i.field);

@@ -52,7 +52,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
     // Seeded through the domain: the table may not enable POST.
     const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
     const [seed] = await insertRecords(h.deps, table, [{ title: 'seed', n: 1 }]);
-    const recordId = seed.id;
+    const recordId = seed!.id;
     return { ...t, recordId };
   }
 

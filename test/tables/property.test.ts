@@ -101,9 +101,9 @@ function toSearch(q: Query): string {
     p.set(q.equality.spelling, q.equality.field);
     p.set(q.equality.spelling === 'field' ? 'value' : 'filterValue', String(q.equality.value));
   }
-  if (q.sort.length === 1 && q.sort[0].field !== 'id') {
-    p.set('sortField', q.sort[0].field);
-    p.set('sortDir', q.sort[0].dir);
+  if (q.sort.length === 1 && q.sort[0]!.field !== 'id') {
+    p.set('sortField', q.sort[0]!.field);
+    p.set('sortDir', q.sort[0]!.dir);
   } else if (q.sort.length) p.set('sort', q.sort.map((k) => `${k.dir === 'desc' ? '-' : ''}${k.field}`).join(','));
   if (q.q) p.set('q', q.q);
   if (q.dateRange && (q.dateRange.from || q.dateRange.to)) {

@@ -57,20 +57,20 @@ const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
  */
 function classifyBytes(b: Buffer, s: number, e: number): number {
   let i = s;
-  let c = b[i];
+  let c = b[i]!;
   if (c === 0x2d || c === 0x2b) {
     if (++i === e) return -1;
-    c = b[i];
+    c = b[i]!;
   }
   if (isDigit(c)) {
     const ds = i;
-    while (i < e && isDigit(b[i])) i++;
+    while (i < e && isDigit(b[i]!)) i++;
     const nd = i - ds;
     const leadingZero = nd > 1 && b[ds] === 0x30;
     if (i === e) return leadingZero || nd > 15 ? STRING : INTEGER;
     if (b[i] === DOT && !leadingZero && e - s < 300) {
       const fs = ++i;
-      while (i < e && isDigit(b[i])) i++;
+      while (i < e && isDigit(b[i]!)) i++;
       if (i === e && i > fs) return NUMBER;
       return -1;
     }
@@ -80,19 +80,26 @@ function classifyBytes(b: Buffer, s: number, e: number): number {
       e - s === 10 &&
       b[s + 4] === 0x2d &&
       b[s + 7] === 0x2d &&
-      isDigit(b[s + 5]) &&
-      isDigit(b[s + 6]) &&
-      isDigit(b[s + 8]) &&
-      isDigit(b[s + 9])
+      isDigit(b[s + 5]!) &&
+      isDigit(b[s + 6]!) &&
+      isDigit(b[s + 8]!) &&
+      isDigit(b[s + 9]!)
     ) {
-      const y = (b[s] - 48) * 1000 + (b[s + 1] - 48) * 100 + (b[s + 2] - 48) * 10 + (b[s + 3] - 48);
-      return validDate(y, (b[s + 5] - 48) * 10 + (b[s + 6] - 48), (b[s + 8] - 48) * 10 + (b[s + 9] - 48)) ? DATE : STRING;
+      const y = (b[s]! - 48) * 1000 + (b[s + 1]! - 48) * 100 + (b[s + 2]! - 48) * 10 + (b[s + 3]! - 48);
+      return validDate(y, (b[s + 5]! - 48) * 10 + (b[s + 6]! - 48), (b[s + 8]! - 48) * 10 + (b[s + 9]! - 48)) ? DATE : STRING;
     }
     return -1;
   }
   const n = e - s;
-  if (n === 4 && (b[s] | 0x20) === 0x74 && (b[s + 1] | 0x20) === 0x72 && (b[s + 2] | 0x20) === 0x75 && (b[s + 3] | 0x20) === 0x65) return BOOLEAN;
-  if (n === 5 && (b[s] | 0x20) === 0x66 && (b[s + 1] | 0x20) === 0x61 && (b[s + 2] | 0x20) === 0x6c && (b[s + 3] | 0x20) === 0x73 && (b[s + 4] | 0x20) === 0x65)
+  if (n === 4 && (b[s]! | 0x20) === 0x74 && (b[s + 1]! | 0x20) === 0x72 && (b[s + 2]! | 0x20) === 0x75 && (b[s + 3]! | 0x20) === 0x65) return BOOLEAN;
+  if (
+    n === 5 &&
+    (b[s]! | 0x20) === 0x66 &&
+    (b[s + 1]! | 0x20) === 0x61 &&
+    (b[s + 2]! | 0x20) === 0x6c &&
+    (b[s + 3]! | 0x20) === 0x73 &&
+    (b[s + 4]! | 0x20) === 0x65
+  )
     return BOOLEAN;
   return -1;
 }
@@ -222,13 +229,13 @@ class CsvScanner {
   }
 
   private cellText(b: Buffer, i: number): string {
-    const text = b.toString('utf8', this.fs[i], this.fe[i]);
+    const text = b.toString('utf8', this.fs[i]!, this.fe[i]!);
     return this.fq[i] === 2 ? text.replaceAll('""', '"') : text;
   }
 
   private record(b: Buffer, nf: number, newlines: number): void {
     if (nf === 1 && this.cellText(b, 0).trim() === '') fallback(); // a blank line: papaparse skips it, COPY would not
-    if (nf === 1 && this.fe[0] - this.fs[0] === 2 && b[this.fs[0]] === BACKSLASH && b[this.fs[0] + 1] === DOT && this.fq[0] === 0) fallback(); // COPY's end marker
+    if (nf === 1 && this.fe[0]! - this.fs[0]! === 2 && b[this.fs[0]!] === BACKSLASH && b[this.fs[0]! + 1] === DOT && this.fq[0] === 0) fallback(); // COPY's end marker
     if (!this.header) {
       if (newlines > 0) fallback();
       const cells = Array.from({ length: nf }, (_, i) => this.cellText(b, i));
@@ -247,15 +254,15 @@ class CsvScanner {
     if (++this.rows > this.limits.maxRecords) fallback();
     const types = this.types;
     for (let i = 0; i < width; i++) {
-      const t = types[i];
+      const t = types[i]!;
       if (t === STRING) continue;
-      const s = this.fs[i];
-      const e = this.fe[i];
+      const s = this.fs[i]!;
+      const e = this.fe[i]!;
       if (s === e) continue; // empty: null, fits every type
       let k = this.fq[i] === 2 ? STRING : classifyBytes(b, s, e);
       if (k === -1) k = CODES.get(typeOfValue(b.toString('utf8', s, e), 'text'))!;
       // A type change is rare (a few per column): the inference's own widen decides it.
-      if (k !== t && k !== NONE) types[i] = CODES.get(widen(TYPES[t], TYPES[k]))!;
+      if (k !== t && k !== NONE) types[i] = CODES.get(widen(TYPES[t] ?? null, TYPES[k] ?? null))!;
     }
   }
 
@@ -267,7 +274,7 @@ class CsvScanner {
   result(complete: boolean): CsvCopyPlan | null {
     if (!this.header || this.rows === 0) return null; // papaparse says what is missing
     const schema = schemaOf(
-      this.header.map((label, i) => [label, TYPES[this.types[i]]]),
+      this.header.map((label, i) => [label, TYPES[this.types[i]!] ?? null]),
       this.rows,
     );
     return { schema, complete, delimiter: String.fromCharCode(this.delimiter), header: this.hasHeaderRow };
@@ -337,7 +344,7 @@ export async function* csvRecordChunks(input: AsyncIterable<Buffer>, minBytes = 
     parts.push(chunk.subarray(0, cut + 1));
     yield Buffer.concat(parts);
     parts = [chunk.subarray(cut + 1)];
-    size = parts[0].length;
+    size = chunk.length - cut - 1;
   }
   if (size > 0) yield Buffer.concat(parts);
 }

@@ -55,7 +55,7 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
     for (const cells of rows) {
       const startLine = line;
       line += 1 + countNewlines(cells);
-      if (cells.length === 1 && cells[0].trim() === '') continue; // blank line
+      if (cells.length === 1 && cells[0]!.trim() === '') continue; // blank line
       if (!header) {
         if (isNumericHeader(cells)) {
           header = cells.map((_, i) => `column_${i + 1}`);
@@ -75,7 +75,7 @@ export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGene
         throw new DataFileError(`has ${cells.length} fields; the header has ${header.length}`, { row, line: startLine });
       }
       const fields: Record<string, unknown> = {};
-      for (let i = 0; i < header.length; i++) fields[header[i]] = cells[i];
+      for (let i = 0; i < header.length; i++) fields[header[i]!] = cells[i];
       yield { row, line: startLine, fields };
     }
   }

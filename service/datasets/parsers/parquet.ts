@@ -121,7 +121,7 @@ export async function* parseParquetColumns(
         compressors,
         rowStart: s,
         rowEnd: end,
-        onChunk: ({ columnName, columnData, rowStart }) => parts[index.get(columnName)!].push({ rowStart, data: columnData }),
+        onChunk: ({ columnName, columnData, rowStart }) => parts[index.get(columnName)!]!.push({ rowStart, data: columnData }),
       });
     } catch (e) {
       throw new DataFileError(`cannot decode rows ${s + 1}–${end}: ${(e as Error).message}`, { row: s + 1 });
@@ -153,7 +153,8 @@ interface ColumnPart {
 
 /** The values of rows [s, end) from the decoded parts of a column (which may reach outside it). */
 function rowsOf(parts: ColumnPart[], s: number, end: number): ArrayLike<unknown> {
-  if (parts.length === 1 && parts[0].rowStart === s && parts[0].data.length === end - s) return parts[0].data;
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  if (only && only.rowStart === s && only.data.length === end - s) return only.data;
   parts.sort((a, b) => a.rowStart - b.rowStart);
   const out: unknown[] = [];
   for (const { rowStart, data } of parts) {

@@ -93,14 +93,14 @@ export async function extractShapefileZip(input: Readable, dir: string, limits: 
   }
   if (!failure && pending > 0) failure = new DataFileError('the ZIP file ends early (truncated upload?)');
   if (failure) throw failure;
-  const shps = [...files.keys()].filter((k) => k.endsWith('.shp')).sort();
-  if (shps.length === 0) {
+  const [shp] = [...files.keys()].filter((k) => k.endsWith('.shp')).sort();
+  if (shp === undefined) {
     throw new DataFileError(files.size === 0 ? 'not a Shapefile ZIP: no .shp file inside (or not a ZIP file)' : 'the zip has no .shp file');
   }
-  const base = shps[0].slice(0, -4);
+  const base = shp.slice(0, -4);
   return {
-    name: shps[0],
-    shp: files.get(shps[0])!,
+    name: shp,
+    shp: files.get(shp)!,
     dbf: files.get(`${base}.dbf`),
     prj: files.get(`${base}.prj`),
     cpg: files.get(`${base}.cpg`),

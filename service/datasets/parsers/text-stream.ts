@@ -1,4 +1,5 @@
 import { Transform, type Readable } from 'node:stream';
+import { TextDecoder } from 'node:util';
 
 /**
  * Decodes a byte stream to text without ever splitting a multi-byte character. UTF-8 unless the

@@ -72,7 +72,7 @@ export async function* parseXlsx(input: Readable, limits: ParseLimits, sheet?: s
             if (v !== null && v !== '') throw new DataFileError(`has a value in column ${i + 1}, which has no header`, { sheet: w.name, row, line: r.number });
             continue;
           }
-          fields[header[i]] = v;
+          fields[header[i]!] = v;
         }
         yield { row, line: r.number, fields };
       }

@@ -40,7 +40,7 @@ export function compileDevUsdc(): DevUsdcArtifact {
   return {
     solcVersion: solc.version(),
     sourceSha256: createHash('sha256').update(source).digest('hex'),
-    deployedBytecode: `0x${out.contracts['DevUSDC.sol'].DevUSDC.evm.deployedBytecode.object}`,
+    deployedBytecode: `0x${out.contracts['DevUSDC.sol']!.DevUSDC!.evm.deployedBytecode.object}`,
   };
 }
 
