@@ -166,7 +166,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     const { view } = await database.db.transaction((tx) => convertDataFile(deps, site, plan, tx));
     const seconds = (performance.now() - t) / 1000;
     // Counted in the database, not taken from the answer.
-    const { columnTableName } = await import('../service/tables/column-storage.js');
+    const { columnTableName } = await import('../service/db/column-storage.js');
     const { sql } = await import('drizzle-orm');
     const { rowsOf } = await import('../service/db/client.js');
     count = Number(rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${columnTableName(view.tableId)}`)))[0]!.n);

@@ -16,6 +16,7 @@ import { respondWithError } from './http/handle-error.js';
 import { healthRoutes } from './http/health.js';
 import { createApiRouter } from './http/openapi.js';
 import { datasetRoutes } from './datasets/routes.js';
+import { consentRoutes } from './dashboard/consent.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
@@ -100,6 +101,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   app.route('/', agentRoutes(deps, agentHandlers));
   app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));
+  app.route('/', consentRoutes(deps));
   app.route('/', dashboardRoutes(deps));
 
   if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));

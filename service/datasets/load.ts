@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client.js';
 import { isDataException } from '../db/client.js';
-import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../tables/column-storage.js';
+import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../db/column-storage.js';
 import { sameFields, type InferredSchema } from './infer.js';
 import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
 import { copyChunks, GuessMissed, inferSchema, type OpenStream, type PreparedFile } from './pipeline.js';
 import { DataFileError, type ParseLimits } from './records.js';
 
 /**
- * Loading a data file into a dataset's column table (service/tables/column-storage.ts). The schema
+ * Loading a data file into a dataset's column table (service/db/column-storage.ts). The schema
  * is inferred over every record (docs/datasets.md), but the file is read once when it can be:
  *
  * - **CSV fast path.** The schema is guessed from the first MiB (csv-scan.ts), the table created

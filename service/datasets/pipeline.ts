@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../storage/blob-store.js';
-import { CopyBinaryRows } from '../tables/column-storage.js';
+import { CopyBinaryRows } from '../db/column-storage.js';
 import { needsSpool, sniffMismatch } from './formats.js';
 import {
   coerceRecord,

@@ -2,17 +2,14 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { publicCors } from '../http/cors.js';
 import { SCOPES } from '../../shared/scopes.js';
-import { dashboardSecurityHeaders, renderPage, safeNext } from '../dashboard/routes.js';
-import * as pages from '../dashboard/pages.js';
-import { checkCsrf, currentSession, sessionCsrfToken } from '../dashboard/session.js';
 import type { Deps } from '../deps.js';
 import { clientIp } from '../http/client-ip.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { knownResources, mcpResource } from '../auth/resources.js';
-import { AUTHORIZATION_PARAMS, checkAuthorizationRequest, clientRedirect, resourceOf } from './authorize.js';
+import { resourceOf } from './authorize.js';
 import { findClient, registerClient } from './clients.js';
 import { OAuthError, oauthErrorResponse } from './oauth-error.js';
-import { exchangeAuthorizationCode, issueAuthorizationCode, refreshAccessToken, revokeTokenByClient } from './tokens.js';
+import { exchangeAuthorizationCode, refreshAccessToken, revokeTokenByClient } from './tokens.js';
 
 /** Client registrations per client address per hour: registration is open, so it is throttled. */
 export const REGISTRATIONS_PER_IP_PER_HOUR = 60;
@@ -62,15 +59,6 @@ export function mcpProtectedResourceMetadata(deps: Deps) {
     resource_name: 'svc MCP server',
     resource_documentation: `${base}/api/v1`,
   };
-}
-
-function pick(source: Record<string, unknown>): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const name of AUTHORIZATION_PARAMS) {
-    const v = source[name];
-    out[name] = typeof v === 'string' ? v : Array.isArray(v) ? '\u0000duplicate' : undefined;
-  }
-  return out;
 }
 
 async function readTokenForm(c: Context): Promise<Record<string, string>> {
@@ -133,71 +121,6 @@ export function oauthRoutes(deps: Deps): Hono {
       if (e instanceof OAuthError) return oauthErrorResponse(c, e);
       throw e;
     }
-  });
-
-  app.get('/oauth/authorize', async (c) => {
-    dashboardSecurityHeaders(c);
-    const params = pick(c.req.queries() ? Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v])) : {});
-    const check = await checkAuthorizationRequest(deps, params);
-    const session = await currentSession(deps, c);
-    const chrome = session ? { email: session.email, csrf: sessionCsrfToken(deps, session) } : undefined;
-    if (check.kind === 'fatal') return renderPage(c, pages.errorPage('Authorization request refused', check.message, chrome), 400);
-    if (check.kind === 'redirect') return c.redirect(check.location, 302);
-    if (!session || !chrome) {
-      const here = new URL(c.req.url);
-      return c.redirect(`/dashboard/signin?next=${encodeURIComponent(safeNext(here.pathname + here.search))}`, 302);
-    }
-    const visible = Object.fromEntries(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
-    // The browser follows the approval's redirect to the client, which CSP form-action must allow.
-    dashboardSecurityHeaders(c, `'self' ${new URL(check.request.redirectUri).origin}`);
-    return renderPage(
-      c,
-      pages.consentPage(chrome, {
-        clientName: check.client.name,
-        clientUri: check.client.clientUri,
-        redirectHost: new URL(check.request.redirectUri).host,
-        request: check.request,
-        params: visible,
-      }),
-    );
-  });
-
-  app.post('/oauth/authorize', async (c) => {
-    dashboardSecurityHeaders(c);
-    const form = await c.req.parseBody({ all: true });
-    const params = pick(form);
-    const session = await currentSession(deps, c);
-    if (!session) {
-      const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
-      return c.redirect(`/dashboard/signin?next=${encodeURIComponent(`/oauth/authorize?${query}`)}`, 303);
-    }
-    const chrome = { email: session.email, csrf: sessionCsrfToken(deps, session) };
-    if (!checkCsrf(deps, c, session, form.csrf)) {
-      return renderPage(
-        c,
-        pages.errorPage('Form expired', 'This approval did not come from the svc consent screen, or it expired. Start again from the application.', chrome),
-        403,
-      );
-    }
-    const check = await checkAuthorizationRequest(deps, params);
-    if (check.kind === 'fatal') return renderPage(c, pages.errorPage('Authorization request refused', check.message, chrome), 400);
-    if (check.kind === 'redirect') return c.redirect(check.location, 303);
-    const { request } = check;
-    if (form.decision !== 'approve') {
-      return c.redirect(
-        clientRedirect(deps, request.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: request.state }),
-        303,
-      );
-    }
-    const code = await issueAuthorizationCode(deps, {
-      accountId: session.accountId,
-      clientId: request.clientId,
-      scopes: request.scopes,
-      redirectUri: request.redirectUri,
-      codeChallenge: request.codeChallenge,
-      resource: request.resource,
-    });
-    return c.redirect(clientRedirect(deps, request.redirectUri, { code, state: request.state }), 303);
   });
 
   app.post('/oauth/token', async (c) => {

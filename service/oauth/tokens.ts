@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, lt } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import { hashCredential } from '../accounts/personal-keys.js';
-import type { CredentialLookup } from '../auth/principal.js';
+import { ACCESS_TOKEN_PREFIX } from '../auth/credentials.js';
 import { accountApiResource } from '../auth/resources.js';
 import type { DbOrTx } from '../db/client.js';
 import { newId } from '../db/ids.js';
@@ -10,7 +10,6 @@ import { oauthClients, oauthGrants, oauthTokens } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { OAuthError } from './oauth-error.js';
 
-export const ACCESS_TOKEN_PREFIX = 'svc_oat_';
 export const REFRESH_TOKEN_PREFIX = 'svc_ort_';
 export const CODE_PREFIX = 'svc_oac_';
 
@@ -214,35 +213,6 @@ export async function refreshAccessToken(
   });
   if (!issued) throw await reuse();
   return issued;
-}
-
-/** Credential resolver for `svc_oat_…` Bearer tokens on the Account API. */
-export async function resolveAccessToken(deps: Deps, accessToken: string): Promise<CredentialLookup> {
-  const [row] = await deps.db
-    .select({ token: oauthTokens, grant: oauthGrants })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(and(eq(oauthTokens.hash, hashCredential(accessToken)), eq(oauthTokens.kind, 'access')));
-  if (!row) return { status: 'unknown' };
-  if (row.grant.revokedAt) return { status: 'revoked' };
-  const now = deps.clock.now();
-  if (row.token.expiresAt <= now) return { status: 'expired' };
-  const staleBefore = new Date(now.getTime() - 60_000);
-  if (!row.grant.lastUsedAt || row.grant.lastUsedAt < staleBefore) {
-    await deps.db
-      .update(oauthGrants)
-      .set({ lastUsedAt: now })
-      .where(and(eq(oauthGrants.id, row.grant.id), or(isNull(oauthGrants.lastUsedAt), lt(oauthGrants.lastUsedAt, staleBefore))));
-  }
-  return {
-    status: 'ok',
-    principal: {
-      accountId: row.grant.accountId,
-      scopes: row.token.scopes as Scope[],
-      credential: { kind: 'oauth_token', id: row.grant.id },
-      resource: row.grant.resource ?? accountApiResource(deps),
-    },
-  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { dropColumnTablesOfSite } from '../tables/column-storage.js';
+import { dropColumnTablesOfSite } from '../db/column-storage.js';
 import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';

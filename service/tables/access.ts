@@ -1,9 +1,8 @@
 import type { Context } from 'hono';
 import { assertAudience, resourceOfRequest, viaMcpGateway } from '../auth/resources.js';
-import { ACCESS_TOKEN_PREFIX } from '../oauth/tokens.js';
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
-import { resolveCredential } from '../auth/credentials.js';
+import { ACCESS_TOKEN_PREFIX, resolveCredential } from '../auth/credentials.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { SiteRow } from '../sites/sites.js';

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { AGGREGATES, FILTER_OPERATORS, type Aggregate, type FilterOperator } from '../../shared/tables/query.js';
 import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
 import { AppError } from '../http/app-error.js';
-import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from './column-storage.js';
+import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from '../db/column-storage.js';
 import type { FieldIssue } from './records.js';
 import type { TableRow } from '../db/schema/tables.js';
 import { isValidDate, normaliseDatetime, normaliseValue } from './records.js';
@@ -378,7 +378,7 @@ function assertSafeName(name: string): string {
 
 /**
  * Where a table's records are and how a field reads there (`tables.storage`): the shared JSONB
- * `table_records` of every hand-made Table, or a dataset's column table (column-storage.ts). Both
+ * `table_records` of every hand-made Table, or a dataset's column table (service/db/column-storage.ts). Both
  * compare and order alike: text in C collation (byte order, the same on every server), numbers as
  * float8, booleans, dates as ISO text or dates (the same order).
  */

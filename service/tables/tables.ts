@@ -22,7 +22,7 @@ import { AppError } from '../http/app-error.js';
 import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
-import { dropColumnTable } from './column-storage.js';
+import { dropColumnTable } from '../db/column-storage.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
@@ -50,7 +50,7 @@ export interface CreateTableInput {
   methods?: readonly TableMethod[];
   publicInsert?: boolean;
   kind?: TableKind;
-  /** Where the records live (column-storage.ts); the datasets importer asks for `columns`. */
+  /** Where the records live (service/db/column-storage.ts); the datasets importer asks for `columns`. */
   storage?: TableRow['storage'];
 }
 

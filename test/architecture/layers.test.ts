@@ -30,11 +30,12 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** Our own files a file imports (resolved paths relative to the repository). */
-function localImports(file: string): string[] {
+/** Our own files a file imports (resolved paths relative to the repository); `runtime` leaves out type-only imports. */
+function localImports(file: string, runtime = false): string[] {
   const text = fs.readFileSync(file, 'utf8');
   const found: string[] = [];
   for (const m of text.matchAll(IMPORT)) {
+    if (runtime && /^[\s;]*(?:import|export)\s+type\s/.test(m[0])) continue;
     const spec = m[1] ?? m[2] ?? m[3];
     if (!spec?.startsWith('.')) continue;
     const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
@@ -110,7 +111,38 @@ function importLoops(g: Map<string, string[]>): string[][] {
   return loops;
 }
 
+/**
+ * The feature folders of service/ (sites, tables, oauth, dashboard, …) by the folders they import at
+ * run time. Type-only imports are left out: they name a shape and vanish from the running program.
+ * The files at service/'s root (deps, config, app) are the hub every feature is wired through, and
+ * are left out too.
+ */
+function serviceFolderGraph(): Map<string, string[]> {
+  const folderOf = (rel: string) => {
+    const parts = rel.split(path.sep);
+    return parts[0] === 'service' && parts.length > 2 ? parts[1]! : undefined;
+  };
+  const folders = new Map<string, Set<string>>();
+  for (const [file] of graph) {
+    const from = folderOf(file);
+    if (!from) continue;
+    const edges = folders.get(from) ?? new Set<string>();
+    folders.set(from, edges);
+    for (const target of localImports(path.join(ROOT, file), true)) {
+      const to = folderOf(target);
+      if (to && to !== from) edges.add(to);
+    }
+  }
+  return new Map([...folders].map(([f, e]) => [f, [...e]]));
+}
+
 describe('import loops', () => {
+  it("service's feature folders depend one way: no two import each other at run time, directly or through others", () => {
+    const folders = serviceFolderGraph();
+    expect(folders.size).toBeGreaterThan(10);
+    expect(importLoops(folders)).toEqual([]);
+  });
+
   it('no two files import each other, directly or through others', () => {
     expect(importLoops(graph)).toEqual([]);
   });

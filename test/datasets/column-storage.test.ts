@@ -10,7 +10,7 @@ import {
   CopyBinaryRows,
   createColumnTable,
   finishColumnTable,
-} from '../../service/tables/column-storage.js';
+} from '../../service/db/column-storage.js';
 import { GUESS_RECORDS } from '../../service/datasets/load.js';
 import { scanCsvForCopy } from '../../service/datasets/parsers/csv-scan.js';
 import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';

@@ -23,7 +23,7 @@ export const tables = pgTable(
     /**
      * Where the records live: `records` = rows of the shared `table_records` (JSONB), every Table;
      * `columns` = a table of its own, `svc_datasets."<id>"`, with one typed column per field,
-     * loaded with COPY (datasets converted since migration 0001; service/tables/column-storage.ts).
+     * loaded with COPY (datasets converted since migration 0001; service/db/column-storage.ts).
      */
     storage: text('storage', { enum: ['records', 'columns'] })
       .notNull()

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { sql, type SQL } from 'drizzle-orm';
 import { FIELD_NAME_PATTERN, type FieldType, type TableField } from '../../shared/tables/schema.js';
-import type { DbOrTx } from '../db/client.js';
-import { rowsOf } from '../db/client.js';
+import type { DbOrTx } from './client.js';
+import { rowsOf } from './client.js';
 
 /**
  * Column storage: a table's records in a PostgreSQL table of their own, `svc_datasets."<table id>"`,
