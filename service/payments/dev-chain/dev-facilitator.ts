@@ -7,7 +7,7 @@ import { AppError } from '../../http/app-error.js';
 import { USDC_ABI } from '../usdc-abi.js';
 import { DEV_SETTLER_KEY } from '../x402-config.js';
 import { startAnvil, type AnvilProcess } from './anvil.js';
-import { loadDevUsdcArtifact } from './compile.js';
+import { loadDevUsdcArtifact } from './artifact.js';
 
 interface Started {
   anvil: AnvilProcess;
