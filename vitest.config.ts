@@ -32,5 +32,9 @@ export default defineConfig({
     // PGlite instances are heavy (≈0.5 GB each); two workers fit the 2-core CI machine.
     pool: 'forks',
     maxWorkers: 2,
+    // A worker keeps its imported modules from one file to the next (every suite builds its own
+    // service, database and clients, and keeps no state in modules): re-importing the service's
+    // module graph for each file cost about 1.5 s a file, a third of the fast tier.
+    isolate: false,
   },
 });
