@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { AUTHORIZATION_PARAMS, checkAuthorizationRequest, clientRedirect } from '../oauth/authorize.js';
 import { issueAuthorizationCode } from '../oauth/tokens.js';
 import * as pages from './pages.js';
-import { dashboardSecurityHeaders, renderPage, safeNext } from './routes.js';
+import { dashboardSecurityHeaders, renderPage, safeNext } from './page-kit.js';
 import { checkCsrf, currentSession, sessionCsrfToken } from './session.js';
 
 /** The authorization request parameters of a query or form; a repeated one is marked so the check refuses it. */

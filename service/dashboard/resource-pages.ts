@@ -1,0 +1,93 @@
+import type { Hono } from 'hono';
+import { AppError } from '../http/app-error.js';
+import { toAppError } from '../http/handle-error.js';
+import { accountOwner } from '../sites/owner.js';
+import { getOwnedSite, listOwnedSites } from '../sites/sites.js';
+import { formText as text, type PageKit, renderPage } from './page-kit.js';
+import * as pages from './pages.js';
+import type { DashboardSession } from './session.js';
+
+/** The account's sites (with their tables' write keys) and functions (user access, secrets). */
+export function resourcePages(app: Hono, { deps, resources, signedIn, done }: PageKit): void {
+  // ---- sites and their tables ----
+
+  async function sitesView(s: DashboardSession) {
+    const { sites: list, total } = await listOwnedSites(deps, accountOwner(s.accountId), { limit: 200, offset: 0 });
+    const withTables = await Promise.all(
+      list.map(async (site) => ({
+        site,
+        tables: resources.listTables ? await resources.listTables(deps, await getOwnedSite(deps.db, accountOwner(s.accountId), site.id)) : null,
+      })),
+    );
+    return { sites: withTables, total, tablesAvailable: resources.listTables !== null };
+  }
+
+  app.get(
+    '/dashboard/sites',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), ok: done(c) }))),
+  );
+
+  app.post(
+    '/dashboard/sites/:siteId/tables/:tableId/write-key',
+    signedIn(async (c, s, chrome) => {
+      try {
+        if (!resources.regenerateWriteKey) throw new AppError('not_found', 'regenerating write keys is not available on this server yet');
+        const writeKey = await resources.regenerateWriteKey(deps, s.accountId, c.req.param('siteId')!, c.req.param('tableId')!);
+        return renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), writeKey }));
+      } catch (e) {
+        const err = toAppError(e, deps.log);
+        return renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), error: err.message }), err.status);
+      }
+    }),
+  );
+
+  // ---- functions ----
+
+  async function functionsView(s: DashboardSession) {
+    return resources.listFunctions ? await resources.listFunctions(deps, s.accountId) : null;
+  }
+
+  app.get(
+    '/dashboard/functions',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.functionsPage(chrome, { functions: await functionsView(s), ok: done(c) }))),
+  );
+
+  function functionAction(run: (s: DashboardSession, functionId: string, form: Record<string, string | string[]>) => Promise<string>) {
+    return signedIn(async (c, s, chrome, form) => {
+      try {
+        const doneCode = await run(s, c.req.param('functionId')!, form);
+        return c.redirect(`/dashboard/functions?done=${doneCode}`, 303);
+      } catch (e) {
+        const err = toAppError(e, deps.log);
+        return renderPage(c, pages.functionsPage(chrome, { functions: await functionsView(s), error: err.message }), err.status);
+      }
+    });
+  }
+  const unavailable = () => new AppError('not_found', 'this is not available on this server yet');
+
+  app.post(
+    '/dashboard/functions/:functionId/user-access',
+    functionAction(async (s, id, form) => {
+      if (!resources.setUserAccess) throw unavailable();
+      const enabled = text(form.enabled) === 'true';
+      await resources.setUserAccess(deps, s.accountId, id, enabled);
+      return enabled ? 'access_on' : 'access_off';
+    }),
+  );
+  app.post(
+    '/dashboard/functions/:functionId/secrets',
+    functionAction(async (s, id, form) => {
+      if (!resources.setSecret) throw unavailable();
+      await resources.setSecret(deps, s.accountId, id, text(form.name).trim(), text(form.value));
+      return 'secret_set';
+    }),
+  );
+  app.post(
+    '/dashboard/functions/:functionId/secrets/delete',
+    functionAction(async (s, id, form) => {
+      if (!resources.deleteSecret) throw unavailable();
+      await resources.deleteSecret(deps, s.accountId, id, text(form.name).trim());
+      return 'secret_deleted';
+    }),
+  );
+}
