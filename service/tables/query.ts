@@ -166,37 +166,33 @@ function decodeCursor(text: string): CursorPayload | null {
   }
 }
 
-/**
- * Parses and checks the query string of `GET {table_base_url}` against the table schema. Every
- * problem is collected and thrown as one 400: unknown parameters, unknown field names (listed in
- * `details.unknownFields`), and values that do not fit their field.
- */
-export function parseTableQuery(schema: TableSchema, params: URLSearchParams): TableQueryPlan {
-  const issues = new IssueList();
-  const byName = new Map(schema.fields.map((f) => [f.name, { name: f.name, type: f.type } as FieldRef]));
-  const ref = (name: string, param: string): FieldRef | undefined => {
-    const f = byName.get(name);
-    if (!f) {
-      issues.unknownFields.add(name);
-      issues.add(param, `unknown field "${name}"`);
-    }
-    return f;
-  };
-  const get = (name: string) => params.get(name);
+/** What every part of a query-string parse shares: the schema's fields, the issues found so far. */
+interface QueryParse {
+  schema: TableSchema;
+  params: URLSearchParams;
+  issues: IssueList;
+  byName: Map<string, FieldRef>;
+  get(name: string): string | null;
+  /** The field called `name` (an issue of `param` when there is none). */
+  ref(name: string, param: string): FieldRef | undefined;
+}
 
+/** The `filter[name][op]` parameters, as [name, op, value]; any other parameter this API does not know is an issue. */
+function bracketFilterParams(ctx: QueryParse): [string, string, string][] {
+  const { issues } = ctx;
   const bracketFilters: [string, string, string][] = [];
-  for (const [key, value] of params) {
+  for (const [key, value] of ctx.params) {
     if (KNOWN_PARAMS.has(key) || key.startsWith('_')) continue;
     const m = BRACKET_FILTER.exec(key);
     if (m) bracketFilters.push([m[1]!, m[2] ?? 'eq', value]);
     else issues.add(key, 'unknown query parameter');
   }
+  return bracketFilters;
+}
 
-  const limit = parseIntParam(get('limit'), 'limit', 1, TABLE_LIMITS.maxLimit, TABLE_LIMITS.defaultLimit, issues);
-  const offset = parseIntParam(get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0, issues);
-  const includeTotal = parseBool(get('includeTotal'), 'includeTotal', issues);
-  const compact = parseBool(get('compact'), 'compact', issues);
-
+/** `field`/`value`, `filter`/`filterValue` and the `filter[name][op]` parameters. */
+function parseFilters(ctx: QueryParse, bracketFilters: [string, string, string][]): Filter[] {
+  const { issues, ref, get } = ctx;
   const filters: Filter[] = [];
   const equality = (fieldParam: string, valueParam: string) => {
     const name = get(fieldParam);
@@ -219,7 +215,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     if (f) filters.push({ field: f, op: op as FilterOperator, value: filterValue(f, op as FilterOperator, value, param, issues) });
   }
   if (filters.length > TABLE_LIMITS.maxFilters) issues.add('filter', `at most ${TABLE_LIMITS.maxFilters} filters`);
+  return filters;
+}
 
+/** `q` over `searchFields` (default: every string field). */
+function parseSearch(ctx: QueryParse): TableQueryPlan['search'] {
+  const { issues, ref, get } = ctx;
   let search: TableQueryPlan['search'];
   const q = get('q');
   const searchFieldsText = get('searchFields');
@@ -228,14 +229,19 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
       ? splitList(searchFieldsText)
           .map((n) => ref(n, 'searchFields'))
           .filter((f): f is FieldRef => Boolean(f))
-      : schema.fields.filter((f) => f.type === 'string').map((f) => byName.get(f.name)!);
+      : ctx.schema.fields.filter((f) => f.type === 'string').map((f) => ctx.byName.get(f.name)!);
     for (const f of fields) if (f.type === 'json') issues.add('searchFields', `field "${f.name}" is json and cannot be searched`);
     if (fields.length === 0 && !searchFieldsText) issues.add('q', 'the table has no string fields; name searchFields');
     search = { q, fields };
   } else if (searchFieldsText) {
     for (const n of splitList(searchFieldsText)) ref(n, 'searchFields');
   }
+  return search;
+}
 
+/** `dateField` with `dateFrom`/`dateTo` (a day given as the end bound includes the whole day). */
+function parseDateRange(ctx: QueryParse): TableQueryPlan['dateRange'] {
+  const { issues, ref, get } = ctx;
   let dateRange: TableQueryPlan['dateRange'];
   const dateField = get('dateField');
   const dateFrom = get('dateFrom');
@@ -261,7 +267,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
       }
     }
   }
+  return dateRange;
+}
 
+/** `bbox` over `longitudeField`/`latitudeField` (default: a field called lon/lat/…). */
+function parseBbox(ctx: QueryParse): TableQueryPlan['bbox'] {
+  const { issues, ref, get } = ctx;
   let bbox: TableQueryPlan['bbox'];
   const bboxText = get('bbox');
   if (bboxText !== null) {
@@ -274,9 +285,9 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     const pick = (param: string, names: string[]): FieldRef | undefined => {
       const given = get(param);
       if (given) return ref(given, param);
-      const found = schema.fields.find((f) => names.includes(f.name.toLowerCase()));
+      const found = ctx.schema.fields.find((f) => names.includes(f.name.toLowerCase()));
       if (!found) issues.add(param, `name the ${param} (no field called ${names.join('/')})`);
-      return found ? byName.get(found.name) : undefined;
+      return found ? ctx.byName.get(found.name) : undefined;
     };
     const lon = pick('longitudeField', ['longitude', 'lon', 'lng', 'long']);
     const lat = pick('latitudeField', ['latitude', 'lat']);
@@ -293,7 +304,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
       if (v) ref(v, p);
     }
   }
+  return bbox;
+}
 
+/** `sort` (comma list, `-` for descending) or `sortField`/`sortDir`; `id` ends every order. */
+function parseSort(ctx: QueryParse): SortKey[] {
+  const { issues, ref, get } = ctx;
   const sort: SortKey[] = [];
   const sortText = get('sort');
   const sortField = get('sortField');
@@ -314,7 +330,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   } else if (sortField) addSort(sortField, sortDir === 'desc' ? 'desc' : 'asc', 'sortField');
   if (!sort.some((k) => k.field === 'id')) sort.push({ field: 'id', dir: 'asc' });
   else sort.splice(sort.findIndex((k) => k.field === 'id') + 1);
+  return sort;
+}
 
+/** `cursor`: a `nextCursor` of the same sort order (and not with `offset`). */
+function parseCursor(ctx: QueryParse, sort: SortKey[]): TableQueryPlan['cursor'] {
+  const { issues, get } = ctx;
   let cursor: TableQueryPlan['cursor'];
   const cursorText = get('cursor');
   if (cursorText) {
@@ -325,7 +346,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     else cursor = { values: p.v, id: p.id };
     if (get('offset')) issues.add('offset', 'use either cursor or offset');
   }
+  return cursor;
+}
 
+/** `fields` (or its alias `columns`): the fields each record carries. */
+function parseProjection(ctx: QueryParse): string[] | undefined {
+  const { issues, ref, get } = ctx;
   let projection: string[] | undefined;
   const fieldsText = get('fields') ?? get('columns');
   if (get('fields') && get('columns')) issues.add('columns', 'use either fields or columns');
@@ -333,7 +359,12 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     projection = splitList(fieldsText);
     for (const n of projection) ref(n, get('fields') !== null ? 'fields' : 'columns');
   }
+  return projection;
+}
 
+/** `aggregate` over `aggregateField`, grouped by `groupBy`. */
+function parseAggregate(ctx: QueryParse): TableQueryPlan['aggregate'] {
+  const { issues, ref, get } = ctx;
   let aggregate: TableQueryPlan['aggregate'];
   const agg = get('aggregate');
   const aggField = get('aggregateField');
@@ -355,7 +386,46 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
     if (aggField) issues.add('aggregateField', 'needs aggregate');
     if (groupBy) issues.add('groupBy', 'needs aggregate');
   }
+  return aggregate;
+}
 
+/**
+ * Parses and checks the query string of `GET {table_base_url}` against the table schema. Every
+ * problem is collected and thrown as one 400: unknown parameters, unknown field names (listed in
+ * `details.unknownFields`), and values that do not fit their field.
+ */
+export function parseTableQuery(schema: TableSchema, params: URLSearchParams): TableQueryPlan {
+  const issues = new IssueList();
+  const byName = new Map(schema.fields.map((f) => [f.name, { name: f.name, type: f.type } as FieldRef]));
+  const ctx: QueryParse = {
+    schema,
+    params,
+    issues,
+    byName,
+    get: (name) => params.get(name),
+    ref: (name, param) => {
+      const f = byName.get(name);
+      if (!f) {
+        issues.unknownFields.add(name);
+        issues.add(param, `unknown field "${name}"`);
+      }
+      return f;
+    },
+  };
+  const { get } = ctx;
+  const bracketFilters = bracketFilterParams(ctx);
+  const limit = parseIntParam(get('limit'), 'limit', 1, TABLE_LIMITS.maxLimit, TABLE_LIMITS.defaultLimit, issues);
+  const offset = parseIntParam(get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0, issues);
+  const includeTotal = parseBool(get('includeTotal'), 'includeTotal', issues);
+  const compact = parseBool(get('compact'), 'compact', issues);
+  const filters = parseFilters(ctx, bracketFilters);
+  const search = parseSearch(ctx);
+  const dateRange = parseDateRange(ctx);
+  const bbox = parseBbox(ctx);
+  const sort = parseSort(ctx);
+  const cursor = parseCursor(ctx, sort);
+  const projection = parseProjection(ctx);
+  const aggregate = parseAggregate(ctx);
   if (issues.issues.length) {
     const unknown = [...issues.unknownFields];
     const msg = unknown.length
