@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import type { AgentHandler, AgentWork } from './handler.js';
+import type { DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { decodePaymentHeader, type PaymentAttempt } from '../payments/decode-payment.js';
@@ -20,6 +21,7 @@ import {
   releasePayment,
   reorphan,
   waitForPayment,
+  type PaymentKey,
   type PaymentRow,
 } from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
@@ -126,6 +128,68 @@ async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<voi
  * handler.check (free; 4xx costs nothing) → facilitator.verify → claim (payer, nonce) → work → settle.
  */
 export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
+  const p = await acceptedPayment(deps, req);
+  for (let round = 0; round < 3; round++) {
+    // 1–2. The same payment again, or the same Idempotency-Key: the earlier answer (or the money owed for it).
+    const earlier = await earlierAttempt(deps, p);
+    if (earlier.kind === 'answer') return earlier.answer;
+    if (earlier.kind === 'retry') continue;
+    const { redeemed } = earlier;
+
+    // 3. Free checks (ownership, input rules, quotas): a 4xx here costs nothing.
+    const call = { deps, wallet: p.wallet, params: req.params, input: req.input };
+    const state = await req.handler.check?.(call);
+
+    // 4. What only the chain knows (balance, nonce unused there).
+    const collect = p.amount > 0n && redeemed === undefined;
+    if (collect) {
+      try {
+        await verifyOnChain(deps, p.verified, p.wallet);
+        deps.metrics.payments.inc({ outcome: 'verified' });
+      } catch (err) {
+        // A concurrent attempt of this same payment (on this node or another) may have claimed and
+        // settled it since step 1: the chain then sees its nonce used. Answer as that attempt's replay.
+        if (await findPayment(deps.db, p.key.payer, p.key.nonce)) continue;
+        throw err;
+      }
+    }
+
+    // 5. Claim the nonce (and the Idempotency-Key) before any work.
+    if (!(await claimForWork(deps, p, redeemed))) continue; // a concurrent retry of this payment claimed it first
+
+    // 6. The work, its receipt and its answer: one transaction, committed before any money moves.
+    let worked: { work: AgentWork<unknown>; body: Record<string, unknown>; status: number };
+    try {
+      worked = await deps.db.transaction((tx) => workWithReceipt(deps, p, { tx, state, redeemed, collect }));
+    } catch (e) {
+      if (redeemed !== undefined) await reorphan(deps.db, p.key, deps.clock.now());
+      else await releasePayment(deps.db, p.key, p.idemKey);
+      throw e;
+    }
+    await runAfterCommit(deps, worked.work);
+    if (!collect) return { status: worked.status, body: worked.body, headers: paymentResponseHeader(p.attempt, redeemed ?? '', p.wallet) };
+    // 7. Collect the money, outside any transaction.
+    return settleWorkedCall(deps, p.key, p.verified, p.attempt, {});
+  }
+  throw new AppError('conflict', 'this payment is being processed concurrently; retry');
+}
+
+/** A payment header decoded and its signature checked (offline, and on chain for a smart account), with what the call needs of it. */
+interface AcceptedPayment {
+  req: AgentCallRequest;
+  price: string;
+  amount: bigint;
+  attempt: PaymentAttempt;
+  /** The payer: the caller's identity. */
+  wallet: string;
+  key: PaymentKey;
+  requestHash: string;
+  idemKey: string | undefined;
+  verified: VerifiedPayment;
+  expectation: Parameters<typeof assertPaymentWindow>[1];
+}
+
+async function acceptedPayment(deps: Deps, req: AgentCallRequest): Promise<AcceptedPayment> {
   const { config } = deps;
   const { price, amount } = priceOf(config, req.action);
   const attempt = decodePaymentHeader(req.header);
@@ -142,10 +206,6 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
   // Signature and terms now; the validity window only for payments not seen before, so a replay of an
   // accepted payment still gets its first answer after the authorization expired.
   const offline = await verifyPaymentOffline(attempt, { ...expectation, checkWindow: false });
-  const wallet = offline.payer;
-  const key = { payer: wallet, nonce: attempt.authorization.nonce.toLowerCase() };
-  const requestHash = requestHashOf(req.action.name, req.params, req.input);
-  const idemKey = idempotencyKeyOf(req, attempt);
   const verified: VerifiedPayment = {
     authorization: attempt.authorization,
     signature: attempt.signature,
@@ -161,137 +221,143 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     const checked = await deps.facilitator.verifySignature(verified);
     if (!checked.isValid) throw invalidSignature(checked.invalidReason);
   }
+  return {
+    req,
+    price,
+    amount,
+    attempt,
+    wallet: offline.payer,
+    key: { payer: offline.payer, nonce: attempt.authorization.nonce.toLowerCase() },
+    requestHash: requestHashOf(req.action.name, req.params, req.input),
+    idemKey: idempotencyKeyOf(req, attempt),
+    verified,
+    expectation,
+  };
+}
 
-  for (let round = 0; round < 3; round++) {
-    // 1. The same payment again: the first answer for the same request; refused for another.
-    const prior = await findPayment(deps.db, key.payer, key.nonce);
-    let redeemed: string | undefined;
-    if (prior) {
-      if (prior.requestHash !== requestHash) {
-        throw new PaymentRequiredError('payment_already_used', 'this payment was already used for another request; sign a new one');
-      }
-      const done =
-        prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, key.payer, key.nonce, WAIT_FOR_INFLIGHT_MS);
-      if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
-      if (!done) continue; // the other attempt failed and released the payment: try it ourselves
-      if (done.status === 'committed') return replayedAnswer(deps, done, attempt);
-      if (done.status === 'failed') {
-        // The work is done; this retry pays for it, then gets its answer.
-        if (!(await claimUnpaid(deps.db, key, deps.clock.now()))) continue;
-        return settleWorkedCall(deps, key, verified, attempt, { 'x-svc-replayed': 'true' });
-      }
-      redeemed = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
+/**
+ * Steps 1–2: what an earlier attempt with this payment or this Idempotency-Key decided.
+ * `answer`: its answer (a replay), or the answer after this retry paid the work it did unpaid.
+ * `retry`: it failed and released what it held meanwhile; go round again.
+ * `new`: nothing earlier (`redeemed` set when the payment moved money for work that never
+ * committed, the earlier design's orphan: the work is done now, unpaid).
+ */
+async function earlierAttempt(
+  deps: Deps,
+  p: AcceptedPayment,
+): Promise<{ kind: 'answer'; answer: AgentAnswer } | { kind: 'retry' } | { kind: 'new'; redeemed: string | undefined }> {
+  const { key, requestHash, idemKey, wallet, attempt } = p;
+  // 1. The same payment again: the first answer for the same request; refused for another.
+  const prior = await findPayment(deps.db, key.payer, key.nonce);
+  let redeemed: string | undefined;
+  if (prior) {
+    if (prior.requestHash !== requestHash) {
+      throw new PaymentRequiredError('payment_already_used', 'this payment was already used for another request; sign a new one');
     }
-
-    if (!prior) assertPaymentWindow(attempt, expectation);
-
-    // 2. Idempotency-Key: the same key and request return the stored answer; the new payment is not used.
-    if (idemKey && redeemed === undefined) {
-      const idem = await findIdempotency(deps.db, wallet, idemKey);
-      if (idem) {
-        if (idem.requestHash !== requestHash)
-          throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
-        const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
-        if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
-        if (done?.status === 'committed') return replayedAnswer(deps, done, attempt);
-        if (done?.status === 'failed')
-          // Done but unpaid: doing it again under a new payment would do it twice.
-          throw new AppError(
-            'payment_settlement_failed',
-            'the request with this Idempotency-Key was done but its payment could not be settled; send it again with that same payment to pay and get the answer',
-            { idempotencyKey: idemKey },
-          );
-        await deleteIdempotency(deps.db, wallet, idemKey, idem.nonce); // the first attempt failed; take the key over
-        continue;
-      }
+    const done =
+      prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, key.payer, key.nonce, WAIT_FOR_INFLIGHT_MS);
+    if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
+    if (!done) return { kind: 'retry' }; // the other attempt failed and released the payment: try it ourselves
+    if (done.status === 'committed') return { kind: 'answer', answer: replayedAnswer(deps, done, attempt) };
+    if (done.status === 'failed') {
+      // The work is done; this retry pays for it, then gets its answer.
+      if (!(await claimUnpaid(deps.db, key, deps.clock.now()))) return { kind: 'retry' };
+      return { kind: 'answer', answer: await settleWorkedCall(deps, key, p.verified, attempt, { 'x-svc-replayed': 'true' }) };
     }
-
-    // 3. Free checks (ownership, input rules, quotas): a 4xx here costs nothing.
-    const call = { deps, wallet, params: req.params, input: req.input };
-    const state = await req.handler.check?.(call);
-
-    // 4. What only the chain knows (balance, nonce unused there).
-    const collect = amount > 0n && redeemed === undefined;
-    if (collect) {
-      try {
-        await verifyOnChain(deps, verified, wallet);
-        deps.metrics.payments.inc({ outcome: 'verified' });
-      } catch (err) {
-        // A concurrent attempt of this same payment (on this node or another) may have claimed and
-        // settled it since step 1: the chain then sees its nonce used. Answer as that attempt's replay.
-        if (await findPayment(deps.db, key.payer, key.nonce)) continue;
-        throw err;
-      }
-    }
-
-    // 5. Claim the nonce (and the Idempotency-Key) before any work. Redeeming an orphaned payment is
-    // claimed atomically too, so two concurrent retries cannot both do the work.
-    const now = deps.clock.now();
-    const claimed =
-      redeemed !== undefined
-        ? await claimOrphaned(deps.db, key, now)
-        : await claimPayment(
-            deps.db,
-            {
-              ...key,
-              action: req.action.name,
-              requestHash,
-              amount: amount.toString(),
-              validBefore: Number(attempt.authorization.validBefore),
-              payload: { authorization: attempt.authorization, signature: attempt.signature, version: attempt.version },
-            },
-            now,
-          );
-    if (!claimed) continue; // a concurrent retry of this payment claimed it first
-    if (idemKey && redeemed === undefined && !(await claimIdempotency(deps.db, { wallet, key: idemKey, requestHash, ...key }))) {
-      await releasePayment(deps.db, key);
-      continue;
-    }
-
-    // 6. The work, its receipt and its answer: one transaction, committed before any money moves.
-    let worked: { work: AgentWork<unknown>; body: Record<string, unknown>; status: number };
-    try {
-      worked = await deps.db.transaction(async (tx) => {
-        const work = await req.handler.run({ ...call, tx, state });
-        const receipt = buildReceipt({
-          action: req.action.name,
-          wallet,
-          txHash: redeemed ?? '',
-          recipient: config.x402.recipient,
-          price,
-          app: work.app,
-          // Until the money moved, the stored receipt says so; markSettled gives it the transaction.
-          status: collect ? 'settling' : amount > 0n ? 'settled' : 'verified',
-          createdAt: deps.clock.now(),
-        });
-        await storeReceipt(tx, receipt, `${wallet}:${key.nonce}`);
-        const body = { ok: true, ...(work.result as object), receipt };
-        const status = successStatus(req.action);
-        await markWorked(
-          tx,
-          key,
-          {
-            status: collect ? 'settling' : 'committed',
-            txHash: collect ? null : (redeemed ?? ''),
-            receiptId: receipt.receiptId,
-            response: body,
-            responseStatus: status,
-          },
-          deps.clock.now(),
-        );
-        return { work, body, status };
-      });
-    } catch (e) {
-      if (redeemed !== undefined) await reorphan(deps.db, key, deps.clock.now());
-      else await releasePayment(deps.db, key, idemKey);
-      throw e;
-    }
-    await runAfterCommit(deps, worked.work);
-    if (!collect) return { status: worked.status, body: worked.body, headers: paymentResponseHeader(attempt, redeemed ?? '', wallet) };
-    // 7. Collect the money, outside any transaction.
-    return settleWorkedCall(deps, key, verified, attempt, {});
+    redeemed = done.txHash ?? ''; // orphaned: money moved, work never committed → do the work now, unpaid
   }
-  throw new AppError('conflict', 'this payment is being processed concurrently; retry');
+
+  if (!prior) assertPaymentWindow(attempt, p.expectation);
+
+  // 2. Idempotency-Key: the same key and request return the stored answer; the new payment is not used.
+  if (idemKey && redeemed === undefined) {
+    const idem = await findIdempotency(deps.db, wallet, idemKey);
+    if (idem) {
+      if (idem.requestHash !== requestHash)
+        throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
+      const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
+      if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
+      if (done?.status === 'committed') return { kind: 'answer', answer: replayedAnswer(deps, done, attempt) };
+      if (done?.status === 'failed')
+        // Done but unpaid: doing it again under a new payment would do it twice.
+        throw new AppError(
+          'payment_settlement_failed',
+          'the request with this Idempotency-Key was done but its payment could not be settled; send it again with that same payment to pay and get the answer',
+          { idempotencyKey: idemKey },
+        );
+      await deleteIdempotency(deps.db, wallet, idemKey, idem.nonce); // the first attempt failed; take the key over
+      return { kind: 'retry' };
+    }
+  }
+  return { kind: 'new', redeemed };
+}
+
+/**
+ * Step 5: claims the payment's nonce (and its Idempotency-Key) before any work; false when a
+ * concurrent attempt claimed either first. Redeeming an orphaned payment is claimed atomically too,
+ * so two concurrent retries cannot both do the work.
+ */
+async function claimForWork(deps: Deps, p: AcceptedPayment, redeemed: string | undefined): Promise<boolean> {
+  const { key, attempt, idemKey } = p;
+  const now = deps.clock.now();
+  const claimed =
+    redeemed !== undefined
+      ? await claimOrphaned(deps.db, key, now)
+      : await claimPayment(
+          deps.db,
+          {
+            ...key,
+            action: p.req.action.name,
+            requestHash: p.requestHash,
+            amount: p.amount.toString(),
+            validBefore: Number(attempt.authorization.validBefore),
+            payload: { authorization: attempt.authorization, signature: attempt.signature, version: attempt.version },
+          },
+          now,
+        );
+  if (!claimed) return false;
+  if (idemKey && redeemed === undefined && !(await claimIdempotency(deps.db, { wallet: p.wallet, key: idemKey, requestHash: p.requestHash, ...key }))) {
+    await releasePayment(deps.db, key);
+    return false;
+  }
+  return true;
+}
+
+/** Step 6, inside the work's transaction: the work, its receipt, and the payment row moved on with the answer. */
+async function workWithReceipt(
+  deps: Deps,
+  p: AcceptedPayment,
+  o: { tx: DbOrTx; state: unknown; redeemed: string | undefined; collect: boolean },
+): Promise<{ work: AgentWork<unknown>; body: Record<string, unknown>; status: number }> {
+  const { req, wallet, key } = p;
+  const work = await req.handler.run({ deps, wallet, params: req.params, input: req.input, tx: o.tx, state: o.state });
+  const receipt = buildReceipt({
+    action: req.action.name,
+    wallet,
+    txHash: o.redeemed ?? '',
+    recipient: deps.config.x402.recipient,
+    price: p.price,
+    app: work.app,
+    // Until the money moved, the stored receipt says so; markSettled gives it the transaction.
+    status: o.collect ? 'settling' : p.amount > 0n ? 'settled' : 'verified',
+    createdAt: deps.clock.now(),
+  });
+  await storeReceipt(o.tx, receipt, `${wallet}:${key.nonce}`);
+  const body = { ok: true, ...(work.result as object), receipt };
+  const status = successStatus(req.action);
+  await markWorked(
+    o.tx,
+    key,
+    {
+      status: o.collect ? 'settling' : 'committed',
+      txHash: o.collect ? null : (o.redeemed ?? ''),
+      receiptId: receipt.receiptId,
+      response: body,
+      responseStatus: status,
+    },
+    deps.clock.now(),
+  );
+  return { work, body, status };
 }
 
 async function verifyOnChain(deps: Deps, verified: VerifiedPayment, wallet: string): Promise<void> {

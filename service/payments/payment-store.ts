@@ -17,7 +17,9 @@ import { receiptHashOf } from './receipts.js';
  */
 export type PaymentRow = typeof x402Payments.$inferSelect;
 export type PaymentStatus = PaymentRow['status'];
-type Key = { payer: string; nonce: string };
+/** A payment row's key: the payer and its EIP-3009 nonce (lower case). */
+export type PaymentKey = { payer: string; nonce: string };
+type Key = PaymentKey;
 
 const byKey = (k: Key, ...more: SQL[]) => and(eq(x402Payments.payer, k.payer), eq(x402Payments.nonce, k.nonce), ...more);
 
