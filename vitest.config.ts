@@ -18,6 +18,8 @@ export const PROCESS_SUITES = [
   'test/chaos/kill.test.ts',
   'test/chaos/postgres-stop.test.ts',
   'test/chaos/slowloris.test.ts',
+  'test/e2e/shutdown.test.ts',
+  'test/payments/anvil-orphan.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';
