@@ -140,137 +140,194 @@ const BOOTSTRAP = `(() => {
 
 /** Runs `input.code`'s default export once on the request, in a fresh QuickJS runtime. */
 export async function runInSandbox(input: SandboxInput, host: SandboxHost, limits: SandboxLimits): Promise<SandboxOutcome> {
-  const mod = await quickjs();
-  const started = performance.now();
-  const wallDeadline = started + limits.wallMs;
-  let cpuUsed = 0;
-  let sliceStart = 0;
-  let hostCalls = 0;
-  let interrupted: 'cpu' | 'wall' | null = null;
-  let closed = false;
-  const stats = (): SandboxStats => ({ cpuMs: round(cpuUsed), wallMs: round(performance.now() - started), hostCalls });
-
-  let rt: QuickJSRuntime | null = null;
-  let ctx: QuickJSContext | null = null;
-  const handles: QuickJSHandle[] = [];
-  const deferreds = new Set<QuickJSDeferredPromise>();
-  const pending = new Set<Promise<void>>();
+  const invocation = new Invocation(await quickjs(), limits);
   try {
-    rt = mod.newRuntime();
-    rt.setMemoryLimit(limits.memoryBytes);
+    invocation.open();
+    invocation.installHost(input, host);
+    const handler = await invocation.loadHandler(input.code);
+    const request = invocation.guestJson(input.requestJson);
+    return { ok: true, value: await invocation.callHandler(handler, request), ...invocation.stats() };
+  } catch (e) {
+    return invocation.failure(e);
+  } finally {
+    invocation.dispose();
+  }
+}
+
+/** What a host call (SVC_MEMORY) answers the guest: JSON text, a boolean, or nothing. */
+type HostValue = string | boolean | null | undefined;
+
+/**
+ * One run of guest code: its QuickJS runtime and context, the budgets it has used, and every handle
+ * and promise it holds (all disposed by `dispose`, whatever happened).
+ */
+class Invocation {
+  private readonly started = performance.now();
+  private readonly wallDeadline: number;
+  private cpuUsed = 0;
+  private sliceStart = 0;
+  private hostCalls = 0;
+  private interrupted: 'cpu' | 'wall' | null = null;
+  private closed = false;
+  private rt: QuickJSRuntime | null = null;
+  private ctx: QuickJSContext | null = null;
+  private readonly handles: QuickJSHandle[] = [];
+  private readonly deferreds = new Set<QuickJSDeferredPromise>();
+  private readonly pending = new Set<Promise<void>>();
+  /** The bootstrap's error describer (see BOOTSTRAP), once installed. */
+  private describe: QuickJSHandle | null = null;
+  private stringify!: QuickJSHandle;
+  private parse!: QuickJSHandle;
+
+  constructor(
+    private readonly mod: QuickJSWASMModule,
+    private readonly limits: SandboxLimits,
+  ) {
+    this.wallDeadline = this.started + limits.wallMs;
+  }
+
+  stats(): SandboxStats {
+    return { cpuMs: round(this.cpuUsed), wallMs: round(performance.now() - this.started), hostCalls: this.hostCalls };
+  }
+
+  /** A fresh runtime (memory limit, stack, CPU and wall budgets) and context; the guest's JSON. */
+  open(): void {
+    const rt = this.mod.newRuntime();
+    this.rt = rt;
+    rt.setMemoryLimit(this.limits.memoryBytes);
     rt.setMaxStackSize(128 * 1024);
     rt.setInterruptHandler(() => {
       const now = performance.now();
-      if (cpuUsed + (now - sliceStart) > limits.cpuMs) interrupted ??= 'cpu';
-      else if (now > wallDeadline) interrupted ??= 'wall';
-      return interrupted !== null;
+      if (this.cpuUsed + (now - this.sliceStart) > this.limits.cpuMs) this.interrupted ??= 'cpu';
+      else if (now > this.wallDeadline) this.interrupted ??= 'wall';
+      return this.interrupted !== null;
     });
-    const runtime = rt;
     const vm = rt.newContext();
-    ctx = vm;
-    const keep = (h: QuickJSHandle): QuickJSHandle => {
-      handles.push(h);
-      return h;
-    };
-    /** Every entry into guest code goes through here so its time counts against the CPU budget. */
-    const guest = <T>(fn: () => T): T => {
-      sliceStart = performance.now();
-      try {
-        return fn();
-      } finally {
-        cpuUsed += performance.now() - sliceStart;
-      }
-    };
+    this.ctx = vm;
+    const json = this.keep(vm.getProp(vm.global, 'JSON'));
+    this.stringify = this.keep(vm.getProp(json, 'stringify'));
+    this.parse = this.keep(vm.getProp(json, 'parse'));
+  }
 
-    const json = keep(vm.getProp(vm.global, 'JSON'));
-    const stringify = keep(vm.getProp(json, 'stringify'));
-    const parse = keep(vm.getProp(json, 'parse'));
+  private get vm(): QuickJSContext {
+    return this.ctx!;
+  }
 
-    /** Throws a GuestFailure for a guest exception handle (and disposes it). */
-    let describe: QuickJSHandle | null = null;
-    const fail = (errorHandle: QuickJSHandle): never => {
-      let message = 'unknown error';
-      try {
-        if (interrupted) throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
-        if (describe) {
-          const r = guest(() => vm.callFunction(describe!, vm.undefined, errorHandle));
-          if (r.error) r.error.dispose();
-          else {
-            if (vm.typeof(r.value) === 'string') message = vm.getString(r.value);
-            r.value.dispose();
-          }
-        } else {
-          const d = vm.dump(errorHandle) as unknown;
-          message =
-            d && typeof d === 'object' && 'message' in d ? `${(d as { name?: string }).name ?? 'Error'}: ${(d as { message: string }).message}` : String(d);
+  keep(h: QuickJSHandle): QuickJSHandle {
+    this.handles.push(h);
+    return h;
+  }
+
+  /** Every entry into guest code goes through here so its time counts against the CPU budget. */
+  guest<T>(fn: () => T): T {
+    this.sliceStart = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.cpuUsed += performance.now() - this.sliceStart;
+    }
+  }
+
+  private timedOut(kind: 'cpu' | 'wall'): GuestFailure {
+    return new GuestFailure('timeout', timeoutMessage(kind, this.limits));
+  }
+
+  /** Throws a GuestFailure for a guest exception handle (and disposes it). */
+  private fail(errorHandle: QuickJSHandle): never {
+    const { vm } = this;
+    let message = 'unknown error';
+    try {
+      if (this.interrupted) throw this.timedOut(this.interrupted);
+      const describe = this.describe;
+      if (describe) {
+        const r = this.guest(() => vm.callFunction(describe, vm.undefined, errorHandle));
+        if (r.error) r.error.dispose();
+        else {
+          if (vm.typeof(r.value) === 'string') message = vm.getString(r.value);
+          r.value.dispose();
         }
-      } finally {
-        errorHandle.dispose();
+      } else {
+        const d = vm.dump(errorHandle) as unknown;
+        message =
+          d && typeof d === 'object' && 'message' in d ? `${(d as { name?: string }).name ?? 'Error'}: ${(d as { message: string }).message}` : String(d);
       }
-      if (interrupted) throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
-      throw new GuestFailure(classify(message), truncateMessage(message));
-    };
-    const unwrap = (r: { error?: QuickJSHandle; value?: QuickJSHandle }): QuickJSHandle => {
-      if (r.error) fail(r.error);
-      return r.value!;
-    };
+    } finally {
+      errorHandle.dispose();
+    }
+    if (this.interrupted) throw this.timedOut(this.interrupted);
+    throw new GuestFailure(classify(message), truncateMessage(message));
+  }
 
-    /** A guest-visible async function backed by a host promise; args are copied before anything else runs. */
-    const hostAsync = <A>(name: string, readArgs: (args: QuickJSHandle[]) => A, run: (a: A) => Promise<string | boolean | null | undefined>) =>
-      keep(
-        vm.newFunction(name, (...args) => {
-          if (closed) return vm.undefined;
-          if (++hostCalls > limits.maxHostCalls) throw new TypeError(`at most ${limits.maxHostCalls} SVC_MEMORY calls per invocation`);
-          const a = readArgs(args);
-          const d = vm.newPromise();
-          deferreds.add(d);
-          const p = run(a).then(
-            (v) => {
-              if (closed) return;
-              let h: QuickJSHandle;
-              if (v === null || v === undefined) h = vm.null;
-              else if (typeof v === 'boolean') h = v ? vm.true : vm.false;
-              else {
-                // Stored values are JSON text: rebuild them inside the guest with its own JSON.parse.
-                const text = vm.newString(v);
-                const r = guest(() => vm.callFunction(parse, vm.undefined, text));
-                text.dispose();
-                if (r.error) {
-                  d.reject(r.error);
-                  r.error.dispose();
-                  deferreds.delete(d);
-                  return;
-                }
-                h = r.value;
-              }
-              d.resolve(h);
-              h.dispose();
-              deferreds.delete(d);
-            },
-            (e: unknown) => {
-              if (closed) return;
-              const err = vm.newError({ name: 'Error', message: e instanceof Error ? e.message : String(e) });
-              d.reject(err);
-              err.dispose();
-              deferreds.delete(d);
-            },
-          );
-          pending.add(p);
-          void p.finally(() => pending.delete(p));
-          return d.handle;
-        }),
-      );
+  unwrap(r: { error?: QuickJSHandle; value?: QuickJSHandle }): QuickJSHandle {
+    if (r.error) this.fail(r.error);
+    return r.value!;
+  }
+
+  /** A guest-visible async function backed by a host promise; args are copied before anything else runs. */
+  private hostAsync<A>(name: string, readArgs: (args: QuickJSHandle[]) => A, run: (a: A) => Promise<HostValue>): QuickJSHandle {
+    const { vm } = this;
+    return this.keep(
+      vm.newFunction(name, (...args) => {
+        if (this.closed) return vm.undefined;
+        if (++this.hostCalls > this.limits.maxHostCalls) throw new TypeError(`at most ${this.limits.maxHostCalls} SVC_MEMORY calls per invocation`);
+        const a = readArgs(args);
+        const d = vm.newPromise();
+        this.deferreds.add(d);
+        const p = run(a).then(
+          (v) => this.resolveHostCall(d, v),
+          (e: unknown) => {
+            if (this.closed) return;
+            const err = vm.newError({ name: 'Error', message: e instanceof Error ? e.message : String(e) });
+            d.reject(err);
+            err.dispose();
+            this.deferreds.delete(d);
+          },
+        );
+        this.pending.add(p);
+        void p.finally(() => this.pending.delete(p));
+        return d.handle;
+      }),
+    );
+  }
+
+  /** Hands a host call's answer to the guest: null/boolean as themselves, JSON text rebuilt by the guest's own JSON.parse. */
+  private resolveHostCall(d: QuickJSDeferredPromise, v: HostValue): void {
+    if (this.closed) return;
+    const { vm } = this;
+    let h: QuickJSHandle;
+    if (v === null || v === undefined) h = vm.null;
+    else if (typeof v === 'boolean') h = v ? vm.true : vm.false;
+    else {
+      const text = vm.newString(v);
+      const r = this.guest(() => vm.callFunction(this.parse, vm.undefined, text));
+      text.dispose();
+      if (r.error) {
+        d.reject(r.error);
+        r.error.dispose();
+        this.deferreds.delete(d);
+        return;
+      }
+      h = r.value;
+    }
+    d.resolve(h);
+    h.dispose();
+    this.deferreds.delete(d);
+  }
+
+  /** SVC_MEMORY.caller (get/set/delete through the host), the caller and secrets, and the bootstrap that freezes them in. */
+  installHost(input: SandboxInput, host: SandboxHost): void {
+    const { vm } = this;
     const keyArg = (args: QuickJSHandle[]): string => {
       if (!args[0] || vm.typeof(args[0]) !== 'string') throw new TypeError('SVC_MEMORY.caller: key must be a string');
       return vm.getString(args[0]);
     };
-    const getFn = hostAsync('get', keyArg, (k) => host.memoryGet(k));
-    const delFn = hostAsync('delete', keyArg, (k) => host.memoryDelete(k));
-    const setFn = hostAsync(
+    const getFn = this.hostAsync('get', keyArg, (k) => host.memoryGet(k));
+    const delFn = this.hostAsync('delete', keyArg, (k) => host.memoryDelete(k));
+    const setFn = this.hostAsync(
       'set',
       (args) => {
         const key = keyArg(args);
-        const r = guest(() => vm.callFunction(stringify, vm.undefined, args[1] ?? vm.undefined));
+        const r = this.guest(() => vm.callFunction(this.stringify, vm.undefined, args[1] ?? vm.undefined));
         if (r.error) {
           // Surface the guest's own error (e.g. a cyclic value) to the guest.
           const message = String((vm.dump(r.error) as { message?: string })?.message ?? 'value is not serializable');
@@ -286,7 +343,7 @@ export async function runInSandbox(input: SandboxInput, host: SandboxHost, limit
       ({ key, text }) => host.memorySet(key, text).then(() => undefined),
     );
 
-    const carrier = keep(vm.newObject());
+    const carrier = this.keep(vm.newObject());
     vm.setProp(carrier, 'get', getFn);
     vm.setProp(carrier, 'set', setFn);
     vm.setProp(carrier, 'del', delFn);
@@ -294,113 +351,133 @@ export async function runInSandbox(input: SandboxInput, host: SandboxHost, limit
     vm.setProp(carrier, 'data', data);
     data.dispose();
     vm.setProp(vm.global, '__svcHost', carrier);
-    describe = keep(unwrap(guest(() => vm.evalCode(BOOTSTRAP, 'svc-bootstrap.js'))));
+    this.describe = this.keep(this.unwrap(this.guest(() => vm.evalCode(BOOTSTRAP, 'svc-bootstrap.js'))));
+  }
 
-    /** Waits for a guest value that may be a promise; returns a handle the caller must dispose. */
-    const settle = async (h: QuickJSHandle, what: 'module' | 'handler'): Promise<QuickJSHandle> => {
-      for (;;) {
-        const jobs = guest(() => runtime.executePendingJobs());
-        if (jobs.error) {
-          h.dispose();
-          fail(jobs.error);
-        }
-        if (interrupted) {
-          h.dispose();
-          throw new GuestFailure('timeout', timeoutMessage(interrupted, limits));
-        }
-        const state = vm.getPromiseState(h);
-        if (state.type === 'fulfilled') {
-          if (state.notAPromise || state.value === h) return h;
-          h.dispose();
-          return state.value;
-        }
-        if (state.type === 'rejected') {
-          h.dispose();
-          fail(state.error);
-        }
-        if (runtime.hasPendingJob()) continue;
-        if (pending.size === 0) {
-          h.dispose();
-          throw new GuestFailure(
-            'never_resolved',
-            what === 'module'
-              ? 'the module never finished loading (a top-level await that never settles)'
-              : 'the handler returned a promise that can never settle',
-          );
-        }
-        const left = wallDeadline - performance.now();
-        if (left <= 0) {
-          h.dispose();
-          interrupted = 'wall';
-          throw new GuestFailure('timeout', timeoutMessage('wall', limits));
-        }
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          Promise.race(pending),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, left);
-          }),
-        ]);
-        clearTimeout(timer);
+  /** Waits for a guest value that may be a promise; returns a handle the caller must dispose. */
+  private async settle(h: QuickJSHandle, what: 'module' | 'handler'): Promise<QuickJSHandle> {
+    const { vm } = this;
+    const runtime = this.rt!;
+    for (;;) {
+      const jobs = this.guest(() => runtime.executePendingJobs());
+      if (jobs.error) {
+        h.dispose();
+        this.fail(jobs.error);
       }
-    };
+      if (this.interrupted) {
+        h.dispose();
+        throw this.timedOut(this.interrupted);
+      }
+      const state = vm.getPromiseState(h);
+      if (state.type === 'fulfilled') {
+        if (state.notAPromise || state.value === h) return h;
+        h.dispose();
+        return state.value;
+      }
+      if (state.type === 'rejected') {
+        h.dispose();
+        this.fail(state.error);
+      }
+      if (runtime.hasPendingJob()) continue;
+      if (this.pending.size === 0) {
+        h.dispose();
+        throw new GuestFailure(
+          'never_resolved',
+          what === 'module'
+            ? 'the module never finished loading (a top-level await that never settles)'
+            : 'the handler returned a promise that can never settle',
+        );
+      }
+      const left = this.wallDeadline - performance.now();
+      if (left <= 0) {
+        h.dispose();
+        this.interrupted = 'wall';
+        throw this.timedOut('wall');
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.race(this.pending),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, left);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  }
 
-    const evaluated = guest(() => vm.evalCode(input.code, 'function.js', { type: 'module', strict: true }));
+  /** Evaluates the module (and its top-level awaits) and returns its default export, a function. */
+  async loadHandler(code: string): Promise<QuickJSHandle> {
+    const { vm } = this;
+    const evaluated = this.guest(() => vm.evalCode(code, 'function.js', { type: 'module', strict: true }));
     if (evaluated.error) {
       // A syntax error never ran guest code; anything else is a top-level throw.
       const d = vm.dump(evaluated.error) as { name?: string; message?: string } | undefined;
-      if (d && d.name === 'SyntaxError' && !interrupted && !/stack overflow/.test(d.message ?? '')) {
+      if (d && d.name === 'SyntaxError' && !this.interrupted && !/stack overflow/.test(d.message ?? '')) {
         evaluated.error.dispose();
         throw new GuestFailure('syntax_error', truncateMessage(`SyntaxError: ${d.message ?? ''}`));
       }
-      fail(evaluated.error);
+      this.fail(evaluated.error);
     }
-    const ns = await settle(unwrap(evaluated), 'module');
+    const ns = await this.settle(this.unwrap(evaluated), 'module');
     const handler = vm.getProp(ns, 'default');
     ns.dispose();
     if (vm.typeof(handler) !== 'function') {
       handler.dispose();
       throw new GuestFailure('no_default_export', 'the code must `export default` a function (request) => response');
     }
-    keep(handler);
+    return this.keep(handler);
+  }
 
-    const reqText = vm.newString(input.requestJson);
-    const parsed = guest(() => vm.callFunction(parse, vm.undefined, reqText));
-    reqText.dispose();
-    const request = keep(unwrap(parsed));
+  /** A value built inside the guest from JSON text by its own JSON.parse (kept until dispose). */
+  guestJson(text: string): QuickJSHandle {
+    const { vm } = this;
+    const handle = vm.newString(text);
+    const parsed = this.guest(() => vm.callFunction(this.parse, vm.undefined, handle));
+    handle.dispose();
+    return this.keep(this.unwrap(parsed));
+  }
 
-    const returned = unwrap(guest(() => vm.callFunction(handler, vm.undefined, request)));
-    const result = await settle(returned, 'handler');
+  /** Calls the handler on the request and reads what it returned (awaited): undefined, a string, or JSON text. */
+  async callHandler(handler: QuickJSHandle, request: QuickJSHandle): Promise<SandboxValue> {
+    const { vm } = this;
+    const returned = this.unwrap(this.guest(() => vm.callFunction(handler, vm.undefined, request)));
+    const result = await this.settle(returned, 'handler');
     try {
       const t = vm.typeof(result);
-      if (t === 'undefined') return { ok: true, value: { kind: 'undefined' }, ...stats() };
-      if (t === 'string') return { ok: true, value: { kind: 'string', text: vm.getString(result) }, ...stats() };
-      const s = unwrap(guest(() => vm.callFunction(stringify, vm.undefined, result)));
-      const st = vm.typeof(s);
-      const text = st === 'string' ? vm.getString(s) : null;
+      if (t === 'undefined') return { kind: 'undefined' };
+      if (t === 'string') return { kind: 'string', text: vm.getString(result) };
+      const s = this.unwrap(this.guest(() => vm.callFunction(this.stringify, vm.undefined, result)));
+      const text = vm.typeof(s) === 'string' ? vm.getString(s) : null;
       s.dispose();
       if (text === null) throw new GuestFailure('invalid_return', `the handler returned a ${t}, which is not JSON-serializable`);
-      return { ok: true, value: { kind: 'json', json: text }, ...stats() };
+      return { kind: 'json', json: text };
     } finally {
       result.dispose();
     }
-  } catch (e) {
-    if (e instanceof GuestFailure) return { ok: false, reason: e.reason, message: e.message, ...stats() };
+  }
+
+  /** The outcome of a run that threw: the guest's failure, or a contained host-side one. */
+  failure(e: unknown): SandboxOutcome {
+    const stats = this.stats();
+    if (e instanceof GuestFailure) return { ok: false, reason: e.reason, message: e.message, ...stats };
     // A host-side failure (wasm abort, host stack): contain it, and never reuse a possibly broken module.
     discardModule();
     const message = e instanceof Error ? e.message : String(e);
-    if (interrupted) return { ok: false, reason: 'timeout', message: timeoutMessage(interrupted, limits), ...stats() };
+    if (this.interrupted) return { ok: false, reason: 'timeout', message: timeoutMessage(this.interrupted, this.limits), ...stats };
     if (/out of memory|memory access out of bounds/i.test(message))
-      return { ok: false, reason: 'out_of_memory', message: `out of memory (limit ${limits.memoryBytes} bytes)`, ...stats() };
-    if (/call stack|stack overflow/i.test(message)) return { ok: false, reason: 'stack_overflow', message: 'stack overflow', ...stats() };
-    return { ok: false, reason: 'sandbox_error', message: 'the sandbox failed while running this function', ...stats() };
-  } finally {
-    closed = true;
+      return { ok: false, reason: 'out_of_memory', message: `out of memory (limit ${this.limits.memoryBytes} bytes)`, ...stats };
+    if (/call stack|stack overflow/i.test(message)) return { ok: false, reason: 'stack_overflow', message: 'stack overflow', ...stats };
+    return { ok: false, reason: 'sandbox_error', message: 'the sandbox failed while running this function', ...stats };
+  }
+
+  /** Disposes every handle, pending promise, the context and the runtime; a failure here retires the wasm module. */
+  dispose(): void {
+    this.closed = true;
     try {
-      for (const d of deferreds) d.dispose();
-      for (const h of handles.reverse()) if (h.alive) h.dispose();
-      ctx?.dispose();
-      rt?.dispose();
+      for (const d of this.deferreds) d.dispose();
+      for (const h of this.handles.reverse()) if (h.alive) h.dispose();
+      this.ctx?.dispose();
+      this.rt?.dispose();
     } catch {
       // A failed dispose means the module's bookkeeping is broken: never use it again.
       discardModule();
