@@ -177,43 +177,9 @@ export class Wallet {
     const account = this.#account;
     const terms = await this.terms();
     const caps = this.config.caps;
-    const maxTimeout = this.config.maxPaymentTimeoutSeconds;
     const state: { entry?: LedgerEntry; sent: boolean } = { sent: false };
 
-    const selector = (accepts: Requirement[]): Requirement => {
-      const acceptable = accepts.filter(
-        (r) =>
-          r.scheme === 'exact' &&
-          r.network === terms.v1Network &&
-          sameAddress(r.asset, terms.asset) &&
-          sameAddress(r.payTo, terms.recipient) &&
-          r.extra?.name === terms.domainName &&
-          r.extra?.version === terms.domainVersion &&
-          r.maxTimeoutSeconds > 0 &&
-          r.maxTimeoutSeconds <= maxTimeout,
-      );
-      if (acceptable.length === 0) {
-        const why = accepts.length ? describeMismatch(accepts[0]!, terms, maxTimeout) : 'no payment options';
-        throw new WalletError(
-          'terms_refused',
-          `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`,
-          'none',
-          { offered: accepts },
-        );
-      }
-      const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0]!;
-      const asked = BigInt(cheapest.maxAmountRequired);
-      if (asked > quote) {
-        throw new WalletError(
-          'price_drift',
-          `Refused to pay for ${req.action}: the price changed from ${req.quote} to ${atomicToUsdc(asked)} USDC. Nothing was paid. Check the new price (quote tool / svc://pricing) and call again if it is acceptable.`,
-          'none',
-          { quoted: req.quote, price: atomicToUsdc(asked) },
-        );
-      }
-      if (asked > caps.perCall) assertWithinCaps(asked, { session: 0n, day: 0n, total: 0n }, caps, req.action);
-      return cheapest;
-    };
+    const selector = (accepts: Requirement[]): Requirement => this.#chooseRequirement(accepts, req, quote, terms);
 
     // The single place a signed payment leaves this process.
     const sendSigned = async (input: string | URL | Request, init2?: RequestInit): Promise<Response> => {
@@ -245,34 +211,7 @@ export class Wallet {
           { price: atomicToUsdc(amount) },
         );
       }
-      const settlementHeader = res.headers.get('x-payment-response') ?? res.headers.get('payment-response');
-      let settlement: { success?: boolean; transaction?: string } | undefined;
-      try {
-        settlement = settlementHeader ? (b64json(settlementHeader) as typeof settlement) : undefined;
-      } catch {
-        settlement = undefined;
-      }
-      if (res.ok || settlement?.success) {
-        let receipt: Record<string, unknown> | undefined;
-        try {
-          const body = (await res.clone().json()) as { receipt?: Record<string, unknown> };
-          receipt = body?.receipt;
-        } catch {
-          receipt = undefined;
-        }
-        state.entry =
-          (await this.ledger.settle(state.entry.id, {
-            status: 'committed',
-            httpStatus: res.status,
-            txHash: settlement?.transaction ?? (receipt?.txHash as string | undefined),
-            receipt,
-          })) ?? state.entry;
-      } else if (res.status < 500) {
-        // The service answered and did not settle: a definite refusal, nothing moved.
-        state.entry = (await this.ledger.settle(state.entry.id, { status: 'released', httpStatus: res.status, note: `HTTP ${res.status}` })) ?? state.entry;
-      } else {
-        state.entry = (await this.ledger.settle(state.entry.id, { status: 'unknown', httpStatus: res.status, note: `HTTP ${res.status}` })) ?? state.entry;
-      }
+      state.entry = (await this.#recordOutcome(state.entry, res)) ?? state.entry;
       return res;
     };
 
@@ -314,6 +253,79 @@ export class Wallet {
       );
     }
     return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
+  }
+
+  /**
+   * Of a 402's payment options, the cheapest that matches the discovery document's terms, within the
+   * quote and the per-call cap; a WalletError (nothing signed) when none does.
+   */
+  #chooseRequirement(accepts: Requirement[], req: PaidRequest, quote: bigint, terms: PaymentTerms): Requirement {
+    const caps = this.config.caps;
+    const maxTimeout = this.config.maxPaymentTimeoutSeconds;
+    const acceptable = accepts.filter(
+      (r) =>
+        r.scheme === 'exact' &&
+        r.network === terms.v1Network &&
+        sameAddress(r.asset, terms.asset) &&
+        sameAddress(r.payTo, terms.recipient) &&
+        r.extra?.name === terms.domainName &&
+        r.extra?.version === terms.domainVersion &&
+        r.maxTimeoutSeconds > 0 &&
+        r.maxTimeoutSeconds <= maxTimeout,
+    );
+    if (acceptable.length === 0) {
+      const why = accepts.length ? describeMismatch(accepts[0]!, terms, maxTimeout) : 'no payment options';
+      throw new WalletError(
+        'terms_refused',
+        `Refused to pay for ${req.action}: the service's 402 asks for ${why}, which differs from the terms of the service's discovery document. Nothing was signed or paid. Do not retry; report this to the user.`,
+        'none',
+        { offered: accepts },
+      );
+    }
+    const cheapest = [...acceptable].sort((a, b) => (BigInt(a.maxAmountRequired) < BigInt(b.maxAmountRequired) ? -1 : 1))[0]!;
+    const asked = BigInt(cheapest.maxAmountRequired);
+    if (asked > quote) {
+      throw new WalletError(
+        'price_drift',
+        `Refused to pay for ${req.action}: the price changed from ${req.quote} to ${atomicToUsdc(asked)} USDC. Nothing was paid. Check the new price (quote tool / svc://pricing) and call again if it is acceptable.`,
+        'none',
+        { quoted: req.quote, price: atomicToUsdc(asked) },
+      );
+    }
+    if (asked > caps.perCall) assertWithinCaps(asked, { session: 0n, day: 0n, total: 0n }, caps, req.action);
+    return cheapest;
+  }
+
+  /**
+   * What a paid request's answer means for the ledger: settled (2xx, or a settlement header saying
+   * so) → committed with its receipt; another 4xx → released (nothing moved); 5xx → unknown.
+   */
+  async #recordOutcome(entry: LedgerEntry, res: Response): Promise<LedgerEntry | undefined> {
+    const settlementHeader = res.headers.get('x-payment-response') ?? res.headers.get('payment-response');
+    let settlement: { success?: boolean; transaction?: string } | undefined;
+    try {
+      settlement = settlementHeader ? (b64json(settlementHeader) as typeof settlement) : undefined;
+    } catch {
+      settlement = undefined;
+    }
+    if (res.ok || settlement?.success) {
+      let receipt: Record<string, unknown> | undefined;
+      try {
+        const body = (await res.clone().json()) as { receipt?: Record<string, unknown> };
+        receipt = body?.receipt;
+      } catch {
+        receipt = undefined;
+      }
+      return this.ledger.settle(entry.id, {
+        status: 'committed',
+        httpStatus: res.status,
+        txHash: settlement?.transaction ?? (receipt?.txHash as string | undefined),
+        receipt,
+      });
+    }
+    // The service answered and did not settle: a definite refusal, nothing moved.
+    if (res.status < 500) return this.ledger.settle(entry.id, { status: 'released', httpStatus: res.status, note: `HTTP ${res.status}` });
+    return this.ledger.settle(entry.id, { status: 'unknown', httpStatus: res.status, note: `HTTP ${res.status}` });
   }
 
   /**
