@@ -33,6 +33,52 @@ export function datasetPlan(ctx: McpContext) {
   return { plan, planned: plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n) };
 }
 
+/** The bytes to upload: a local file (read a range at a time, so large files are never held whole) or inline text. */
+function dataSource(args: { file?: string; content?: string; fileName?: string }): {
+  size: number;
+  fileName: string;
+  readRange(start: number, length: number): Buffer;
+} {
+  if (!args.file === (args.content === undefined))
+    throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was paid.');
+  let size: number;
+  let fileName: string;
+  if (args.file) {
+    const abs = path.resolve(args.file);
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(abs);
+    } catch {
+      throw new ToolFailure(`upload_dataset: ${abs} does not exist on the machine running the MCP server. Nothing was paid.`);
+    }
+    if (!st.isFile()) throw new ToolFailure(`upload_dataset: ${abs} is not a file. Nothing was paid.`);
+    size = st.size;
+    fileName = args.fileName ?? path.basename(abs);
+  } else {
+    if (!args.fileName) throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was paid.');
+    size = Buffer.byteLength(args.content!, 'utf8');
+    fileName = args.fileName;
+  }
+  if (size === 0) throw new ToolFailure('upload_dataset: the file is empty. Nothing was paid.');
+  const readRange = (start: number, length: number): Buffer => {
+    if (!args.file) return Buffer.from(args.content!, 'utf8').subarray(start, start + length);
+    const fd = fs.openSync(path.resolve(args.file), 'r');
+    try {
+      const buf = Buffer.alloc(length);
+      let off = 0;
+      while (off < length) {
+        const n = fs.readSync(fd, buf, off, length - off, start + off);
+        if (n === 0) break;
+        off += n;
+      }
+      return buf.subarray(0, off);
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  return { size, fileName, readRange };
+}
+
 /**
  * upload_dataset: a local data file (or inline text) → upload URL → PUT (single, or every part of a
  * multipart upload, reading each part from disk) → complete → convert → the Table API URL. The plan
@@ -75,44 +121,7 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
       extra: Extra,
     ): Promise<CallToolResult> =>
       guarded(async () => {
-        if (!args.file === (args.content === undefined))
-          throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was paid.');
-        let size: number;
-        let fileName: string;
-        if (args.file) {
-          const abs = path.resolve(args.file);
-          let st: fs.Stats;
-          try {
-            st = fs.statSync(abs);
-          } catch {
-            throw new ToolFailure(`upload_dataset: ${abs} does not exist on the machine running the MCP server. Nothing was paid.`);
-          }
-          if (!st.isFile()) throw new ToolFailure(`upload_dataset: ${abs} is not a file. Nothing was paid.`);
-          size = st.size;
-          fileName = args.fileName ?? path.basename(abs);
-        } else {
-          if (!args.fileName)
-            throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was paid.');
-          size = Buffer.byteLength(args.content!, 'utf8');
-          fileName = args.fileName;
-        }
-        if (size === 0) throw new ToolFailure('upload_dataset: the file is empty. Nothing was paid.');
-        const readRange = (start: number, length: number): Buffer => {
-          if (!args.file) return Buffer.from(args.content!, 'utf8').subarray(start, start + length);
-          const fd = fs.openSync(path.resolve(args.file), 'r');
-          try {
-            const buf = Buffer.alloc(length);
-            let off = 0;
-            while (off < length) {
-              const n = fs.readSync(fd, buf, off, length - off, start + off);
-              if (n === 0) break;
-              off += n;
-            }
-            return buf.subarray(0, off);
-          } finally {
-            fs.closeSync(fd);
-          }
-        };
+        const { size, fileName, readRange } = dataSource(args);
 
         // Worst case (multipart) is priced up front; single uploads skip the completion step.
         const { plan, planned } = datasetPlan(ctx);
