@@ -1,7 +1,7 @@
 import type { ServiceNode } from '../test/helpers/nodes.js';
 import type { PrivatePostgres } from '../test/helpers/private-postgres.js';
 import { html, jsonInit } from '../test/payments/helpers.js';
-import { type Acked, accountWithTable, checkAcked, REQUEST_TIMEOUT_MS } from './fixtures.js';
+import { type Acked, accountWithTable, checkAcked, REQUEST_TIMEOUT_MS, type TableTarget } from './fixtures.js';
 import { emptyResult, type ScenarioResult } from './report.js';
 
 /** What a 201 of the streams holds. */
@@ -87,7 +87,7 @@ function judge(outcomes: Outcome[], recoveries: number[], result: ScenarioResult
 /** Publishes, inserts and reads, each in its own loop, until `running()` turns false. */
 async function mixedTraffic(
   node: ServiceNode,
-  s: { key: string; table: { pathUrl: string; writeKey: string }; acked: Acked; outcomes: Outcome[]; running: () => boolean },
+  s: { key: string; table: TableTarget; acked: Acked; outcomes: Outcome[]; running: () => boolean },
 ): Promise<void> {
   const loop = async (what: string, one: (i: number) => Promise<Response>, ack: (body: Created) => void) => {
     for (let i = 0; s.running(); i++) {
