@@ -29,10 +29,10 @@ export async function kill(node: ServiceNode): Promise<void> {
 
 /** An account with a personal key and a site holding a table that takes inserts with its write key. */
 export async function accountWithTable(node: ServiceNode): Promise<{ key: string; table: TableTarget }> {
-  const email = `kill-${Date.now()}@example.com`;
+  const email = `chaos-${Date.now()}@example.com`;
   const key = await createAccountKey(node.dataDir, email);
   const auth = { authorization: `Bearer ${key}` };
-  const site = await (await fetch(`${node.url}/api/v1/sites`, jsonInit('POST', { requestId: 'kill-table-site', html: html('tables') }, auth))).json();
+  const site = await (await fetch(`${node.url}/api/v1/sites`, jsonInit('POST', { requestId: 'chaos-table-site', html: html('tables') }, auth))).json();
   const created = await fetch(
     `${node.url}/api/v1/sites/${site.site.id}/tables`,
     jsonInit('POST', { name: 'events', methods: ['GET', 'POST'], schema: { fields: [{ name: 'n', label: 'N', type: 'number' }] } }, auth),
