@@ -18,6 +18,7 @@ const results: ScenarioResult[] = fs.existsSync(report)
       .filter(Boolean)
       .map((line) => JSON.parse(line) as ScenarioResult)
   : [];
+fs.rmSync(path.dirname(report), { recursive: true, force: true });
 console.log(`\n${formatTable(results)}\n`);
 const failed = results.filter((r) => !held(r)).length;
 console.log(`${results.length} scenarios: ${results.length - failed} held, ${failed} did not${run.status === 0 ? '' : ` (vitest exit ${run.status})`}`);
