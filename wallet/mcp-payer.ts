@@ -3,7 +3,7 @@ import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import { WalletError } from './errors.js';
 import { assertWithinCaps, type LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
-import { sameAddress, type Wallet } from './wallet.js';
+import { matchesTerms, type Wallet } from './wallet.js';
 
 /**
  * The client half of x402 over MCP (coinbase/x402 `specs/transports-v2/mcp.md`): our wallet pays an
@@ -59,18 +59,7 @@ export function paymentRequiredOf(result: McpToolResult): PaymentRequiredV2 | un
 }
 
 function acceptable(r: RequirementV2, terms: PaymentTerms, maxTimeout: number): boolean {
-  return (
-    r.scheme === 'exact' &&
-    r.network === terms.caip2 &&
-    sameAddress(r.asset, terms.asset) &&
-    sameAddress(r.payTo, terms.recipient) &&
-    r.extra?.name === terms.domainName &&
-    r.extra?.version === terms.domainVersion &&
-    typeof r.amount === 'string' &&
-    /^\d+$/.test(r.amount) &&
-    r.maxTimeoutSeconds > 0 &&
-    r.maxTimeoutSeconds <= maxTimeout
-  );
+  return matchesTerms(r, terms.caip2, terms, maxTimeout) && typeof r.amount === 'string' && /^\d+$/.test(r.amount);
 }
 
 /**

@@ -76,6 +76,29 @@ function describeMismatch(r: Requirement, t: PaymentTerms, maxTimeout: number): 
 }
 
 /** Whether two strings are the same EVM address (any case); false when either is not an address. */
+/**
+ * A payment option (x402 v1 or v2) that pays what the discovery document's terms say: the exact
+ * scheme on `network` (v1 name or CAIP-2, as the option's version writes it), the terms' token,
+ * recipient and EIP-712 domain, and a validity window within `maxTimeout` seconds.
+ */
+export function matchesTerms(
+  r: { scheme: string; network: string; asset: string; payTo: string; extra?: { name?: string; version?: string }; maxTimeoutSeconds: number },
+  network: string,
+  terms: PaymentTerms,
+  maxTimeout: number,
+): boolean {
+  return (
+    r.scheme === 'exact' &&
+    r.network === network &&
+    sameAddress(r.asset, terms.asset) &&
+    sameAddress(r.payTo, terms.recipient) &&
+    r.extra?.name === terms.domainName &&
+    r.extra?.version === terms.domainVersion &&
+    r.maxTimeoutSeconds > 0 &&
+    r.maxTimeoutSeconds <= maxTimeout
+  );
+}
+
 export function sameAddress(a: string, b: string): boolean {
   try {
     return isAddressEqual(a as Address, b as Address);
@@ -262,17 +285,7 @@ export class Wallet {
   #chooseRequirement(accepts: Requirement[], req: PaidRequest, quote: bigint, terms: PaymentTerms): Requirement {
     const caps = this.config.caps;
     const maxTimeout = this.config.maxPaymentTimeoutSeconds;
-    const acceptable = accepts.filter(
-      (r) =>
-        r.scheme === 'exact' &&
-        r.network === terms.v1Network &&
-        sameAddress(r.asset, terms.asset) &&
-        sameAddress(r.payTo, terms.recipient) &&
-        r.extra?.name === terms.domainName &&
-        r.extra?.version === terms.domainVersion &&
-        r.maxTimeoutSeconds > 0 &&
-        r.maxTimeoutSeconds <= maxTimeout,
-    );
+    const acceptable = accepts.filter((r) => matchesTerms(r, terms.v1Network, terms, maxTimeout));
     if (acceptable.length === 0) {
       const why = accepts.length ? describeMismatch(accepts[0]!, terms, maxTimeout) : 'no payment options';
       throw new WalletError(
