@@ -10,29 +10,28 @@ import { listDatasets } from './datasets.js';
 
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
 
+const listDatasetsRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/datasets',
+  tags: ['Datasets'],
+  summary: 'List Site datasets',
+  description: 'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
+  security: securityFor('svc.data.read'),
+  request: { params: SiteIdParam },
+  responses: {
+    200: { description: 'The datasets of the site', content: { 'application/json': { schema: DatasetListResponseSchema } } },
+    ...errorResponses(401, 403, 404, 429),
+  },
+});
+
 /** Account API: `GET /api/v1/sites/:siteId/datasets` (mounted under /api/v1). */
 export function datasetRoutes(deps: Deps) {
   const r = createApiRouter();
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/sites/{siteId}/datasets',
-      tags: ['Datasets'],
-      summary: 'List Site datasets',
-      description: 'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
-      security: securityFor('svc.data.read'),
-      middleware: [requireScope(deps, 'svc.data.read')] as const,
-      request: { params: SiteIdParam },
-      responses: {
-        200: { description: 'The datasets of the site', content: { 'application/json': { schema: DatasetListResponseSchema } } },
-        ...errorResponses(401, 403, 404, 429),
-      },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      const list = await listDatasets(deps, site);
-      return c.json({ ok: true as const, datasets: list as z.infer<typeof DatasetListResponseSchema>['datasets'] }, 200);
-    },
-  );
+  const read = requireScope(deps, 'svc.data.read');
+  r.openapi({ ...listDatasetsRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const list = await listDatasets(deps, site);
+    return c.json({ ok: true as const, datasets: list as z.infer<typeof DatasetListResponseSchema>['datasets'] }, 200);
+  });
   return r;
 }

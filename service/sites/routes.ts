@@ -21,125 +21,109 @@ import { changeSiteAccess, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedS
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
+const listSitesRoute = createRoute({
+  method: 'get',
+  path: '/sites',
+  tags: ['Sites'],
+  summary: 'List Sites',
+  security: securityFor('svc.sites.read'),
+  request: { query: SiteListQuerySchema },
+  responses: { 200: json(SiteListResponseSchema, 'Sites of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
+});
+
+const publishSiteRoute = createRoute({
+  method: 'post',
+  path: '/sites',
+  tags: ['Sites'],
+  summary: 'Publish a new HTML Site',
+  description: 'Idempotent per requestId: a repeat answers the first result (200, replayed: true) and creates nothing.',
+  security: securityFor('svc.publish'),
+  request: { body: { required: true, content: { 'application/json': { schema: PublishSiteBodySchema } } } },
+  responses: {
+    201: json(PublishSiteResponseSchema, 'Published'),
+    200: json(PublishSiteResponseSchema, 'Replay of an earlier request with the same requestId'),
+    ...errorResponses(400, 401, 403, 409, 413, 429),
+  },
+});
+
+const getSiteRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}',
+  tags: ['Sites'],
+  summary: 'Site details',
+  security: securityFor('svc.sites.read'),
+  request: { params: SiteIdParam },
+  responses: { 200: json(SiteResponseSchema, 'The site'), ...errorResponses(401, 403, 404, 429) },
+});
+
+const changeSiteAccessRoute = createRoute({
+  method: 'patch',
+  path: '/sites/{siteId}',
+  tags: ['Sites'],
+  summary: 'Change visibility or password',
+  description: 'A password makes the site private (served after a password prompt); making it public removes the password; null removes it.',
+  security: securityFor('svc.sites.write'),
+  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: SiteAccessBodySchema } } } },
+  responses: { 200: json(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+const deleteSiteRoute = createRoute({
+  method: 'delete',
+  path: '/sites/{siteId}',
+  tags: ['Sites'],
+  summary: 'Delete a Site',
+  description: 'Removes the site, its files, Tables and datasets.',
+  security: securityFor('svc.sites.write'),
+  request: { params: SiteIdParam },
+  responses: { 200: json(DeleteSiteResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
+});
+
+const readSiteContentRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/content',
+  tags: ['Sites'],
+  summary: 'Read editable Site content',
+  description: 'Text files of the site. Repeat `path` to pick files; with none, every text file (up to 5 MiB) is returned.',
+  security: securityFor('svc.sites.read'),
+  request: { params: SiteIdParam, query: SiteContentQuerySchema },
+  responses: { 200: json(SiteContentResponseSchema, 'Text content'), ...errorResponses(400, 401, 403, 404, 415, 429) },
+});
+
 /** Account API: `/api/v1/sites…` (mounted under /api/v1). */
 export function siteRoutes(deps: Deps) {
   const r = createApiRouter();
-
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/sites',
-      tags: ['Sites'],
-      summary: 'List Sites',
-      security: securityFor('svc.sites.read'),
-      middleware: [requireScope(deps, 'svc.sites.read')] as const,
-      request: { query: SiteListQuerySchema },
-      responses: { 200: json(SiteListResponseSchema, 'Sites of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
-    }),
-    async (c) => {
-      const page = c.req.valid('query');
-      const { sites, total } = await listOwnedSites(deps, accountOwner(c.var.principal.accountId), page);
-      return c.json({ ok: true as const, sites, total, ...page }, 200);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'post',
-      path: '/sites',
-      tags: ['Sites'],
-      summary: 'Publish a new HTML Site',
-      description: 'Idempotent per requestId: a repeat answers the first result (200, replayed: true) and creates nothing.',
-      security: securityFor('svc.publish'),
-      middleware: [requireScope(deps, 'svc.publish')] as const,
-      request: { body: { required: true, content: { 'application/json': { schema: PublishSiteBodySchema } } } },
-      responses: {
-        201: json(PublishSiteResponseSchema, 'Published'),
-        200: json(PublishSiteResponseSchema, 'Replay of an earlier request with the same requestId'),
-        ...errorResponses(400, 401, 403, 409, 413, 429),
-      },
-    }),
-    async (c) => {
-      const result = await publishSite(deps, c.var.principal.accountId, c.req.valid('json'));
-      return c.json({ ok: true as const, ...result }, result.replayed ? 200 : 201);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/sites/{siteId}',
-      tags: ['Sites'],
-      summary: 'Site details',
-      security: securityFor('svc.sites.read'),
-      middleware: [requireScope(deps, 'svc.sites.read')] as const,
-      request: { params: SiteIdParam },
-      responses: { 200: json(SiteResponseSchema, 'The site'), ...errorResponses(401, 403, 404, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      return c.json({ ok: true as const, site: await viewSite(deps, site) }, 200);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'patch',
-      path: '/sites/{siteId}',
-      tags: ['Sites'],
-      summary: 'Change visibility or password',
-      description: 'A password makes the site private (served after a password prompt); making it public removes the password; null removes it.',
-      security: securityFor('svc.sites.write'),
-      middleware: [requireScope(deps, 'svc.sites.write')] as const,
-      request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: SiteAccessBodySchema } } } },
-      responses: { 200: json(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      const row = await changeSiteAccess(deps, site, c.req.valid('json'));
-      return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'delete',
-      path: '/sites/{siteId}',
-      tags: ['Sites'],
-      summary: 'Delete a Site',
-      description: 'Removes the site, its files, Tables and datasets.',
-      security: securityFor('svc.sites.write'),
-      middleware: [requireScope(deps, 'svc.sites.write')] as const,
-      request: { params: SiteIdParam },
-      responses: { 200: json(DeleteSiteResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      await deleteSite(deps, site);
-      await deleteSiteBlobs(deps, site.id);
-      return c.json({ ok: true as const, deleted: { id: site.id, slug: site.slug } }, 200);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/sites/{siteId}/content',
-      tags: ['Sites'],
-      summary: 'Read editable Site content',
-      description: 'Text files of the site. Repeat `path` to pick files; with none, every text file (up to 5 MiB) is returned.',
-      security: securityFor('svc.sites.read'),
-      middleware: [requireScope(deps, 'svc.sites.read')] as const,
-      request: { params: SiteIdParam, query: SiteContentQuerySchema },
-      responses: { 200: json(SiteContentResponseSchema, 'Text content'), ...errorResponses(400, 401, 403, 404, 415, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      const paths = c.req.queries('path') ?? [];
-      const content = await readSiteContent(deps, site, paths);
-      return c.json({ ok: true as const, siteId: site.id, ...content }, 200);
-    },
-  );
-
+  const read = requireScope(deps, 'svc.sites.read');
+  const publish = requireScope(deps, 'svc.publish');
+  const write = requireScope(deps, 'svc.sites.write');
+  r.openapi({ ...listSitesRoute, middleware: [read] as const }, async (c) => {
+    const page = c.req.valid('query');
+    const { sites, total } = await listOwnedSites(deps, accountOwner(c.var.principal.accountId), page);
+    return c.json({ ok: true as const, sites, total, ...page }, 200);
+  });
+  r.openapi({ ...publishSiteRoute, middleware: [publish] as const }, async (c) => {
+    const result = await publishSite(deps, c.var.principal.accountId, c.req.valid('json'));
+    return c.json({ ok: true as const, ...result }, result.replayed ? 200 : 201);
+  });
+  r.openapi({ ...getSiteRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    return c.json({ ok: true as const, site: await viewSite(deps, site) }, 200);
+  });
+  r.openapi({ ...changeSiteAccessRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const row = await changeSiteAccess(deps, site, c.req.valid('json'));
+    return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
+  });
+  r.openapi({ ...deleteSiteRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    await deleteSite(deps, site);
+    await deleteSiteBlobs(deps, site.id);
+    return c.json({ ok: true as const, deleted: { id: site.id, slug: site.slug } }, 200);
+  });
+  r.openapi({ ...readSiteContentRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const paths = c.req.queries('path') ?? [];
+    const content = await readSiteContent(deps, site, paths);
+    return c.json({ ok: true as const, siteId: site.id, ...content }, 200);
+  });
   return r;
 }

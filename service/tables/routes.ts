@@ -11,52 +11,47 @@ import { createTable, listSiteTables, recordCounts, toTableView } from './tables
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
+const listTablesRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/tables',
+  tags: ['Tables'],
+  summary: 'List Site Tables',
+  description: 'Tables of the site (kind "table"; datasets are listed by /datasets), oldest first, with exact record counts.',
+  security: securityFor('svc.data.read'),
+  request: { params: SiteIdParam },
+  responses: { 200: json(TableListResponseSchema, 'The tables'), ...errorResponses(401, 403, 404, 429) },
+});
+
+const createTableRoute = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/tables',
+  tags: ['Tables'],
+  summary: 'Create a Site Table',
+  description:
+    'Creates a Table and its Table API at `{site_host}/api/data/<site_slug>/<slug>`. The response carries `writeKey` once; only its hash is stored. Not idempotent: a retry after a lost answer can create a second table (with a suffixed slug when the slug was derived).',
+  security: securityFor('svc.data.write'),
+  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: CreateTableBodySchema } } } },
+  responses: { 201: json(CreateTableResponseSchema, 'Created; writeKey is shown only here'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+});
+
 /** Account API: `/api/v1/sites/:siteId/tables` (mounted under /api/v1). */
 export function tableRoutes(deps: Deps) {
   const r = createApiRouter();
-
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/sites/{siteId}/tables',
-      tags: ['Tables'],
-      summary: 'List Site Tables',
-      description: 'Tables of the site (kind "table"; datasets are listed by /datasets), oldest first, with exact record counts.',
-      security: securityFor('svc.data.read'),
-      middleware: [requireScope(deps, 'svc.data.read')] as const,
-      request: { params: SiteIdParam },
-      responses: { 200: json(TableListResponseSchema, 'The tables'), ...errorResponses(401, 403, 404, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      const rows = await listSiteTables(deps, site, deps.db, 'table');
-      const counts = await recordCounts(
-        deps.db,
-        rows.map((t) => t.id),
-      );
-      return c.json({ ok: true as const, tables: rows.map((t) => toTableView(deps.config, site, t, counts.get(t.id) ?? 0)) }, 200);
-    },
-  );
-
-  r.openapi(
-    createRoute({
-      method: 'post',
-      path: '/sites/{siteId}/tables',
-      tags: ['Tables'],
-      summary: 'Create a Site Table',
-      description:
-        'Creates a Table and its Table API at `{site_host}/api/data/<site_slug>/<slug>`. The response carries `writeKey` once; only its hash is stored. Not idempotent: a retry after a lost answer can create a second table (with a suffixed slug when the slug was derived).',
-      security: securityFor('svc.data.write'),
-      middleware: [requireScope(deps, 'svc.data.write')] as const,
-      request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: CreateTableBodySchema } } } },
-      responses: { 201: json(CreateTableResponseSchema, 'Created; writeKey is shown only here'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
-    }),
-    async (c) => {
-      const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-      const { table, writeKey } = await createTable(deps, site, c.req.valid('json'));
-      return c.json({ ok: true as const, table: { ...toTableView(deps.config, site, table, 0), writeKey } }, 201);
-    },
-  );
-
+  const read = requireScope(deps, 'svc.data.read');
+  const write = requireScope(deps, 'svc.data.write');
+  r.openapi({ ...listTablesRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const rows = await listSiteTables(deps, site, deps.db, 'table');
+    const counts = await recordCounts(
+      deps.db,
+      rows.map((t) => t.id),
+    );
+    return c.json({ ok: true as const, tables: rows.map((t) => toTableView(deps.config, site, t, counts.get(t.id) ?? 0)) }, 200);
+  });
+  r.openapi({ ...createTableRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const { table, writeKey } = await createTable(deps, site, c.req.valid('json'));
+    return c.json({ ok: true as const, table: { ...toTableView(deps.config, site, table, 0), writeKey } }, 201);
+  });
   return r;
 }

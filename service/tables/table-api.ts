@@ -120,10 +120,95 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     return { site, table };
   }
 
-  // The record reads: the table row comes from this node's cache, checked inside the read statement
-  // itself (table-rows.ts), so a read is one statement on the read pool, with no transaction.
+  r.get(base, listRecords(deps));
+
+  r.get(`${base}/schema`, async (c) => {
+    const { table } = await open(c, 'GET', 'read');
+    return c.json({
+      ok: true,
+      id: table.id,
+      name: table.name,
+      slug: table.slug,
+      kind: table.kind,
+      schema: table.schema,
+      methods: enabledMethods(table),
+      requireReadKey: table.requireReadKey,
+      publicInsert: table.publicInsert,
+      limits: { defaultLimit: TABLE_LIMITS.defaultLimit, maxLimit: TABLE_LIMITS.maxLimit, maxBatch: TABLE_LIMITS.maxBatch, maxGroups: TABLE_LIMITS.maxGroups },
+    });
+  });
+
+  r.get(`${base}/:recordId`, async (c) => {
+    const { table } = await open(c, 'GET', 'read');
+    return c.json({ ok: true, record: await getRecord(deps, table, c.req.param('recordId')) });
+  });
+
+  r.post(base, async (c) => {
+    const { table } = await open(c, 'POST', 'insert');
+    const body = insertBody(await readJson(c));
+    if ('records' in body) {
+      const records = await insertRecords(deps, table, body.records);
+      return c.json({ ok: true, inserted: records.length, records }, 201);
+    }
+    const [record] = await insertRecords(deps, table, [body.record]).catch((e: unknown) => {
+      throw renamePrefix(e, 'records.0.', 'record.');
+    });
+    return c.json({ ok: true, record }, 201);
+  });
+
+  r.patch(`${base}/:recordId`, async (c) => {
+    const { table } = await open(c, 'PATCH', 'write');
+    const body = await readJson(c);
+    onlyKeys(body, ['fields'], 'send {fields}');
+    if (typeof body.fields !== 'object' || body.fields === null || Array.isArray(body.fields)) {
+      throw new AppError('validation_failed', 'invalid body: fields: expected an object of the fields to change', {
+        issues: [{ field: 'fields', message: 'expected an object' }],
+      });
+    }
+    return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), body.fields) });
+  });
+
+  r.put(`${base}/:recordId`, async (c) => {
+    const { table } = await open(c, 'PUT', 'write');
+    const record = replacementRecord(await readJson(c));
+    return c.json({ ok: true, record: await replaceRecord(deps, table, c.req.param('recordId'), record) });
+  });
+
+  r.delete(`${base}/:recordId`, async (c) => {
+    const { table } = await open(c, 'DELETE', 'write');
+    const id = c.req.param('recordId');
+    await deleteRecord(deps, table, id);
+    return c.json({ ok: true, deleted: { id } });
+  });
+
+  refuseWrongAddresses(r, deps, base);
+  return r;
+}
+
+/** Methods that exist but not on this address: a 405 naming what the address takes. */
+function refuseWrongAddresses(r: Hono<AppEnv>, deps: Deps, base: string): void {
+  const wrongAddress = (allowed: string) => async (c: Context) => {
+    await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
+    throw new AppError(
+      'method_not_allowed',
+      `${c.req.method} is not supported on ${new URL(c.req.url).pathname} (use ${allowed})`,
+      { method: c.req.method },
+      { Allow: `${allowed}, OPTIONS` },
+    );
+  };
+  r.on(['PATCH', 'PUT', 'DELETE'], base, wrongAddress('GET, POST'));
+  r.on(['POST', 'PATCH', 'PUT', 'DELETE'], `${base}/schema`, wrongAddress('GET'));
+  r.on(['POST'], `${base}/:recordId`, wrongAddress('GET, PATCH, PUT, DELETE'));
+}
+
+/**
+ * GET on a table: the record reads. The table row comes from this node's cache, checked inside the
+ * read statement itself (table-rows.ts), so a read is one statement on the read pool, with no
+ * transaction; a refusal or a stale row read from the cache is asked again with a fresh row.
+ */
+function listRecords(deps: Deps) {
   const tableRows = new TableRowCache();
-  r.get(base, async (c) => {
+  return async (c: Context<AppEnv>) => {
     const siteSlug = c.req.param('siteSlug')!;
     const tableSlug = c.req.param('tableSlug')!;
     const key = `${siteSlug.toLowerCase()}/${tableSlug.toLowerCase()}`;
@@ -151,104 +236,43 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
         tableRows.delete(key);
       }
     }
-  });
-
-  r.get(`${base}/schema`, async (c) => {
-    const { table } = await open(c, 'GET', 'read');
-    return c.json({
-      ok: true,
-      id: table.id,
-      name: table.name,
-      slug: table.slug,
-      kind: table.kind,
-      schema: table.schema,
-      methods: enabledMethods(table),
-      requireReadKey: table.requireReadKey,
-      publicInsert: table.publicInsert,
-      limits: { defaultLimit: TABLE_LIMITS.defaultLimit, maxLimit: TABLE_LIMITS.maxLimit, maxBatch: TABLE_LIMITS.maxBatch, maxGroups: TABLE_LIMITS.maxGroups },
-    });
-  });
-
-  r.get(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'GET', 'read');
-    return c.json({ ok: true, record: await getRecord(deps, table, c.req.param('recordId')) });
-  });
-
-  r.post(base, async (c) => {
-    const { table } = await open(c, 'POST', 'insert');
-    const body = await readJson(c);
-    onlyKeys(body, ['record', 'records'], 'send {record} or {records}');
-    if ('record' in body === 'records' in body)
-      throw new AppError('validation_failed', 'invalid body: send either record (one object) or records (an array)', {
-        issues: [{ field: 'record', message: 'required' }],
-      });
-    if ('records' in body) {
-      if (!Array.isArray(body.records))
-        throw new AppError('validation_failed', 'invalid body: records: expected an array', { issues: [{ field: 'records', message: 'expected an array' }] });
-      const records = await insertRecords(deps, table, body.records);
-      return c.json({ ok: true, inserted: records.length, records }, 201);
-    }
-    if (typeof body.record !== 'object' || body.record === null || Array.isArray(body.record)) {
-      throw new AppError('validation_failed', 'invalid body: record: expected an object of field name to value', {
-        issues: [{ field: 'record', message: 'expected an object' }],
-      });
-    }
-    const [record] = await insertRecords(deps, table, [body.record]).catch((e: unknown) => {
-      throw renamePrefix(e, 'records.0.', 'record.');
-    });
-    return c.json({ ok: true, record }, 201);
-  });
-
-  r.patch(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'PATCH', 'write');
-    const body = await readJson(c);
-    onlyKeys(body, ['fields'], 'send {fields}');
-    if (typeof body.fields !== 'object' || body.fields === null || Array.isArray(body.fields)) {
-      throw new AppError('validation_failed', 'invalid body: fields: expected an object of the fields to change', {
-        issues: [{ field: 'fields', message: 'expected an object' }],
-      });
-    }
-    return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), body.fields) });
-  });
-
-  r.put(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'PUT', 'write');
-    const body = await readJson(c);
-    onlyKeys(body, ['record', 'fields'], 'send {record}: the complete new record');
-    const record = body.record ?? body.fields;
-    if ('record' in body && 'fields' in body)
-      throw new AppError('validation_failed', 'invalid body: send record or fields, not both', {
-        issues: [{ field: 'fields', message: 'send record or fields, not both' }],
-      });
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      throw new AppError('validation_failed', 'invalid body: record: expected the complete record as an object', {
-        issues: [{ field: 'record', message: 'expected an object' }],
-      });
-    }
-    return c.json({ ok: true, record: await replaceRecord(deps, table, c.req.param('recordId'), record) });
-  });
-
-  r.delete(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'DELETE', 'write');
-    const id = c.req.param('recordId');
-    await deleteRecord(deps, table, id);
-    return c.json({ ok: true, deleted: { id } });
-  });
-
-  // Methods that exist but not on this address: a 405 naming what the address takes.
-  const wrongAddress = (allowed: string) => async (c: Context) => {
-    await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
-    throw new AppError(
-      'method_not_allowed',
-      `${c.req.method} is not supported on ${new URL(c.req.url).pathname} (use ${allowed})`,
-      { method: c.req.method },
-      { Allow: `${allowed}, OPTIONS` },
-    );
   };
-  r.on(['PATCH', 'PUT', 'DELETE'], base, wrongAddress('GET, POST'));
-  r.on(['POST', 'PATCH', 'PUT', 'DELETE'], `${base}/schema`, wrongAddress('GET'));
-  r.on(['POST'], `${base}/:recordId`, wrongAddress('GET, PATCH, PUT, DELETE'));
-  return r;
+}
+
+/** A POST body: exactly one of `record` (an object) or `records` (an array). */
+function insertBody(body: Record<string, unknown>): { record: Record<string, unknown> } | { records: unknown[] } {
+  onlyKeys(body, ['record', 'records'], 'send {record} or {records}');
+  if ('record' in body === 'records' in body)
+    throw new AppError('validation_failed', 'invalid body: send either record (one object) or records (an array)', {
+      issues: [{ field: 'record', message: 'required' }],
+    });
+  if ('records' in body) {
+    if (!Array.isArray(body.records))
+      throw new AppError('validation_failed', 'invalid body: records: expected an array', { issues: [{ field: 'records', message: 'expected an array' }] });
+    return { records: body.records };
+  }
+  if (typeof body.record !== 'object' || body.record === null || Array.isArray(body.record)) {
+    throw new AppError('validation_failed', 'invalid body: record: expected an object of field name to value', {
+      issues: [{ field: 'record', message: 'expected an object' }],
+    });
+  }
+  return { record: body.record as Record<string, unknown> };
+}
+
+/** A PUT body: the complete new record, as `record` (or `fields`, not both). */
+function replacementRecord(body: Record<string, unknown>): Record<string, unknown> {
+  onlyKeys(body, ['record', 'fields'], 'send {record}: the complete new record');
+  const record = body.record ?? body.fields;
+  if ('record' in body && 'fields' in body)
+    throw new AppError('validation_failed', 'invalid body: send record or fields, not both', {
+      issues: [{ field: 'fields', message: 'send record or fields, not both' }],
+    });
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+    throw new AppError('validation_failed', 'invalid body: record: expected the complete record as an object', {
+      issues: [{ field: 'record', message: 'expected an object' }],
+    });
+  }
+  return record as Record<string, unknown>;
 }
 
 function renamePrefix(e: unknown, from: string, to: string): unknown {

@@ -5,26 +5,25 @@ import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
 import { accountUsage } from './usage.js';
 
+const usageRoute = createRoute({
+  method: 'get',
+  path: '/usage',
+  tags: ['Usage'],
+  summary: 'Account usage and limits',
+  security: securityFor('svc.usage.read'),
+  responses: {
+    200: { description: 'Usage counters and the limits that apply', content: { 'application/json': { schema: UsageResponseSchema } } },
+    ...errorResponses(401, 403, 429),
+  },
+});
+
 export function usageRoutes(deps: Deps) {
   const r = createApiRouter();
-  r.openapi(
-    createRoute({
-      method: 'get',
-      path: '/usage',
-      tags: ['Usage'],
-      summary: 'Account usage and limits',
-      security: securityFor('svc.usage.read'),
-      middleware: [requireScope(deps, 'svc.usage.read')] as const,
-      responses: {
-        200: { description: 'Usage counters and the limits that apply', content: { 'application/json': { schema: UsageResponseSchema } } },
-        ...errorResponses(401, 403, 429),
-      },
-    }),
-    async (c) => {
-      const accountId = c.var.principal.accountId;
-      const rpm = deps.config.limits.rateLimitPerMinute;
-      return c.json({ ok: true as const, accountId, usage: await accountUsage(deps, accountId), rateLimit: { requestsPerMinute: rpm > 0 ? rpm : null } }, 200);
-    },
-  );
+  const read = requireScope(deps, 'svc.usage.read');
+  r.openapi({ ...usageRoute, middleware: [read] as const }, async (c) => {
+    const accountId = c.var.principal.accountId;
+    const rpm = deps.config.limits.rateLimitPerMinute;
+    return c.json({ ok: true as const, accountId, usage: await accountUsage(deps, accountId), rateLimit: { requestsPerMinute: rpm > 0 ? rpm : null } }, 200);
+  });
   return r;
 }
