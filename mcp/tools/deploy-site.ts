@@ -1,19 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { contentTypeForPath } from '../../shared/content-types.js';
 import { SITE_UPLOAD_MAX_FILES, VisibilitySchema } from '../../shared/agent-api/actions/common.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
-import { assertWithinCaps } from '../../wallet/ledger.js';
-import { callAction, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 
 // Media types guessed from the extension, as the service guesses them for uploaded files.
 const typeOf = contentTypeForPath;
@@ -73,20 +70,6 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
   return out;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-function progressReporter(extra: Extra, total: number) {
-  const token = extra._meta?.progressToken;
-  let done = 0;
-  return async (message: string) => {
-    done++;
-    if (token === undefined) return;
-    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done, total, message } }).catch(() => undefined);
-  };
-}
-
-const action = (name: string): AgentAction => actionByName(name)!;
-
 const DeployArgs = {
   appName: z.string().min(1).max(63).optional().describe('Name (slug) of a new app; see suggest_site_name. Omit with appId.'),
   appId: z.string().min(1).optional().describe('Existing app to update instead'),
@@ -137,8 +120,140 @@ export function deployPlan(ctx: McpContext, args: DeployInput) {
     ...batches.flatMap(() => [action('x402.create_site_upload_urls'), action('x402.finalize_site_upload')]),
     action('x402.publish_app'),
   ];
-  const planned = plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
+  const planned = planTotal(ctx, plan);
   return { files, entry, entryPoint, batches, plan, planned };
+}
+
+type DeployPlan = ReturnType<typeof deployPlan>;
+type UploadTarget = { path: string; uploadUrl: string; headers?: Record<string, string>; method?: string };
+type AppFields = { appId?: string; appName?: string; url?: string; pathUrl?: string };
+
+/** One deploy_site call under way: the app it builds, the payments it made, the progress it sends. */
+class DeployRun {
+  appId: string | null;
+  appName: string | null = null;
+  url: string | null = null;
+  pathUrl: string | null = null;
+  readonly #ctx: McpContext;
+  readonly #plan: DeployPlan;
+  readonly #paid: PaidSteps;
+  readonly #progress: Progress;
+
+  constructor(ctx: McpContext, plan: DeployPlan, appId: string | undefined, extra: Extra) {
+    this.#ctx = ctx;
+    this.#plan = plan;
+    this.appId = appId ?? null;
+    this.#paid = new PaidSteps(ctx);
+    this.#progress = new Progress(extra, plan.plan.length + plan.files.length);
+  }
+
+  /** One paid action; a failure says what was paid so far and how to finish. */
+  #step(name: string, params: Record<string, unknown>, body?: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.#paid.pay(name, params, body, (step, msg) => {
+      const app = this.appId ? ` (app ${this.appId}${this.appName ? `, ${this.appName}` : ''} exists; retry with appId to finish)` : '';
+      return new ToolFailure(`deploy_site stopped at ${step}: ${msg} Paid so far in this deploy: ${this.#paid.paidSoFar()} USDC${app}.`);
+    });
+  }
+
+  /** Keeps the newest name and addresses the service returned for the app. */
+  #adopt(app: AppFields | undefined): void {
+    this.appId = app?.appId ?? this.appId;
+    this.appName = app?.appName ?? this.appName;
+    this.url = app?.url ?? this.url;
+    this.pathUrl = app?.pathUrl ?? this.pathUrl;
+  }
+
+  async createApp(args: DeployInput): Promise<void> {
+    const { entry, entryPoint } = this.#plan;
+    if (!entry.type.startsWith('text/html'))
+      throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
+    const body = await this.#step(
+      'x402.create_app_from_html',
+      {},
+      {
+        name: args.appName,
+        html: entry.bytes.toString('utf8'),
+        ...(args.password ? { password: args.password } : {}),
+        ...(args.visibility ? { visibility: args.visibility } : {}),
+      },
+    );
+    this.#adopt(body.app as AppFields);
+    await this.#progress.report(`created app ${this.appName ?? this.appId}`);
+  }
+
+  /** Upload URLs for one batch, the PUTs, then finalize. */
+  async uploadBatch(batch: DeployFile[]): Promise<void> {
+    const siteId = this.appId;
+    const files = batch.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type }));
+    const urls = await this.#step('x402.create_site_upload_urls', { siteId }, { files });
+    await this.#progress.report(`got ${batch.length} upload URLs`);
+    await this.#putFiles(batch, urls.files as UploadTarget[]);
+    const uploaded = batch.map((f) => ({ path: f.path, size: f.bytes.length }));
+    const fin = await this.#step(
+      'x402.finalize_site_upload',
+      { siteId },
+      { uploadToken: urls.uploadToken as string, entryPoint: this.#plan.entryPoint, files: uploaded },
+    );
+    this.#adopt(fin.app as AppFields | undefined);
+    await this.#progress.report(`finalized ${batch.length} files`);
+  }
+
+  /** PUTs the files a few at a time; the first failure stops the deploy before finalize. */
+  async #putFiles(batch: DeployFile[], targets: UploadTarget[]): Promise<void> {
+    let next = 0;
+    let failed = false;
+    const worker = async () => {
+      while (next < batch.length && !failed) {
+        const f = batch[next++]!;
+        try {
+          await this.#putFile(
+            f,
+            targets.find((x) => x.path === f.path),
+          );
+        } catch (e) {
+          failed = true;
+          throw e;
+        }
+        await this.#progress.report(`uploaded ${f.path}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, batch.length) }, worker));
+  }
+
+  async #putFile(f: DeployFile, target: UploadTarget | undefined): Promise<void> {
+    const retry = `Paid so far: ${this.#paid.paidSoFar()} USDC; retry with appId ${this.appId}.`;
+    if (!target) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. ${retry}`);
+    const init = { method: target.method ?? 'PUT', headers: { 'content-type': f.type, ...(target.headers ?? {}) }, body: new Uint8Array(f.bytes) };
+    const res = await this.#ctx.fetch(target.uploadUrl, init).catch((e: Error) => {
+      throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). ${retry}`);
+    });
+    if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). ${retry}`);
+    await res.arrayBuffer().catch(() => undefined);
+  }
+
+  async publish(): Promise<void> {
+    const pub = await this.#step('x402.publish_app', { siteId: this.appId });
+    this.#adopt(pub.app as AppFields | undefined);
+    await this.#progress.report('published');
+  }
+
+  result(): CallToolResult {
+    const { files } = this.#plan;
+    const paid = this.#paid.paidSoFar();
+    return okResult(
+      {
+        appId: this.appId,
+        appName: this.appName,
+        url: this.url,
+        pathUrl: this.pathUrl,
+        files: files.length,
+        bytes: files.reduce((n, f) => n + f.bytes.length, 0),
+        paid,
+        receiptIds: this.#paid.receiptIds(),
+      },
+      `Deployed ${files.length} files; live at ${this.url} (also ${this.pathUrl}). Paid ${paid} USDC.`,
+    );
+  }
 }
 
 /**
@@ -163,122 +278,15 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
     },
     (async (args: DeployInput, extra: Extra): Promise<CallToolResult> =>
       guarded(async () => {
-        const { files, entry, entryPoint, batches, plan, planned } = deployPlan(ctx, args);
-        const fileList = files.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type }));
-        const totals = await ctx.wallet.ledger.totals();
-        const caps = ctx.wallet.config.caps;
-        // The whole deploy must fit the session/day/lifetime headroom; each step must fit the per-call cap.
-        assertWithinCaps(planned, totals, { ...caps, perCall: planned }, 'deploy_site (all steps together)');
-        for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
+        const plan = deployPlan(ctx, args);
+        await assertPlanFits(ctx, 'deploy_site', plan.plan, plan.planned);
         if (!ctx.wallet.address)
           throw new ToolFailure('deploy_site needs a wallet to pay; set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE. Nothing was paid.');
-
-        const progress = progressReporter(extra, plan.length + files.length);
-        const payments: (PaymentInfo & { action: string })[] = [];
-        const paidSoFar = () => atomicToUsdc(payments.reduce((s, p) => s + usdcToAtomic(p.price), 0n));
-        const step = async (a: AgentAction, params: Record<string, unknown>, body?: Record<string, unknown>) => {
-          try {
-            const r = await callAction(ctx, a, params, body);
-            if (r.payment) payments.push({ action: a.name, ...r.payment });
-            return r.body;
-          } catch (e) {
-            const msg = (e as Error).message;
-            throw new ToolFailure(
-              `deploy_site stopped at ${a.name.slice(5)}: ${msg} Paid so far in this deploy: ${paidSoFar()} USDC${appId ? ` (app ${appId}${appName ? `, ${appName}` : ''} exists; retry with appId to finish)` : ''}.`,
-            );
-          }
-        };
-
-        let appId = args.appId ?? null;
-        let appName: string | null = null;
-        let url: string | null = null;
-        let pathUrl: string | null = null;
-        if (!appId) {
-          if (!entry.type.startsWith('text/html'))
-            throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
-          const body = await step(
-            action('x402.create_app_from_html'),
-            {},
-            {
-              name: args.appName,
-              html: entry.bytes.toString('utf8'),
-              ...(args.password ? { password: args.password } : {}),
-              ...(args.visibility ? { visibility: args.visibility } : {}),
-            },
-          );
-          const app = body.app as { appId: string; appName?: string; url?: string; pathUrl?: string };
-          appId = app.appId;
-          appName = app.appName ?? null;
-          url = app.url ?? null;
-          pathUrl = app.pathUrl ?? null;
-          await progress(`created app ${appName ?? appId}`);
-        }
-        for (const batch of batches) {
-          const urls = await step(
-            action('x402.create_site_upload_urls'),
-            { siteId: appId },
-            { files: batch.map((f) => ({ path: f.path, size: f.bytes.length, type: f.type })) },
-          );
-          await progress(`got ${batch.length} upload URLs`);
-          const token = urls.uploadToken as string;
-          const targets = urls.files as { path: string; uploadUrl: string; headers?: Record<string, string>; method?: string }[];
-          // PUT the files a few at a time; the first failure stops the deploy before finalize.
-          let next = 0;
-          let failed = false;
-          const worker = async () => {
-            while (next < batch.length && !failed) {
-              const f = batch[next++]!;
-              const t = targets.find((x) => x.path === f.path);
-              if (!t)
-                throw new ToolFailure(
-                  `deploy_site: the service returned no upload URL for ${f.path}. Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`,
-                );
-              const res = await ctx
-                .fetch(t.uploadUrl, { method: t.method ?? 'PUT', headers: { 'content-type': f.type, ...(t.headers ?? {}) }, body: new Uint8Array(f.bytes) })
-                .catch((e: Error) => {
-                  failed = true;
-                  throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`);
-                });
-              if (!res.ok) failed = true;
-              if (!res.ok)
-                throw new ToolFailure(
-                  `deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${paidSoFar()} USDC; retry with appId ${appId}.`,
-                );
-              await res.arrayBuffer().catch(() => undefined);
-              await progress(`uploaded ${f.path}`);
-            }
-          };
-          await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, batch.length) }, worker));
-          const fin = await step(
-            action('x402.finalize_site_upload'),
-            { siteId: appId },
-            { uploadToken: token, entryPoint, files: batch.map((f) => ({ path: f.path, size: f.bytes.length })) },
-          );
-          const app = fin.app as { appName?: string; url?: string; pathUrl?: string } | undefined;
-          appName = app?.appName ?? appName;
-          url = app?.url ?? url;
-          pathUrl = app?.pathUrl ?? pathUrl;
-          await progress(`finalized ${batch.length} files`);
-        }
-        const pub = await step(action('x402.publish_app'), { siteId: appId });
-        const app = pub.app as { appName?: string; url?: string; pathUrl?: string } | undefined;
-        appName = app?.appName ?? appName;
-        url = app?.url ?? url;
-        pathUrl = app?.pathUrl ?? pathUrl;
-        await progress('published');
-        return okResult(
-          {
-            appId,
-            appName,
-            url,
-            pathUrl,
-            files: fileList.length,
-            bytes: fileList.reduce((n, f) => n + f.size, 0),
-            paid: paidSoFar(),
-            receiptIds: payments.map((p) => p.receiptId),
-          },
-          `Deployed ${files.length} files; live at ${url} (also ${pathUrl}). Paid ${paidSoFar()} USDC.`,
-        );
+        const run = new DeployRun(ctx, plan, args.appId, extra);
+        if (!run.appId) await run.createApp(args);
+        for (const batch of plan.batches) await run.uploadBatch(batch);
+        await run.publish();
+        return run.result();
       })) as never,
   );
 }

@@ -48,135 +48,133 @@ const RecordArgs = { ...target, recordId, writeKey };
 const CreateArgs = { ...target, record: z.record(z.string(), z.unknown()).describe('Field name → value'), writeKey };
 const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey };
 
+/** What to try after a Table API refusal, by status. */
+function failureHint(status: number): string {
+  if (status === 401 || status === 403) return 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.';
+  if (status === 405) return 'This method is not enabled for the Table.';
+  if (status === 404) return 'Check appName, table and recordId (list_apps, table_schema).';
+  if (status === 400) return 'Fix the parameters named above (use exact schema field names; table_schema lists them).';
+  return 'Retry later.';
+}
+
+/** One Table API call (free) with the caller's write key and owner credential; a refusal becomes a ToolFailure that says what to do. */
+async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writeKey: string | undefined): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const wk = writeKey ?? ctx.config.tableWriteKey;
+  if (wk) headers['x-svc-write-key'] = wk;
+  // The owner's credential opens every Table of the owner's apps: the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp.
+  const apiKey = ctx.hosted?.credential ?? ctx.config.apiKey;
+  if (apiKey) headers['x-svc-api-key'] = apiKey;
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  const url = `${ctx.config.serviceUrl}/api/data/${req.path}`;
+  let res: Response;
+  try {
+    res = await ctx.fetch(url, {
+      method: req.method,
+      headers,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (e) {
+    throw new ToolFailure(
+      `${tool} failed: the service at ${ctx.config.serviceUrl} did not answer (${(e as Error).message}). Nothing was changed or paid; check the service is running.`,
+    );
+  }
+  const answer = await readAnswer(res);
+  if (!res.ok) {
+    const f = describeFailure(res, answer);
+    throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${failureHint(res.status)}`);
+  }
+  return answer.json;
+}
+
+interface TableRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Under /api/data/: `<appName>/<table>[/…]`, already encoded. */
+  path: string;
+  body?: unknown;
+}
+type TableArgs = Record<string, unknown> & { appName: string; table: string; writeKey?: string; recordId?: string };
+interface TableTool {
+  name: string;
+  description: string;
+  inputSchema: ToolConfig['inputSchema'];
+  /** readOnly, destructive, idempotent */
+  hints: [boolean, boolean, boolean];
+  request: (a: TableArgs) => TableRequest;
+}
+
+const tablePath = (a: TableArgs) => `${encodeURIComponent(a.appName)}/${encodeURIComponent(a.table)}`;
+const recordPath = (a: TableArgs) => `${tablePath(a)}/${encodeURIComponent(a.recordId ?? '')}`;
+
+const TABLE_TOOLS: TableTool[] = [
+  {
+    name: 'table_query',
+    description: 'Read records of a Table: filters, sort, search, paging, aggregates, map area (fields as table_schema names them). Free.',
+    inputSchema: QueryArgs,
+    hints: [true, false, true],
+    request: ({ appName, table, writeKey, ...query }) => {
+      const qs = tableQueryToSearchParams(query as TableQueryInput).toString();
+      return { method: 'GET', path: `${tablePath({ appName, table })}${qs ? `?${qs}` : ''}` };
+    },
+  },
+  {
+    name: 'table_schema',
+    description: 'Fields (names, types) of a Table, the methods its API allows, and its limits. Free.',
+    inputSchema: SchemaArgs,
+    hints: [true, false, true],
+    request: (a) => ({ method: 'GET', path: `${tablePath(a)}/schema` }),
+  },
+  {
+    name: 'table_get_record',
+    description: 'One record of a Table by id. Free.',
+    inputSchema: RecordArgs,
+    hints: [true, false, true],
+    request: (a) => ({ method: 'GET', path: recordPath(a) }),
+  },
+  {
+    name: 'table_create_record',
+    description: 'Create one record. Needs the write key unless the Table allows public inserts. A retry after a lost answer can create a second record. Free.',
+    inputSchema: CreateArgs,
+    hints: [false, false, false],
+    request: (a) => ({ method: 'POST', path: tablePath(a), body: { record: a.record } }),
+  },
+  {
+    name: 'table_update_record',
+    description: 'Change some fields of one record; the others stay. Needs the write key. Free.',
+    inputSchema: UpdateArgs,
+    hints: [false, false, true],
+    request: (a) => ({ method: 'PATCH', path: recordPath(a), body: { fields: a.fields } }),
+  },
+  {
+    name: 'table_delete_record',
+    description: 'Delete one record (cannot be undone). Needs the write key. Free.',
+    inputSchema: RecordArgs,
+    hints: [false, true, true],
+    request: (a) => ({ method: 'DELETE', path: recordPath(a) }),
+  },
+];
+
 /**
  * Table API tools. Every GET parameter of `table_query` is the tables engineer's TableQuerySchema
  * (shared/tables/query.ts), so the tool and the API never disagree. Calls go to the path fallback
  * `{SVC_URL}/api/data/<appName>/<table>`, which every deployment serves. Table calls cost nothing.
+ * A read-only server registers only the reading tools.
  */
 export function registerTableTools(server: McpServer, ctx: McpContext): void {
-  const base = (site: string, table: string) => `${ctx.config.serviceUrl}/api/data/${encodeURIComponent(site)}/${encodeURIComponent(table)}`;
-
-  async function tableFetch(tool: string, method: string, url: string, keys: { writeKey?: string }, body?: unknown): Promise<Record<string, unknown>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    const wk = keys.writeKey ?? ctx.config.tableWriteKey;
-    if (wk) headers['x-svc-write-key'] = wk;
-    // The owner's credential opens every Table of the owner's apps: the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp.
-    const apiKey = ctx.hosted?.credential ?? ctx.config.apiKey;
-    if (apiKey) headers['x-svc-api-key'] = apiKey;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await ctx.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-    } catch (e) {
-      throw new ToolFailure(
-        `${tool} failed: the service at ${ctx.config.serviceUrl} did not answer (${(e as Error).message}). Nothing was changed or paid; check the service is running.`,
-      );
-    }
-    const answer = await readAnswer(res);
-    if (!res.ok) {
-      const hint =
-        res.status === 401 || res.status === 403
-          ? 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.'
-          : res.status === 405
-            ? 'This method is not enabled for the Table.'
-            : res.status === 404
-              ? 'Check appName, table and recordId (list_apps, table_schema).'
-              : res.status === 400
-                ? 'Fix the parameters named above (use exact schema field names; table_schema lists them).'
-                : 'Retry later.';
-      const f = describeFailure(res, answer);
-      throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${hint}`);
-    }
-    return answer.json;
+  for (const t of TABLE_TOOLS) {
+    const [readOnlyHint, destructiveHint, idempotentHint] = t.hints;
+    if (!readOnlyHint && ctx.config.readOnly) continue;
+    addTool(
+      server,
+      ctx,
+      t.name,
+      { description: t.description, inputSchema: t.inputSchema, annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true } },
+      (args: Record<string, unknown>) =>
+        guarded(async () => {
+          const a = args as TableArgs;
+          return okResult(await tableFetch(ctx, t.name, t.request(a), a.writeKey));
+        }),
+    );
   }
-
-  const reg = (name: string, config: ToolConfig, write: boolean, cb: (args: Record<string, unknown>) => Promise<Record<string, unknown>>) => {
-    if (write && ctx.config.readOnly) return;
-    addTool(server, ctx, name, config, (args: Record<string, unknown>) => guarded(async () => okResult(await cb(args))));
-  };
-  const hints = (readOnly: boolean, destructive: boolean, idempotent: boolean) => ({
-    readOnlyHint: readOnly,
-    destructiveHint: destructive,
-    idempotentHint: idempotent,
-    openWorldHint: true,
-  });
-  reg(
-    'table_query',
-    {
-      description: 'Read records of a Table: filters, sort, search, paging, aggregates, map area (fields as table_schema names them). Free.',
-      inputSchema: QueryArgs,
-      annotations: { ...hints(true, false, true) },
-    },
-    false,
-    async (a) => {
-      const { appName, table, writeKey: wk, ...query } = a as Record<string, unknown> & { appName: string; table: string; writeKey?: string };
-      const qs = tableQueryToSearchParams(query as TableQueryInput).toString();
-      return tableFetch('table_query', 'GET', `${base(appName, table)}${qs ? `?${qs}` : ''}`, { writeKey: wk });
-    },
-  );
-  reg(
-    'table_schema',
-    {
-      description: 'Fields (names, types) of a Table, the methods its API allows, and its limits. Free.',
-      inputSchema: SchemaArgs,
-      annotations: { ...hints(true, false, true) },
-    },
-    false,
-    async (a) => tableFetch('table_schema', 'GET', `${base(a.appName as string, a.table as string)}/schema`, { writeKey: a.writeKey as string }),
-  );
-  reg(
-    'table_get_record',
-    {
-      description: 'One record of a Table by id. Free.',
-      inputSchema: RecordArgs,
-      annotations: { ...hints(true, false, true) },
-    },
-    false,
-    async (a) =>
-      tableFetch('table_get_record', 'GET', `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
-        writeKey: a.writeKey as string,
-      }),
-  );
-  reg(
-    'table_create_record',
-    {
-      description:
-        'Create one record. Needs the write key unless the Table allows public inserts. A retry after a lost answer can create a second record. Free.',
-      inputSchema: CreateArgs,
-      annotations: { ...hints(false, false, false) },
-    },
-    true,
-    async (a) =>
-      tableFetch('table_create_record', 'POST', base(a.appName as string, a.table as string), { writeKey: a.writeKey as string }, { record: a.record }),
-  );
-  reg(
-    'table_update_record',
-    {
-      description: 'Change some fields of one record; the others stay. Needs the write key. Free.',
-      inputSchema: UpdateArgs,
-      annotations: { ...hints(false, false, true) },
-    },
-    true,
-    async (a) =>
-      tableFetch(
-        'table_update_record',
-        'PATCH',
-        `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`,
-        { writeKey: a.writeKey as string },
-        { fields: a.fields },
-      ),
-  );
-  reg(
-    'table_delete_record',
-    {
-      description: 'Delete one record (cannot be undone). Needs the write key. Free.',
-      inputSchema: RecordArgs,
-      annotations: { ...hints(false, true, true) },
-    },
-    true,
-    async (a) =>
-      tableFetch('table_delete_record', 'DELETE', `${base(a.appName as string, a.table as string)}/${encodeURIComponent(a.recordId as string)}`, {
-        writeKey: a.writeKey as string,
-      }),
-  );
 }

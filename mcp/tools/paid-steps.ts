@@ -1,0 +1,82 @@
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentAction } from '../../shared/agent-api/action.js';
+import { actionByName } from '../../shared/agent-api/catalogue.js';
+import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
+import { assertWithinCaps } from '../../wallet/ledger.js';
+import { callAction, type PaymentInfo } from '../agent-call.js';
+import { priceOf, type McpContext } from '../context.js';
+
+/**
+ * What the tools that make several payments in one call (deploy_site, upload_dataset) share: the plan
+ * checked against the caps before the first payment, the payments made so far, progress notifications.
+ */
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export const action = (name: string): AgentAction => actionByName(name)!;
+
+/** The price of every step of a plan, added up in atomic units. */
+export const planTotal = (ctx: McpContext, plan: AgentAction[]): bigint => plan.reduce((s, a) => s + usdcToAtomic(priceOf(ctx, a.name)), 0n);
+
+/** The whole plan must fit the session/day/lifetime headroom, each step the per-call cap; checked before the first payment. */
+export async function assertPlanFits(ctx: McpContext, tool: string, plan: AgentAction[], planned: bigint): Promise<void> {
+  const caps = ctx.wallet.config.caps;
+  assertWithinCaps(planned, await ctx.wallet.ledger.totals(), { ...caps, perCall: planned }, `${tool} (all steps together)`);
+  for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
+}
+
+/** Progress notifications, sent when the client asked for them (a progressToken); `total` may grow once the work is known. */
+export class Progress {
+  total: number;
+  #done = 0;
+  readonly #extra: Extra;
+
+  constructor(extra: Extra, total: number) {
+    this.#extra = extra;
+    this.total = total;
+  }
+
+  async report(message: string): Promise<void> {
+    this.#done++;
+    const progressToken = this.#extra._meta?.progressToken;
+    if (progressToken === undefined) return;
+    await this.#extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: this.#done, total: this.total, message } })
+      .catch(() => undefined);
+  }
+}
+
+/** The payments one tool call has made; `pay` makes the next and, when it fails, lets the tool say what was paid so far. */
+export class PaidSteps {
+  readonly #ctx: McpContext;
+  readonly #payments: (PaymentInfo & { action: string })[] = [];
+
+  constructor(ctx: McpContext) {
+    this.#ctx = ctx;
+  }
+
+  paidSoFar(): string {
+    return atomicToUsdc(this.#payments.reduce((s, p) => s + usdcToAtomic(p.price), 0n));
+  }
+
+  receiptIds(): (string | null)[] {
+    return this.#payments.map((p) => p.receiptId);
+  }
+
+  /** Calls one paid action; a failure is rethrown as `failure(step, message)` (step without the "x402." prefix). */
+  async pay(
+    name: string,
+    params: Record<string, unknown>,
+    body: Record<string, unknown> | undefined,
+    failure: (step: string, message: string) => Error,
+  ): Promise<Record<string, unknown>> {
+    try {
+      const r = await callAction(this.#ctx, action(name), params, body);
+      if (r.payment) this.#payments.push({ action: name, ...r.payment });
+      return r.body;
+    } catch (e) {
+      throw failure(name.slice(5), (e as Error).message);
+    }
+  }
+}
