@@ -138,6 +138,7 @@ class DeployRun {
   readonly #plan: DeployPlan;
   readonly #paid: PaidSteps;
   readonly #progress: Progress;
+  #created = false;
 
   constructor(ctx: McpContext, plan: DeployPlan, appId: string | undefined, extra: Extra) {
     this.#ctx = ctx;
@@ -150,7 +151,8 @@ class DeployRun {
   /** One paid action; a failure says what was paid so far and how to finish. */
   #step(name: string, params: Record<string, unknown>, body?: Record<string, unknown>): Promise<Record<string, unknown>> {
     return this.#paid.pay(name, params, body, (step, msg) => {
-      const app = this.appId ? ` (app ${this.appId}${this.appName ? `, ${this.appName}` : ''} exists; retry with appId to finish)` : '';
+      // An app this deploy created outlives the failure: say so, so that the retry updates it instead of paying for another.
+      const app = this.#created ? ` (app ${this.appId}${this.appName ? `, ${this.appName}` : ''} exists; retry with appId to finish)` : '';
       return new ToolFailure(`deploy_site stopped at ${step}: ${msg} Paid so far in this deploy: ${this.#paid.paidSoFar()} USDC${app}.`);
     });
   }
@@ -178,6 +180,7 @@ class DeployRun {
       },
     );
     this.#adopt(body.app as AppFields);
+    this.#created = true;
     await this.#progress.report(`created app ${this.appName ?? this.appId}`);
   }
 

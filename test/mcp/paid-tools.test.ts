@@ -156,6 +156,19 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
+  it('deploy_site that fails at a step names the step and what was paid so far', async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('deploy-fail') });
+    try {
+      const before = await balances();
+      const r = await call(s.client, 'deploy_site', { appId: 'no-such-app', files: [{ path: 'index.html', content: '<p>x</p>' }] });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/^deploy_site stopped at create_site_upload_urls: .*Paid so far in this deploy: 0 USDC\.$/s);
+      expect(await balances()).toEqual(before);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a per-call cap below the price refuses before any signature leaves; no money moved', async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('percall'), SVC_MAX_USDC_PER_CALL: '0.005' });
     try {
