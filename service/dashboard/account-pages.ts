@@ -16,9 +16,14 @@ import { startSession } from './session.js';
 import { SIGNIN_LIMIT_PER_EMAIL } from './sign-in.js';
 
 /** The signed-in account's own pages: overview, usage, personal keys, password and sessions, connected OAuth apps. */
-export function accountPages(app: Hono, { deps, signedIn, done }: PageKit): void {
-  // ---- overview and usage ----
+export function accountPages(app: Hono, kit: PageKit): void {
+  overviewPages(app, kit);
+  personalKeyPages(app, kit);
+  passwordAndSessionPages(app, kit);
+  connectedAppPages(app, kit);
+}
 
+function overviewPages(app: Hono, { deps, signedIn }: PageKit): void {
   app.get(
     '/dashboard',
     signedIn(async (c, s, chrome) => {
@@ -45,9 +50,10 @@ export function accountPages(app: Hono, { deps, signedIn, done }: PageKit): void
     '/dashboard/usage',
     signedIn(async (c, s, chrome) => renderPage(c, pages.usagePage(chrome, await accountUsage(deps, s.accountId), deps.config.limits.rateLimitPerMinute))),
   );
+}
 
-  // ---- personal keys: only a signed-in person creates or revokes them, never a Bearer credential ----
-
+/** Only a signed-in person creates or revokes personal keys, never a Bearer credential. */
+function personalKeyPages(app: Hono, { deps, signedIn, done }: PageKit): void {
   app.get(
     '/dashboard/keys',
     signedIn(async (c, s, chrome) => renderPage(c, pages.keysPage(chrome, { keys: await listPersonalKeys(deps.db, s.accountId), ok: done(c) }))),
@@ -80,9 +86,9 @@ export function accountPages(app: Hono, { deps, signedIn, done }: PageKit): void
       return c.redirect('/dashboard/keys?done=key_revoked', 303);
     }),
   );
+}
 
-  // ---- account: password and sessions ----
-
+function passwordAndSessionPages(app: Hono, { deps, signedIn, done }: PageKit): void {
   app.get(
     '/dashboard/account',
     signedIn(async (c, s, chrome) => renderPage(c, pages.accountPage(chrome, { sessions: await countSessions(deps, s.accountId), ok: done(c) }))),
@@ -117,9 +123,9 @@ export function accountPages(app: Hono, { deps, signedIn, done }: PageKit): void
       return c.redirect('/dashboard/account?done=sessions_ended', 303);
     }),
   );
+}
 
-  // ---- connected OAuth apps ----
-
+function connectedAppPages(app: Hono, { deps, signedIn, done }: PageKit): void {
   app.get(
     '/dashboard/apps',
     signedIn(async (c, s, chrome) => renderPage(c, pages.appsPage(chrome, { apps: await listConnectedApps(deps.db, s.accountId), ok: done(c) }))),

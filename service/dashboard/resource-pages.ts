@@ -8,9 +8,13 @@ import * as pages from './pages.js';
 import type { DashboardSession } from './session.js';
 
 /** The account's sites (with their tables' write keys) and functions (user access, secrets). */
-export function resourcePages(app: Hono, { deps, resources, signedIn, done }: PageKit): void {
-  // ---- sites and their tables ----
+export function resourcePages(app: Hono, kit: PageKit): void {
+  sitePages(app, kit);
+  functionPages(app, kit);
+}
 
+/** Sites and their tables; a table's write key is regenerated here. */
+function sitePages(app: Hono, { deps, resources, signedIn, done }: PageKit): void {
   async function sitesView(s: DashboardSession) {
     const { sites: list, total } = await listOwnedSites(deps, accountOwner(s.accountId), { limit: 200, offset: 0 });
     const withTables = await Promise.all(
@@ -40,9 +44,10 @@ export function resourcePages(app: Hono, { deps, resources, signedIn, done }: Pa
       }
     }),
   );
+}
 
-  // ---- functions ----
-
+/** Functions: user access on or off, secrets set and deleted (names only are ever shown). */
+function functionPages(app: Hono, { deps, resources, signedIn, done }: PageKit): void {
   async function functionsView(s: DashboardSession) {
     return resources.listFunctions ? await resources.listFunctions(deps, s.accountId) : null;
   }

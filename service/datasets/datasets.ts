@@ -13,7 +13,7 @@ import type { SiteRow } from '../sites/sites.js';
 import { createTable, deleteTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
 import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
 import { sameFields, type FieldType, type InferredSchema } from './infer.js';
-import { firstPass, loadColumns, type FirstPass, type Loaded } from './load.js';
+import { firstPass, loadColumns, type FirstPass } from './load.js';
 import { blobOpener, prepareDataFile } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
 import { getSiteUpload } from './uploads.js';
@@ -176,46 +176,14 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
   const limits = parseLimits(deps);
   await fsp.mkdir(deps.config.datasets.tmpDir, { recursive: true });
   const open = blobOpener(deps.blobs, plan.key);
-  let file;
+  const file = await asInvalidFile(plan, plan.kind, () =>
+    prepareDataFile(open, plan.kind, { limits, sheet: plan.sheet, tmpRoot: deps.config.datasets.tmpDir }),
+  );
   try {
-    file = await prepareDataFile(open, plan.kind, { limits, sheet: plan.sheet, tmpRoot: deps.config.datasets.tmpDir });
-  } catch (e) {
-    if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, plan.kind, e);
-    throw e;
-  }
-  try {
-    let first: FirstPass;
-    try {
-      first = await firstPass(file, open, limits);
-    } catch (e) {
-      if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
-      throw e;
-    }
+    const first = await asInvalidFile(plan, file.kind, () => firstPass(file, open, limits));
     await sweepOrphanTables(deps, site.id, db);
-    let cleanup = async (): Promise<void> => {};
-    const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
-    let table;
-    try {
-      ({ table } = await createTable(
-        deps,
-        site,
-        { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: tableSchemaOf(first.schema) },
-        db,
-      ));
-    } catch (e) {
-      if (e instanceof AppError && e.code === 'slug_taken') {
-        throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; pass replaceExisting: true or choose another slug`, { slug: plan.slug });
-      }
-      throw e;
-    }
-    let loaded: Loaded;
-    try {
-      loaded = await loadColumns(db, table.id, file, first, open, limits);
-    } catch (e) {
-      if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, file.kind, e);
-      throw e;
-    }
-    const { count, schema } = loaded;
+    let table = await createLoadTable(deps, site, plan, first, db);
+    const { count, schema } = await asInvalidFile(plan, file.kind, () => loadColumns(db, table.id, file, first, open, limits));
     // A CSV's schema was guessed from its first MiB; the whole file may have widened a column.
     if (!sameFields(schema, first.schema))
       table = onlyRow(
@@ -226,16 +194,11 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
           .returning(),
         'widen the dataset schema',
       );
-    const fields = schema.fields;
     if (count !== schema.records) {
-      throw dataFileInvalid(
-        plan.fileName,
-        file.kind,
-        new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`),
-      );
+      const changed = new DataFileError(`the second read gave ${count} records, the first ${schema.records}; the file changed during conversion`);
+      throw dataFileInvalid(plan.fileName, file.kind, changed);
     }
-    const now = deps.clock.now();
-    const values = {
+    const values: DatasetValues = {
       tableId: table.id,
       name: plan.name,
       format: file.kind,
@@ -243,49 +206,105 @@ export async function convertDataFile(deps: Deps, site: SiteRow, plan: ConvertPl
       sourceKey: plan.key,
       sourceBytes: plan.sourceBytes,
       recordCount: count,
-      updatedAt: now,
+      updatedAt: deps.clock.now(),
     };
-    let row: DatasetRow;
-    try {
-      if (plan.replacing) {
-        const oldTableId = plan.replacing.tableId;
-        const [updated] = await db.update(datasets).set(values).where(eq(datasets.id, plan.replacing.id)).returning();
-        if (!updated) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
-        row = updated;
-        // The old table steps aside under a tombstone slug instead of being deleted here: a reader
-        // that resolved the slug to it just before commit still finds its records. It is deleted
-        // right after commit (cleanup), and any tombstone a crash left behind by the next conversion.
-        await db
-          .update(tables)
-          .set({ slug: `old-${randomBytes(8).toString('hex')}` })
-          .where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
-        table = await promoteTable(deps, table, plan.slug, db);
-        cleanup = async () => {
-          await deps.db.transaction(async (tx) => {
-            const [old] = await tx
-              .select()
-              .from(tables)
-              .where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
-            if (old) await deleteTable(deps, old, tx);
-          });
-        };
-      } else {
-        row = onlyRow(
-          await db
-            .insert(datasets)
-            .values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: now, ...values })
-            .returning(),
-          'insert the dataset',
-        );
-      }
-    } catch (e) {
-      if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });
-      throw e;
-    }
-    return { view: toDatasetView(deps, site, row, fields), cleanup };
+    const { row, cleanup } = await recordDataset(deps, site, plan, table, values, db);
+    return { view: toDatasetView(deps, site, row, schema.fields), cleanup };
   } finally {
     await file.close();
   }
+}
+
+/** Runs one step of reading the file; a DataFileError becomes the 400 that names the file and its format. */
+async function asInvalidFile<T>(plan: ConvertPlan, kind: DataFileKind, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    if (e instanceof DataFileError) throw dataFileInvalid(plan.fileName, kind, e);
+    throw e;
+  }
+}
+
+type TableRow = typeof tables.$inferSelect;
+type DatasetValues = Omit<typeof datasets.$inferInsert, 'id' | 'siteId' | 'slug' | 'createdAt'> & { tableId: string; updatedAt: Date };
+
+/** The column-storage Table the records load into: under the dataset's slug, or a temporary one when replacing. */
+async function createLoadTable(deps: Deps, site: SiteRow, plan: ConvertPlan, first: FirstPass, db: DbOrTx): Promise<TableRow> {
+  const loadSlug = plan.replacing ? `tmp-${randomBytes(8).toString('hex')}` : plan.slug;
+  try {
+    const { table } = await createTable(
+      deps,
+      site,
+      { name: plan.name, slug: loadSlug, kind: 'dataset', storage: 'columns', schema: tableSchemaOf(first.schema) },
+      db,
+    );
+    return table;
+  } catch (e) {
+    if (e instanceof AppError && e.code === 'slug_taken') {
+      throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; pass replaceExisting: true or choose another slug`, { slug: plan.slug });
+    }
+    throw e;
+  }
+}
+
+/** The dataset row: a new one, or the replaced one pointed at the new table (see replaceDataset). */
+async function recordDataset(
+  deps: Deps,
+  site: SiteRow,
+  plan: ConvertPlan,
+  table: TableRow,
+  values: DatasetValues,
+  db: DbOrTx,
+): Promise<{ row: DatasetRow; cleanup: () => Promise<void> }> {
+  try {
+    if (plan.replacing) return await replaceDataset(deps, site, plan, plan.replacing, table, values, db);
+    const row = onlyRow(
+      await db
+        .insert(datasets)
+        .values({ id: newId('ds'), siteId: site.id, slug: plan.slug, createdAt: values.updatedAt, ...values })
+        .returning(),
+      'insert the dataset',
+    );
+    return { row, cleanup: async () => {} };
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('slug_taken', `"${plan.slug}" was taken meanwhile; choose another slug`, { slug: plan.slug });
+    throw e;
+  }
+}
+
+/**
+ * Points the dataset at the freshly loaded table and gives that table the slug. The old table steps
+ * aside under a tombstone slug instead of being deleted here: a reader that resolved the slug to it
+ * just before commit still finds its records. It is deleted right after commit (the returned
+ * cleanup), and any tombstone a crash left behind by the next conversion.
+ */
+async function replaceDataset(
+  deps: Deps,
+  site: SiteRow,
+  plan: ConvertPlan,
+  replacing: DatasetRow,
+  table: TableRow,
+  values: DatasetValues,
+  db: DbOrTx,
+): Promise<{ row: DatasetRow; cleanup: () => Promise<void> }> {
+  const oldTableId = replacing.tableId;
+  const [row] = await db.update(datasets).set(values).where(eq(datasets.id, replacing.id)).returning();
+  if (!row) throw new AppError('conflict', 'the dataset being replaced was deleted meanwhile; convert again');
+  await db
+    .update(tables)
+    .set({ slug: `old-${randomBytes(8).toString('hex')}` })
+    .where(and(eq(tables.id, oldTableId), eq(tables.siteId, site.id)));
+  await promoteTable(deps, table, plan.slug, db);
+  const cleanup = async () => {
+    await deps.db.transaction(async (tx) => {
+      const [old] = await tx
+        .select()
+        .from(tables)
+        .where(and(eq(tables.id, oldTableId), eq(tables.kind, 'dataset')));
+      if (old) await deleteTable(deps, old, tx);
+    });
+  };
+  return { row, cleanup };
 }
 
 export interface ConvertResult {
