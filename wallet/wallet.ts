@@ -33,6 +33,12 @@ export interface PaidRequest {
   quote: string;
 }
 
+/** What the signed sender learned: whether a payment left, and its ledger entry. */
+interface PaymentState {
+  entry?: LedgerEntry;
+  sent: boolean;
+}
+
 export interface PaidResponse {
   response: Response;
   /** The ledger entry when a payment was made and accepted. */
@@ -179,36 +185,53 @@ export class Wallet {
    * on every refusal, with `spent` saying whether money may have moved.
    */
   async fetch(req: PaidRequest): Promise<PaidResponse> {
-    if (!this.originAllowed(req.url)) {
-      throw new WalletError(
-        'origin_not_allowed',
-        `${new URL(req.url).origin} is not an allowed service origin (allowed: ${this.config.allowedOrigins.join(', ')}); nothing was sent or paid. The user can add it to SVC_ALLOWED_ORIGINS.`,
-      );
-    }
+    this.#assertOriginAllowed(req.url);
     const quote = usdcToAtomic(req.quote);
     if (quote > 0n) await this.precheck(req.action, req.quote);
     const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
-    const timeout = this.config.requestTimeoutMs;
-
     if (!this.#account) {
       // No wallet: a 402 here means the action needs one (or its price changed). Never pay.
-      const response = await this.#fetch(req.url, { ...init, signal: AbortSignal.timeout(timeout) });
+      const response = await this.#fetch(req.url, { ...init, signal: AbortSignal.timeout(this.config.requestTimeoutMs) });
       if (response.status === 402) throw await this.#freeGot402(req, response);
       return { response };
     }
 
-    const account = this.#account;
     const terms = await this.terms();
-    const caps = this.config.caps;
-    const state: { entry?: LedgerEntry; sent: boolean } = { sent: false };
-
+    const state: PaymentState = { sent: false };
     const selector = (accepts: Requirement[]): Requirement => this.#chooseRequirement(accepts, req, quote, terms);
+    // Loaded on the first payment: x402-fetch (and the chains it brings) is most of a cold start's imports.
+    const { wrapFetchWithPayment } = await import('x402-fetch');
+    const pay = wrapFetchWithPayment(this.#signedSender(req, quote, terms, state), this.#account, this.config.caps.perCall, selector as never);
+    let response: Response;
+    try {
+      response = await pay(req.url, init as never);
+    } catch (e) {
+      throw this.#payFailure(e, req, state);
+    }
+    const entry = state.entry;
+    if (entry && entry.status === 'released' && response.status === 402) throw await this.#paymentRejected(req, response);
+    return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
+  }
 
-    // The single place a signed payment leaves this process.
-    const sendSigned = async (input: string | URL | Request, init2?: RequestInit): Promise<Response> => {
-      const headers = (init2?.headers ?? {}) as Record<string, string>;
+  #assertOriginAllowed(url: string): void {
+    if (this.originAllowed(url)) return;
+    throw new WalletError(
+      'origin_not_allowed',
+      `${new URL(url).origin} is not an allowed service origin (allowed: ${this.config.allowedOrigins.join(', ')}); nothing was sent or paid. The user can add it to SVC_ALLOWED_ORIGINS.`,
+    );
+  }
+
+  /**
+   * The fetch x402-fetch sends through: the single place a signed payment leaves this process. It
+   * checks the signed authorization against the quoted terms, reserves the amount in the ledger
+   * (within the caps, atomically) before sending, and records the outcome.
+   */
+  #signedSender(req: PaidRequest, quote: bigint, terms: PaymentTerms, state: PaymentState) {
+    const timeout = this.config.requestTimeoutMs;
+    return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const headers = (init?.headers ?? {}) as Record<string, string>;
       const xPayment = headers['X-PAYMENT'];
-      if (!xPayment) return this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
+      if (!xPayment) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
       const payload = b64json(xPayment) as { network?: string; payload?: { authorization?: { from: string; to: string; value: string } } };
       const auth = payload.payload?.authorization;
       if (!auth || !sameAddress(auth.to, terms.recipient) || BigInt(auth.value) > quote || payload.network !== terms.v1Network) {
@@ -216,66 +239,64 @@ export class Wallet {
       }
       const amount = BigInt(auth.value);
       // A zero-value authorization (identity proof of free actions such as list_apps) moves no money.
-      if (amount === 0n) return this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
-      state.entry = await this.ledger.reserve(
+      if (amount === 0n) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
+      const reserved = await this.ledger.reserve(
         { action: req.action, method: req.method, url: req.url, amount, network: terms.caip2, recipient: terms.recipient, payer: getAddress(auth.from) },
-        caps,
+        this.config.caps,
       );
+      state.entry = reserved;
       state.sent = true;
       let res: Response;
       try {
-        res = await this.#fetch(input, { ...init2, signal: AbortSignal.timeout(timeout) });
+        res = await this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
       } catch (e) {
-        await this.ledger.settle(state.entry.id, { status: 'unknown', note: (e as Error).message });
+        await this.ledger.settle(reserved.id, { status: 'unknown', note: (e as Error).message });
+        const why = (e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message;
         throw new WalletError(
           'outcome_unknown',
-          `The paid request for ${req.action} got no answer (${(e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
+          `The paid request for ${req.action} got no answer (${why}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
           'maybe',
           { price: atomicToUsdc(amount) },
         );
       }
-      state.entry = (await this.#recordOutcome(state.entry, res)) ?? state.entry;
+      state.entry = (await this.#recordOutcome(reserved, res)) ?? reserved;
       return res;
     };
+  }
 
-    // Loaded on the first payment: x402-fetch (and the chains it brings) is most of a cold start's imports.
-    const { wrapFetchWithPayment } = await import('x402-fetch');
-    const pay = wrapFetchWithPayment(sendSigned, account, caps.perCall, selector as never);
-    let response: Response;
-    try {
-      response = await pay(req.url, init as never);
-    } catch (e) {
-      if (isWalletError(e)) throw e;
-      const msg = (e as Error).message ?? String(e);
-      if (state.sent)
-        throw new WalletError(
-          'outcome_unknown',
-          `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`,
-          'maybe',
-        );
-      if (/exceeds maximum allowed/.test(msg)) assertWithinCaps(caps.perCall + 1n, { session: 0n, day: 0n, total: 0n }, caps, req.action);
-      throw new WalletError(
-        'terms_refused',
-        `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`,
+  /** What a failure inside x402-fetch means for the caller: maybe spent once a payment left, else nothing signed. */
+  #payFailure(e: unknown, req: PaidRequest, state: PaymentState): WalletError {
+    if (isWalletError(e)) return e;
+    const msg = (e as Error).message ?? String(e);
+    if (state.sent)
+      return new WalletError(
+        'outcome_unknown',
+        `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`,
+        'maybe',
       );
-    }
-    const entry = state.entry;
-    if (entry && entry.status === 'released' && response.status === 402) {
-      const reason = await response
-        .clone()
-        .json()
-        .then((b: unknown) => {
-          const error = (b as { error?: unknown } | null)?.error;
-          return typeof error === 'string' ? error : JSON.stringify(error ?? '');
-        })
-        .catch(() => '');
-      throw new WalletError(
-        'payment_rejected',
-        `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`,
-        'none',
-      );
-    }
-    return { response, payment: entry?.status === 'committed' ? entry : undefined, entry };
+    // x402-fetch's own per-call check: thrown as the same cap refusal the ledger gives.
+    if (/exceeds maximum allowed/.test(msg)) assertWithinCaps(this.config.caps.perCall + 1n, { session: 0n, day: 0n, total: 0n }, this.config.caps, req.action);
+    return new WalletError(
+      'terms_refused',
+      `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`,
+    );
+  }
+
+  /** The service answered 402 to a signed payment (the ledger released it): not settled, nothing paid. */
+  async #paymentRejected(req: PaidRequest, response: Response): Promise<WalletError> {
+    const reason = await response
+      .clone()
+      .json()
+      .then((b: unknown) => {
+        const error = (b as { error?: unknown } | null)?.error;
+        return typeof error === 'string' ? error : JSON.stringify(error ?? '');
+      })
+      .catch(() => '');
+    return new WalletError(
+      'payment_rejected',
+      `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`,
+      'none',
+    );
   }
 
   /**
