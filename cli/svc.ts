@@ -73,100 +73,111 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+const OPTIONS = {
+  email: { type: 'string' },
+  scopes: { type: 'string' },
+  'all-scopes': { type: 'boolean' },
+  name: { type: 'string' },
+  id: { type: 'string' },
+  function: { type: 'string' },
+  value: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  site: { type: 'string' },
+  path: { type: 'string' },
+  file: { type: 'string' },
+  type: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** One command line, parsed, with the configuration loaded. */
+interface Invocation {
+  config: Config;
+  positionals: string[];
+  values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+  /** The value of a required option; a CliError naming it when missing. */
+  need(name: 'email' | 'id' | 'site' | 'path' | 'file' | 'function' | 'name'): string;
+}
+
+const secretValue = async (i: Invocation) => i.values.value ?? (await readStdin()).replace(/\r?\n$/, '');
+
+/** Every command, by its first two words (faucet by its first: its other words are arguments). */
+const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
+  serve: async (i) => (await import('./serve.js')).serveCommand(i.config),
+  faucet: async (i) => print(await faucet(i)),
+  'payments reconcile': async (i) => print(await runOperation(i.config, 'x402.reconcile', {})),
+  'account create': async (i) => print(await runOperation(i.config, 'account.create', { email: i.need('email') })),
+  'account password': async (i) =>
+    print(await runOperation(i.config, 'account.password', { email: i.need('email'), password: (await readStdin()).replace(/\r?\n$/, '') })),
+  'key create': createKey,
+  'key list': async (i) => print(await runOperation(i.config, 'key.list', { email: i.need('email') })),
+  'key revoke': async (i) => print(await runOperation(i.config, 'key.revoke', { email: i.need('email'), keyId: i.need('id') })),
+  'function secret': async (i) => print(await functionSecret(i)),
+  'function access': async (i) => {
+    const fn = i.need('function');
+    if (i.values.enable === i.values.disable) throw new CliError('give exactly one of --enable or --disable');
+    return print(await runOperation(i.config, 'function.access', { email: i.need('email'), function: fn, allowUserInvoke: Boolean(i.values.enable) }));
+  },
+  'site put-file': async (i) => {
+    const file = i.need('file');
+    if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+    const contentBase64 = fs.readFileSync(file).toString('base64');
+    return print(await runOperation(i.config, 'site.file.put', { siteId: i.need('site'), path: i.need('path'), contentBase64, contentType: i.values.type }));
+  },
+};
+
+async function faucet({ config, positionals }: Invocation): Promise<unknown> {
+  const [, address, usdc] = positionals;
+  if (!address || !usdc) throw new CliError('usage: svc-agent-host faucet <address> <usdc>');
+  if (config.x402.mode !== 'dev')
+    throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
+  const admin = readAdminFile(config.dataDir);
+  if (!admin || !isProcessAlive(admin.pid))
+    throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
+  return runOperation(config, 'x402.faucet', { address, usdc });
+}
+
+async function createKey(i: Invocation): Promise<void> {
+  if (!i.values['all-scopes'] && !i.values.scopes) throw new CliError('give --scopes a,b,c or --all-scopes');
+  let scopes: string[];
+  try {
+    scopes = i.values['all-scopes'] ? [...SCOPES] : parseScopeList(i.values.scopes!);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const result = (await runOperation(i.config, 'key.create', { email: i.need('email'), scopes, name: i.values.name })) as { secret: string };
+  print(result);
+  process.stderr.write(`\nThis is the only time the key is shown. Store it now:\n${result.secret}\n`);
+}
+
+async function functionSecret(i: Invocation): Promise<unknown> {
+  const fn = i.need('function');
+  const subAction = i.positionals[2];
+  if (subAction === 'list') return runOperation(i.config, 'function.secret.list', { email: i.need('email'), function: fn });
+  const name = i.need('name');
+  if (subAction === 'delete') return runOperation(i.config, 'function.secret.delete', { email: i.need('email'), function: fn, name });
+  if (subAction !== 'set') throw new CliError('use: svc-agent-host function secret set|list|delete …');
+  return runOperation(i.config, 'function.secret.set', { email: i.need('email'), function: fn, name, value: await secretValue(i) });
+}
+
 export async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      email: { type: 'string' },
-      scopes: { type: 'string' },
-      'all-scopes': { type: 'boolean' },
-      name: { type: 'string' },
-      id: { type: 'string' },
-      function: { type: 'string' },
-      value: { type: 'string' },
-      enable: { type: 'boolean' },
-      disable: { type: 'boolean' },
-      site: { type: 'string' },
-      path: { type: 'string' },
-      file: { type: 'string' },
-      type: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [group, action, subAction] = positionals;
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  const [group, action] = positionals;
   if (values.help || !group) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const command = COMMANDS[group === 'faucet' ? group : `${group} ${action ?? ''}`.trim()];
+  if (!command) throw new CliError(`unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
   // After --help: the configuration (zod, the price catalogue) is loaded only for a real command.
   const { loadConfig } = await import('../service/config.js');
   const config = loadConfig();
-  const need = (name: 'email' | 'id' | 'site' | 'path' | 'file'): string => {
+  const need: Invocation['need'] = (name) => {
     const v = values[name];
     if (!v) throw new CliError(`--${name} is required`);
     return v;
   };
-  if (group === 'faucet') {
-    const [, address, usdc] = positionals;
-    if (!address || !usdc) throw new CliError('usage: svc-agent-host faucet <address> <usdc>');
-    if (config.x402.mode !== 'dev')
-      throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
-    const admin = readAdminFile(config.dataDir);
-    if (!admin || !isProcessAlive(admin.pid))
-      throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
-    return print(await runOperation(config, 'x402.faucet', { address, usdc }));
-  }
-  switch (`${group} ${action ?? ''}`.trim()) {
-    case 'payments reconcile':
-      return print(await runOperation(config, 'x402.reconcile', {}));
-    case 'serve':
-      return (await import('./serve.js')).serveCommand(config);
-    case 'account create':
-      return print(await runOperation(config, 'account.create', { email: need('email') }));
-    case 'account password':
-      return print(await runOperation(config, 'account.password', { email: need('email'), password: (await readStdin()).replace(/\r?\n$/, '') }));
-    case 'key create': {
-      if (!values['all-scopes'] && !values.scopes) throw new CliError('give --scopes a,b,c or --all-scopes');
-      let scopes: string[];
-      try {
-        scopes = values['all-scopes'] ? [...SCOPES] : parseScopeList(values.scopes!);
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-      const result = (await runOperation(config, 'key.create', { email: need('email'), scopes, name: values.name })) as { secret: string };
-      print(result);
-      process.stderr.write(`\nThis is the only time the key is shown. Store it now:\n${result.secret}\n`);
-      return;
-    }
-    case 'key list':
-      return print(await runOperation(config, 'key.list', { email: need('email') }));
-    case 'key revoke':
-      return print(await runOperation(config, 'key.revoke', { email: need('email'), keyId: need('id') }));
-    case 'function secret': {
-      const fn = values.function;
-      if (!fn) throw new CliError('--function is required');
-      if (subAction === 'list') return print(await runOperation(config, 'function.secret.list', { email: need('email'), function: fn }));
-      if (!values.name) throw new CliError('--name is required');
-      if (subAction === 'delete') return print(await runOperation(config, 'function.secret.delete', { email: need('email'), function: fn, name: values.name }));
-      if (subAction !== 'set') throw new CliError('use: svc-agent-host function secret set|list|delete …');
-      const value = values.value ?? (await readStdin()).replace(/\r?\n$/, '');
-      return print(await runOperation(config, 'function.secret.set', { email: need('email'), function: fn, name: values.name, value }));
-    }
-    case 'function access': {
-      if (!values.function) throw new CliError('--function is required');
-      if (values.enable === values.disable) throw new CliError('give exactly one of --enable or --disable');
-      return print(await runOperation(config, 'function.access', { email: need('email'), function: values.function, allowUserInvoke: Boolean(values.enable) }));
-    }
-    case 'site put-file': {
-      const file = need('file');
-      if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
-      const contentBase64 = fs.readFileSync(file).toString('base64');
-      return print(await runOperation(config, 'site.file.put', { siteId: need('site'), path: need('path'), contentBase64, contentType: values.type }));
-    }
-    default:
-      throw new CliError(`unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
-  }
+  await command({ config, positionals, values, need });
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
