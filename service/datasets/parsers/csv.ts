@@ -44,90 +44,120 @@ function countNewlines(cells: string[]): number {
  */
 export async function* parseCsv(input: Readable, limits: ParseLimits): AsyncGenerator<SourceRecord> {
   const text = decodeText(input);
-  let parser: Papa.Parser | null = null;
-  let carry = '';
+  const csv = new CsvRows(limits);
   let sample = '';
-  let header: string[] | null = null;
-  let line = 1;
-  let row = 0;
+  try {
+    for await (const chunk of text as AsyncIterable<string>) {
+      if (csv.started) {
+        yield* csv.feed(chunk);
+        continue;
+      }
+      sample += chunk;
+      if (sample.length < HEADER_SNIFF_BYTES) continue;
+      csv.start(sample);
+      yield* csv.feed(sample);
+      sample = '';
+    }
+    yield* csv.end(sample);
+  } finally {
+    text.destroy();
+  }
+}
 
-  function* emit(rows: string[][]): Generator<SourceRecord> {
+/** The rows of one CSV file as papaparse parses it chunk by chunk, checked against the header and limits. */
+class CsvRows {
+  readonly #limits: ParseLimits;
+  #parser: Papa.Parser | null = null;
+  /** The incomplete last row of the previous chunk. */
+  #carry = '';
+  #header: string[] | null = null;
+  #line = 1;
+  #row = 0;
+
+  constructor(limits: ParseLimits) {
+    this.#limits = limits;
+  }
+
+  get started(): boolean {
+    return this.#parser !== null;
+  }
+
+  /** Guesses the delimiter and line break from the first bytes and makes the parser. */
+  start(sample: string): void {
+    const guess = Papa.parse<string[]>(sample, { preview: 20, delimitersToGuess: [...CSV_DELIMITERS] });
+    this.#parser = new Papa.Parser({
+      delimiter: guess.meta.delimiter || ',',
+      newline: (guess.meta.linebreak || '\n') as '\n',
+      quoteChar: '"',
+      escapeChar: '"',
+    });
+  }
+
+  /** The complete rows of the carried rest plus `chunk`; the incomplete last row is carried on. */
+  feed(chunk: string): Generator<SourceRecord> {
+    return this.#records(this.#parse(this.#carry + chunk, false));
+  }
+
+  /** The last rows (a file shorter than the sniff sample is parsed here whole); a file without a header fails. */
+  *end(sample: string): Generator<SourceRecord> {
+    if (!this.#parser) this.start(sample);
+    const rest = this.#carry + sample;
+    if (rest) yield* this.#records(this.#parse(rest, true));
+    if (!this.#header) throw new DataFileError('the file is empty: no header row');
+  }
+
+  #parse(input: string, last: boolean): string[][] {
+    const result = this.#parser!.parse(input, 0, !last) as Papa.ParseResult<string[]>;
+    const quote = result.errors.find((e) => e.type === 'Quotes');
+    if (quote) {
+      // Count the complete rows before the bad one, so the error names its row and line.
+      for (const _ of this.#records(result.data.slice(0, quote.row ?? 0)));
+      throw new DataFileError(`CSV quoting error: ${quote.message}`, { row: this.#row + 1, line: this.#line });
+    }
+    if (last) {
+      this.#carry = '';
+      return result.data;
+    }
+    this.#carry = input.slice((result.meta as { cursor: number }).cursor);
+    if (this.#carry.length > this.#limits.maxRecordBytes) {
+      throw new DataFileError(`a row is longer than ${this.#limits.maxRecordBytes} bytes (or a quote is never closed)`, {
+        row: this.#row + 1 + result.data.length,
+        line: this.#line,
+      });
+    }
+    return result.data;
+  }
+
+  *#records(rows: string[][]): Generator<SourceRecord> {
     for (const cells of rows) {
-      const startLine = line;
-      line += 1 + countNewlines(cells);
+      const line = this.#line;
+      this.#line += 1 + countNewlines(cells);
       if (cells.length === 1 && cells[0]!.trim() === '') continue; // blank line
-      if (!header) {
-        if (isNumericHeader(cells)) {
-          header = cells.map((_, i) => `column_${i + 1}`);
-        } else {
-          if (cells.length > limits.maxColumns)
-            throw new DataFileError(`the header has ${cells.length} columns; at most ${limits.maxColumns} are allowed`, { line: startLine });
-          header = uniqueLabels(cells);
-          continue;
-        }
+      if (!this.#header) {
+        // A first row of numbers is data under `column_1…`; any other first row is the header.
+        const numeric = isNumericHeader(cells);
+        this.#header = numeric ? cells.map((_, i) => `column_${i + 1}`) : this.#labels(cells, line);
+        if (!numeric) continue;
       }
-      row++;
-      if (row > limits.maxRecords) throw new DataFileError(`more than ${limits.maxRecords} records`, { row, line: startLine });
-      if (cells.length < header.length) {
-        throw new DataFileError(`has ${cells.length} fields; the header has ${header.length}`, { row, line: startLine });
-      }
-      if (cells.length > header.length && cells.slice(header.length).some((c) => c.trim() !== '')) {
-        throw new DataFileError(`has ${cells.length} fields; the header has ${header.length}`, { row, line: startLine });
-      }
-      const fields: Record<string, unknown> = {};
-      for (let i = 0; i < header.length; i++) fields[header[i]!] = cells[i];
-      yield { row, line: startLine, fields };
+      yield this.#record(this.#header, cells, line);
     }
   }
 
-  const parse = (input: string, last: boolean): string[][] => {
-    const result = parser!.parse(input, 0, !last) as Papa.ParseResult<string[]>;
-    const quote = result.errors.find((e) => e.type === 'Quotes');
-    if (quote) {
-      const before = result.data.slice(0, quote.row ?? 0);
-      // Count the complete rows before the bad one, so the error names its row and line.
-      const n = [...emit(before)].length;
-      void n;
-      throw new DataFileError(`CSV quoting error: ${quote.message}`, { row: row + 1, line });
-    }
-    if (last) {
-      carry = '';
-    } else {
-      const cursor = (result.meta as { cursor: number }).cursor;
-      carry = input.slice(cursor);
-      if (carry.length > limits.maxRecordBytes) {
-        throw new DataFileError(`a row is longer than ${limits.maxRecordBytes} bytes (or a quote is never closed)`, {
-          row: row + 1 + result.data.length,
-          line,
-        });
-      }
-    }
-    return result.data;
-  };
+  /** The header row's labels, made unique. */
+  #labels(cells: string[], line: number): string[] {
+    if (cells.length > this.#limits.maxColumns)
+      throw new DataFileError(`the header has ${cells.length} columns; at most ${this.#limits.maxColumns} are allowed`, { line });
+    return uniqueLabels(cells);
+  }
 
-  const start = (s: string) => {
-    const guess = Papa.parse<string[]>(s, { preview: 20, delimitersToGuess: [...CSV_DELIMITERS] });
-    parser = new Papa.Parser({ delimiter: guess.meta.delimiter || ',', newline: (guess.meta.linebreak || '\n') as '\n', quoteChar: '"', escapeChar: '"' });
-  };
-
-  try {
-    for await (const chunk of text as AsyncIterable<string>) {
-      if (!parser) {
-        sample += chunk;
-        if (sample.length < HEADER_SNIFF_BYTES) continue;
-        start(sample);
-        const input = sample;
-        sample = '';
-        yield* emit(parse(input, false));
-        continue;
-      }
-      yield* emit(parse(carry + chunk, false));
+  #record(header: string[], cells: string[], line: number): SourceRecord {
+    const row = ++this.#row;
+    if (row > this.#limits.maxRecords) throw new DataFileError(`more than ${this.#limits.maxRecords} records`, { row, line });
+    if (cells.length < header.length || (cells.length > header.length && cells.slice(header.length).some((c) => c.trim() !== ''))) {
+      throw new DataFileError(`has ${cells.length} fields; the header has ${header.length}`, { row, line });
     }
-    if (!parser) start(sample);
-    const rest = sample || carry;
-    if (rest) yield* emit(parse(rest, true));
-    if (!header) throw new DataFileError('the file is empty: no header row');
-  } finally {
-    text.destroy();
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < header.length; i++) fields[header[i]!] = cells[i];
+    return { row, line, fields };
   }
 }
