@@ -31,64 +31,7 @@ const MAX_POOLS = 32;
  * endpoints have no wallet and never pay for anyone.
  */
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
-  const base = deps.config.baseUrl;
-  // In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only).
-  const inProcess = ((input: string | URL | Request, init?: RequestInit) =>
-    app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
-  // Built on the first request, not here: the first in-process request builds Hono's matcher, after
-  // which no route can be added.
-  let shared: Promise<McpContext> | undefined;
-  const contexts = new WeakMap<McpServer, McpContext>();
-  const pools = new Map<string, McpServerPool>();
-  const poolFor = (key: string, build: () => McpServer) => {
-    let pool = pools.get(key);
-    if (!pool) {
-      if (pools.size >= MAX_POOLS) pools.delete(pools.keys().next().value!);
-      pool = new McpServerPool(build, true, 4, deps.config.limits.maxJsonBodyBytes);
-      pools.set(key, pool);
-    }
-    return pool;
-  };
-
-  /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
-  async function answer(c: Context<AppEnv>, hosted: HostedCaller, authorization: string | undefined, defaultToolsets: string): Promise<Response> {
-    let toolsets: McpContext['toolsets'];
-    try {
-      toolsets = parseToolsets(c.req.query('toolsets') ?? defaultToolsets);
-    } catch (e) {
-      throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
-    }
-    // Stateless: a toolset enabled in one request would be gone in the next, so dynamic mode is refused.
-    if (toolsets.dynamic)
-      throw new AppError(
-        'validation_failed',
-        'toolsets: dynamic needs a session, which this endpoint does not keep; name the toolsets instead (?toolsets=apps,tables)',
-      );
-    const forward = (
-      authorization
-        ? (input: string | URL | Request, init?: RequestInit) => {
-            const headers = new Headers(init?.headers);
-            headers.set('authorization', authorization);
-            return inProcess(input, { ...init, headers });
-          }
-        : inProcess
-    ) as typeof fetch;
-    // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
-    // config is built from nothing but the service's address. Prices are read once, in process.
-    shared ??= createMcpContext(loadMcpConfig({ SVC_URL: base }), { fetch: inProcess });
-    const common = await shared;
-    // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
-    // each request hands its server the caller's credential.
-    const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
-    const pool = poolFor(key, () => {
-      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted };
-      const server = buildMcpServer(ctx);
-      contexts.set(server, ctx);
-      return server;
-    });
-    return pool.handle(c.req.raw, (server) => Object.assign(contexts.get(server)!, { fetch: forward, hosted }));
-  }
-
+  const hosted = new HostedMcp(app, deps);
   const onlyPost = (c: Context<AppEnv>, path: string) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });
 
@@ -96,12 +39,12 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     if (c.req.method !== 'POST') return onlyPost(c, '/mcp');
     const authorization = c.req.header('authorization');
     const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
-    const hosted: HostedCaller = {
+    const caller: HostedCaller = {
       scopes: principal.scopes,
       credential: authorization!.replace(/^Bearer\s+/i, '').trim(),
       credentialKind: principal.credential.kind,
     };
-    return answer(c, hosted, authorization, HOSTED_DEFAULT_TOOLSETS);
+    return hosted.answer(c, caller, authorization, HOSTED_DEFAULT_TOOLSETS);
   });
 
   // No sign-in, so no 401 (an MCP client meeting a 401 starts OAuth); a credential sent here is
@@ -113,6 +56,83 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
         'validation_failed',
         '/mcp/x402 takes no credential: the wallet that signs each payment is the caller. To act as an account, connect to /mcp instead.',
       );
-    return answer(c, { scopes: [], credentialKind: 'wallet' }, undefined, WALLET_DEFAULT_TOOLSETS);
+    return hosted.answer(c, { scopes: [], credentialKind: 'wallet' }, undefined, WALLET_DEFAULT_TOOLSETS);
   });
+}
+
+/** The pools of MCP servers behind the hosted endpoints, one pool per kind of caller, and the in-process fetch their tools use. */
+class HostedMcp {
+  readonly #deps: Deps;
+  /** In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only). */
+  readonly #inProcess: typeof fetch;
+  /**
+   * Built on the first request, not at mount: the first in-process request builds Hono's matcher,
+   * after which no route can be added.
+   */
+  #shared: Promise<McpContext> | undefined;
+  readonly #contexts = new WeakMap<McpServer, McpContext>();
+  readonly #pools = new Map<string, McpServerPool>();
+
+  constructor(app: Hono<AppEnv>, deps: Deps) {
+    this.#deps = deps;
+    this.#inProcess = ((input: string | URL | Request, init?: RequestInit) =>
+      app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
+  }
+
+  /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
+  async answer(c: Context<AppEnv>, hosted: HostedCaller, authorization: string | undefined, defaultToolsets: string): Promise<Response> {
+    const toolsets = toolsetsOf(c.req.query('toolsets') ?? defaultToolsets);
+    const forward = this.#forwarder(authorization);
+    // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
+    // config is built from nothing but the service's address. Prices are read once, in process.
+    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
+    const common = await this.#shared;
+    // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
+    // each request hands its server the caller's credential.
+    const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
+    const pool = this.#poolFor(key, () => {
+      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted };
+      const server = buildMcpServer(ctx);
+      this.#contexts.set(server, ctx);
+      return server;
+    });
+    return pool.handle(c.req.raw, (server) => Object.assign(this.#contexts.get(server)!, { fetch: forward, hosted }));
+  }
+
+  /** The in-process fetch with the caller's credential on every request. */
+  #forwarder(authorization: string | undefined): typeof fetch {
+    if (!authorization) return this.#inProcess;
+    return ((input: string | URL | Request, init?: RequestInit) => {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', authorization);
+      return this.#inProcess(input, { ...init, headers });
+    }) as typeof fetch;
+  }
+
+  /** The pool of one kind of caller; the least recently created kind is dropped past MAX_POOLS. */
+  #poolFor(key: string, build: () => McpServer): McpServerPool {
+    let pool = this.#pools.get(key);
+    if (!pool) {
+      if (this.#pools.size >= MAX_POOLS) this.#pools.delete(this.#pools.keys().next().value!);
+      pool = new McpServerPool(build, true, 4, this.#deps.config.limits.maxJsonBodyBytes);
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+}
+
+/** `?toolsets=` of a hosted endpoint; dynamic mode is refused (stateless: a toolset enabled in one request would be gone in the next). */
+function toolsetsOf(list: string): McpContext['toolsets'] {
+  let toolsets: McpContext['toolsets'];
+  try {
+    toolsets = parseToolsets(list);
+  } catch (e) {
+    throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
+  }
+  if (toolsets.dynamic)
+    throw new AppError(
+      'validation_failed',
+      'toolsets: dynamic needs a session, which this endpoint does not keep; name the toolsets instead (?toolsets=apps,tables)',
+    );
+  return toolsets;
 }

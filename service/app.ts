@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
 import { publicCors } from './http/cors.js';
@@ -42,8 +42,40 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Builds the whole HTTP service from its dependencies. No I/O happens here. */
 export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use('*', requestLog(deps));
+  // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
+  app.use('*', siteHostMiddleware(deps));
+  app.route('/', sitePathRoutes(deps));
+  if (deps.blobs instanceof LocalBlobStore) app.route('/', localUploadRoutes(deps, deps.blobs));
+  guardApiRequests(app, deps);
+  app.route('/api/v1', accountApi(deps));
+  app.route('/', agentRoutes(deps, agentHandlers));
+  app.route('/', tableApiRoutes(deps));
+  app.route('/', oauthRoutes(deps));
+  app.route('/', consentRoutes(deps));
+  app.route('/', dashboardRoutes(deps));
+  if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
+  app.route('/', metricsRoutes(deps));
+  app.get('/', (c) =>
+    c.json({
+      ok: true,
+      name: 'svc',
+      version: SERVICE_VERSION,
+      accountApi: `${deps.config.baseUrl}/api/v1`,
+      openapi: `${deps.config.baseUrl}/api/v1/openapi.json`,
+      agentApi: `${deps.config.baseUrl}/api/x402`,
+      dashboard: `${deps.config.baseUrl}/dashboard`,
+    }),
+  );
+  app.route('/', healthRoutes(deps, options.isStopping ?? (() => false)));
+  app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => respondWithError(c, err, deps.log));
+  return app;
+}
 
-  app.use('*', async (c, next) => {
+/** Request id (kept from `x-request-id` when well-formed), metrics by route pattern, one access log line. */
+function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
     c.set('requestId', requestId);
@@ -58,13 +90,11 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     deps.metrics.httpDuration.observe({ method: c.req.method, route }, ms / 1000);
     // One access line per request at the default level (SVC_LOG_LEVEL=warn turns it off).
     deps.log.info('request', { method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(ms * 10) / 10, requestId });
-  });
+  };
+}
 
-  // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
-  app.use('*', siteHostMiddleware(deps));
-  app.route('/', sitePathRoutes(deps));
-  if (deps.blobs instanceof LocalBlobStore) app.route('/', localUploadRoutes(deps, deps.blobs));
-
+/** CORS and the body-size limit of everything under /api. */
+function guardApiRequests(app: Hono<AppEnv>, deps: Deps): void {
   // CORS: the Table API's own (its key headers) alone answers /api/data/*, the generic one the rest.
   app.use('/api/data/*', TABLE_API_CORS);
   const apiCors = publicCors({
@@ -74,21 +104,21 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     maxAge: 600,
   });
   app.use('/api/*', (c, next) => (c.req.path.startsWith('/api/data/') ? next() : apiCors(c, next)));
+  const maxBytes = deps.config.limits.maxJsonBodyBytes;
   const limitBody = bodyLimit({
-    maxSize: deps.config.limits.maxJsonBodyBytes,
+    maxSize: maxBytes,
     onError: () => {
       // The rest of the body is never read, so the connection cannot be reused: say so.
-      throw new AppError(
-        'payload_too_large',
-        `request body exceeds ${deps.config.limits.maxJsonBodyBytes} bytes`,
-        { maxBytes: deps.config.limits.maxJsonBodyBytes },
-        { connection: 'close' },
-      );
+      throw new AppError('payload_too_large', `request body exceeds ${maxBytes} bytes`, { maxBytes }, { connection: 'close' });
     },
   });
   // Asking a bodiless GET for its body makes @hono/node-server build a whole fetch Request (a third
   // of a Table API read's CPU): only methods that carry a body are measured.
   app.use('/api/*', (c, next) => (BODILESS_METHODS.has(c.req.method) ? next() : limitBody(c, next)));
+}
+
+/** The Account API under /api/v1, with its OpenAPI document. */
+function accountApi(deps: Deps) {
   const v1 = createApiRouter();
   v1.use('*', requireJsonBody());
   registerAccountApiDocs(v1, deps);
@@ -97,30 +127,5 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   v1.route('/', functionRoutes(deps));
   v1.route('/', tableRoutes(deps));
   v1.route('/', datasetRoutes(deps));
-  app.route('/api/v1', v1);
-  app.route('/', agentRoutes(deps, agentHandlers));
-  app.route('/', tableApiRoutes(deps));
-  app.route('/', oauthRoutes(deps));
-  app.route('/', consentRoutes(deps));
-  app.route('/', dashboardRoutes(deps));
-
-  if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
-  app.route('/', metricsRoutes(deps));
-
-  app.get('/', (c) =>
-    c.json({
-      ok: true,
-      name: 'svc',
-      version: SERVICE_VERSION,
-      accountApi: `${deps.config.baseUrl}/api/v1`,
-      openapi: `${deps.config.baseUrl}/api/v1/openapi.json`,
-      agentApi: `${deps.config.baseUrl}/api/x402`,
-      dashboard: `${deps.config.baseUrl}/dashboard`,
-    }),
-  );
-  app.route('/', healthRoutes(deps, options.isStopping ?? (() => false)));
-
-  app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
-  app.onError((err, c) => respondWithError(c, err, deps.log));
-  return app;
+  return v1;
 }

@@ -108,8 +108,9 @@ export function oauthRoutes(deps: Deps): Hono {
   app.get('/.well-known/oauth-protected-resource/mcp', (c) => c.json(mcpProtectedResourceMetadata(deps)));
   app.get('/.well-known/oauth-protected-resource', (c) => c.json(protectedResourceMetadata(deps)));
 
-  app.post('/api/oauth/register', async (c) => {
-    try {
+  app.post(
+    '/api/oauth/register',
+    oauthEndpoint(async (c) => {
       await consumeRateLimit(deps.db, `oauth-register:${clientIp(c, deps.config.trustProxy)}`, REGISTRATIONS_PER_IP_PER_HOUR, 3600_000, deps.clock.now());
       const body = await c.req.json().catch(() => {
         throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object (Content-Type: application/json)');
@@ -117,59 +118,66 @@ export function oauthRoutes(deps: Deps): Hono {
       const client = await registerClient(deps, body);
       c.header('cache-control', 'no-store');
       return c.json(client, 201);
-    } catch (e) {
-      if (e instanceof OAuthError) return oauthErrorResponse(c, e);
-      throw e;
-    }
-  });
+    }),
+  );
 
-  app.post('/oauth/token', async (c) => {
-    try {
-      const form = await readTokenForm(c);
-      if (!form.client_id) throw new OAuthError('invalid_client', 'client_id is required (public clients name themselves in the body)');
-      if (!(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'unknown client_id');
-      if (form.resource !== undefined && !knownResources(deps).includes(form.resource))
-        throw new OAuthError('invalid_target', `resource must be one of ${knownResources(deps).join(', ')}`);
-      let tokens;
-      if (form.grant_type === 'authorization_code') {
-        if (!form.code) throw new OAuthError('invalid_request', 'code is required');
-        tokens = await exchangeAuthorizationCode(deps, {
-          clientId: form.client_id,
-          code: form.code,
-          redirectUri: form.redirect_uri,
-          codeVerifier: form.code_verifier,
-          resource: form.resource,
-        });
-      } else if (form.grant_type === 'refresh_token') {
-        if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
-        tokens = await refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope, resource: form.resource });
-      } else if (!form.grant_type) {
-        throw new OAuthError('invalid_request', 'grant_type is required');
-      } else {
-        throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported (authorization_code, refresh_token)`);
-      }
+  app.post(
+    '/oauth/token',
+    oauthEndpoint(async (c) => {
+      const tokens = await issueTokens(deps, await readTokenForm(c));
       c.header('cache-control', 'no-store');
       c.header('pragma', 'no-cache');
       return c.json(tokens);
-    } catch (e) {
-      if (e instanceof OAuthError) return oauthErrorResponse(c, e);
-      throw e;
-    }
-  });
+    }),
+  );
 
-  app.post('/oauth/revoke', async (c) => {
-    try {
+  app.post(
+    '/oauth/revoke',
+    oauthEndpoint(async (c) => {
       const form = await readTokenForm(c);
       if (!form.client_id || !(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'a registered client_id is required');
       if (!form.token) throw new OAuthError('invalid_request', 'token is required');
       await revokeTokenByClient(deps, form.client_id, form.token);
       c.header('cache-control', 'no-store');
       return c.body(null, 200);
+    }),
+  );
+
+  return app;
+}
+
+/** An OAuth endpoint answers its refusals in RFC 6749's error format; anything else goes to the service's error handler. */
+function oauthEndpoint(handler: (c: Context) => Promise<Response>): (c: Context) => Promise<Response> {
+  return async (c) => {
+    try {
+      return await handler(c);
     } catch (e) {
       if (e instanceof OAuthError) return oauthErrorResponse(c, e);
       throw e;
     }
-  });
+  };
+}
 
-  return app;
+/** The token endpoint's grants: an authorization code (with its PKCE verifier) or a refresh token. */
+async function issueTokens(deps: Deps, form: Awaited<ReturnType<typeof readTokenForm>>) {
+  if (!form.client_id) throw new OAuthError('invalid_client', 'client_id is required (public clients name themselves in the body)');
+  if (!(await findClient(deps.db, form.client_id))) throw new OAuthError('invalid_client', 'unknown client_id');
+  if (form.resource !== undefined && !knownResources(deps).includes(form.resource))
+    throw new OAuthError('invalid_target', `resource must be one of ${knownResources(deps).join(', ')}`);
+  if (form.grant_type === 'authorization_code') {
+    if (!form.code) throw new OAuthError('invalid_request', 'code is required');
+    return exchangeAuthorizationCode(deps, {
+      clientId: form.client_id,
+      code: form.code,
+      redirectUri: form.redirect_uri,
+      codeVerifier: form.code_verifier,
+      resource: form.resource,
+    });
+  }
+  if (form.grant_type === 'refresh_token') {
+    if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
+    return refreshAccessToken(deps, { clientId: form.client_id, refreshToken: form.refresh_token, scope: form.scope, resource: form.resource });
+  }
+  if (!form.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
+  throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported (authorization_code, refresh_token)`);
 }
