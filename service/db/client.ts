@@ -6,7 +6,9 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { is, type ExtractTablesWithRelations } from 'drizzle-orm';
+import { PgliteSession } from 'drizzle-orm/pglite/session';
+import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
 import * as schema from './schema/index.js';
 import { packagePath } from '../package-root.js';
@@ -19,6 +21,21 @@ export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelati
 export type DbOrTx = Db | Tx;
 
 export const MIGRATIONS_DIR = packagePath('drizzle');
+
+/**
+ * The driver's own connection behind a handle (inside a transaction or savepoint: that transaction's
+ * connection), for the one thing drizzle cannot say: COPY. Reached through drizzle's typed `_.session`;
+ * drizzle declares PGlite's session client private (it is a plain property), hence the one cast,
+ * kept here beside the code that creates both drivers. The dataset tests fail if drizzle changes it.
+ */
+export type DriverConnection = { postgres: postgres.Sql } | { pglite: Pick<PGlite, 'query'> };
+
+export function driverConnectionOf(db: DbOrTx): DriverConnection {
+  const session = db._.session;
+  if (is(session, PostgresJsSession)) return { postgres: session.client as postgres.Sql };
+  if (is(session, PgliteSession)) return { pglite: (session as unknown as { client: Pick<PGlite, 'query'> }).client };
+  throw new Error('COPY needs a postgres.js or PGlite drizzle handle');
+}
 
 export interface Database {
   db: Db;

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { sql, type SQL } from 'drizzle-orm';
 import { FIELD_NAME_PATTERN, type FieldType, type TableField } from '../../shared/tables/schema.js';
 import type { DbOrTx } from './client.js';
-import { rowsOf } from './client.js';
+import { driverConnectionOf, rowsOf } from './client.js';
 
 /**
  * Column storage: a table's records in a PostgreSQL table of their own, `svc_datasets."<table id>"`,
@@ -88,28 +88,15 @@ function copyOptions(format: CopyFormat, columns: readonly string[], header: boo
   return `(format csv, header ${header}, delimiter '${format.delimiter}', quote '"', encoding '${format.encoding}', force_null (${columns.map(quoteColumn).join(', ')}))`;
 }
 
-/** The raw driver behind a drizzle handle: postgres.js (`unsafe`) or PGlite (`query` with a blob). */
-interface PostgresJsQuery {
+/** A postgres.js `COPY … FROM STDIN` query: its stream, and the function its server-side failure reaches. */
+interface CopyQuery {
   writable(): Promise<NodeJS.WritableStream & { destroy(e?: Error): void }>;
   reject(e: unknown): void;
-}
-interface PostgresJsClient {
-  unsafe(query: string): PostgresJsQuery;
-}
-interface PgliteClient {
-  query(query: string, params?: unknown[], options?: { blob?: Blob }): Promise<unknown>;
-}
-
-function driverOf(db: DbOrTx): { postgres: PostgresJsClient } | { pglite: PgliteClient } {
-  const client = (db as unknown as { session?: { client?: unknown } }).session?.client as Record<string, unknown> | undefined;
-  if (client && typeof client.unsafe === 'function') return { postgres: client as unknown as PostgresJsClient };
-  if (client && typeof client.query === 'function') return { pglite: client as unknown as PgliteClient };
-  throw new Error('COPY needs a postgres.js or PGlite drizzle handle');
 }
 
 /** True when COPY data goes a statement at a time (PGlite): chunks must end on record boundaries. */
 export function copyTakesStatements(db: DbOrTx): boolean {
-  return 'pglite' in driverOf(db);
+  return 'pglite' in driverConnectionOf(db);
 }
 
 /** Records in a finished column table: ids are 1…N in load order, so the largest id (an index lookup). */
@@ -133,10 +120,11 @@ export async function copyIntoColumnTable(
 ): Promise<void> {
   const binary = format.kind === 'binary';
   const target = `${columnTableName(tableId)} (${(binary ? ['id', ...columns] : columns).map(quoteColumn).join(', ')})`;
-  const driver = driverOf(db);
+  const driver = driverConnectionOf(db);
   if ('postgres' in driver) {
     const header = format.kind === 'csv' && format.header;
-    const query = driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`);
+    // `reject` is postgres.js's own (untyped) settle function of the query; see below.
+    const query = driver.postgres.unsafe(`copy ${target} from stdin with ${copyOptions(format, columns, header)}`) as unknown as CopyQuery;
     // postgres.js resolves the query with the stream as soon as COPY starts, and a server error that
     // ends the COPY (a value the column refuses) then rejects an already-resolved promise: lost, and
     // the stream never finishes. Its `reject` is where that error goes, so we listen there.
