@@ -16,10 +16,7 @@ export function dbKinds(): DbKind[] {
  * a new database on the TEST_DATABASE_URL server (dropped again by `close`).
  */
 export async function openTestDatabase(kind: DbKind): Promise<Database> {
-  if (kind === 'pglite') {
-    const tar = fs.readFileSync(inject('pgliteTemplate'));
-    return openDb({ loadDataDir: new Blob([tar]), migrate: false });
-  }
+  if (kind === 'pglite') return reusedPglite();
   const empty = await createEmptyPostgresDatabase();
   const database = await openDb({ databaseUrl: empty.url });
   return {
@@ -49,4 +46,60 @@ export async function createEmptyPostgresDatabase(): Promise<{ url: string; drop
       await again.end();
     },
   };
+}
+
+/**
+ * PGlite databases this worker opened and a test closed since. Starting a PGlite from the template
+ * costs ~1.4 s of CPU (most of the fast tier's time went there); emptying one costs a few ms. A
+ * closed one is kept open and emptied when the next test asks for a database, not at close: a
+ * write that was still under way when its service stopped is wiped too.
+ */
+const idlePglite: Database[] = [];
+
+async function reusedPglite(): Promise<Database> {
+  let database: Database | undefined;
+  while (!database && idlePglite.length > 0) {
+    const candidate = idlePglite.pop()!;
+    if (await emptied(candidate)) database = candidate;
+    else await candidate.close().catch(() => {});
+  }
+  database ??= await openDb({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]), migrate: false });
+  const open = database;
+  let closed = false;
+  return {
+    ...open,
+    async close() {
+      if (closed) return;
+      closed = true;
+      idlePglite.push(open);
+    },
+  };
+}
+
+type PgliteClient = { closed: boolean; exec(sql: string): Promise<unknown>; query<T>(sql: string): Promise<{ rows: T[] }> };
+
+/** Back to the migrated, empty template: every row gone, identities restarted, dataset tables dropped, no listener, settings reset. */
+async function emptied(database: Database): Promise<boolean> {
+  const client = (database.db as unknown as { $client: PgliteClient }).$client;
+  if (client.closed) return false;
+  try {
+    const { rows } = await client.query<{ schemaname: string; tablename: string }>(
+      "select schemaname, tablename from pg_tables where schemaname in ('public', 'svc_datasets')",
+    );
+    const quoted = (r: { schemaname: string; tablename: string }) => `"${r.schemaname}"."${r.tablename}"`;
+    const datasets = rows.filter((r) => r.schemaname === 'svc_datasets').map(quoted);
+    const kept = rows.filter((r) => r.schemaname === 'public').map(quoted);
+    await client.exec(
+      [
+        'ROLLBACK',
+        'UNLISTEN *',
+        'RESET ALL',
+        ...(datasets.length ? [`DROP TABLE ${datasets.join(', ')} CASCADE`] : []),
+        `TRUNCATE ${kept.join(', ')} RESTART IDENTITY CASCADE`,
+      ].join(';\n'),
+    );
+    return true;
+  } catch {
+    return false;
+  }
 }
