@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Suites that spawn processes (the CLI, `svc serve`, svc-mcp, a browser): slow, so `npm run test:fast`
+ * Suites that spawn processes (the CLI, `svc serve`, svc-mcp, a browser, anvil restarted on one data
+ * directory, payer processes sharing a ledger): slow, so `npm run test:fast`
  * (the edit–test loop) leaves them out. `npm test` runs everything.
  */
 export const PROCESS_SUITES = [
@@ -20,6 +21,8 @@ export const PROCESS_SUITES = [
   'test/chaos/slowloris.test.ts',
   'test/e2e/shutdown.test.ts',
   'test/payments/anvil-orphan.test.ts',
+  'test/payments/dev-chain-state.test.ts',
+  'test/wallet/ledger-processes.test.ts',
 ];
 
 const fast = process.env.SVC_TEST_TIER === 'fast';
