@@ -4,6 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { drainable, outliveClientKeepAlive } from '../shared/http-server.js';
 import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js';
+import { DEFAULT_PASSWORD_HASH_COST } from '../service/auth/passwords.js';
 import { buildApp } from '../service/app.js';
 import type { Config } from '../service/config.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -38,6 +39,10 @@ export interface StartServiceOptions {
  */
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const runtime = options.runtime ?? (await createRuntime(config));
+  if (config.passwordHashCost < DEFAULT_PASSWORD_HASH_COST)
+    runtime.deps.log.warn("SVC_PASSWORD_HASH_COST is below OWASP's minimum (15): passwords are cheap to guess. Use it for test runs only.", {
+      passwordHashCost: config.passwordHashCost,
+    });
   const { line: payments, stop: stopPayments } = await startPayments(runtime.deps);
   const housekeeping = startHousekeeping(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parseX402Config, type X402Config } from './payments/x402-config.js';
+import { DEFAULT_PASSWORD_HASH_COST, PASSWORD_HASH_COSTS } from './auth/passwords.js';
 
 const bool = z
   .string()
@@ -56,6 +57,7 @@ const EnvSchema = z.object({
   SVC_OAUTH_LOOPBACK_CLIENT_METADATA: optionalText,
   SVC_SESSION_TTL_SECONDS: int(7 * 24 * 3600),
   SVC_SIGNUP_DISABLED: bool,
+  SVC_PASSWORD_HASH_COST: z.coerce.number().int().min(PASSWORD_HASH_COSTS.min).max(PASSWORD_HASH_COSTS.max).default(DEFAULT_PASSWORD_HASH_COST),
   SVC_TABLE_STATEMENT_TIMEOUT_MS: int(5000),
   SVC_MAX_TABLES_PER_SITE: int(100),
   SVC_DATASET_MAX_FILE_BYTES: int(2 * 1024 * 1024 * 1024),
@@ -137,6 +139,8 @@ export interface Config {
   /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
   shutdownTimeoutMs: number;
   siteCacheTtlMs: number;
+  /** log2 of scrypt's N for dashboard and site passwords (service/auth/passwords.ts). */
+  passwordHashCost: number;
   /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
   mcpPort: number | null;
   limits: Limits;
@@ -223,6 +227,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.SVC_METRICS_TOKEN,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
+    passwordHashCost: e.SVC_PASSWORD_HASH_COST,
     mcpPort: parseMcpPort(e.SVC_MCP_PORT, e.PORT),
     limits: {
       rateLimitPerMinute: e.SVC_RATE_LIMIT_PER_MINUTE,

@@ -21,7 +21,7 @@ export function passwordProblem(password: string): string | null {
 export async function setAccountPassword(deps: Deps, accountId: string, password: string): Promise<{ sessionsEnded: number }> {
   const problem = passwordProblem(password);
   if (problem) throw new AppError('validation_failed', problem, { issues: [{ field: 'password', message: problem }] });
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, deps.config.passwordHashCost);
   return deps.db.transaction(async (tx) => {
     const updated = await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId)).returning({ id: accounts.id });
     if (updated.length === 0) throw new AppError('not_found', `account ${accountId} not found`);

@@ -14,7 +14,15 @@ import { anonymousCsrfToken, checkCsrf, currentSession, endSession, startSession
 export const SIGNIN_LIMIT_PER_IP = 20;
 export const SIGNIN_LIMIT_PER_EMAIL = 10;
 
-let dummyHash: Promise<string> | undefined;
+const dummyHashes = new Map<number, Promise<string>>();
+/** A hash at the configured cost, verified when the email has no account. */
+function dummyHashOf(cost: number): Promise<string> {
+  const known = dummyHashes.get(cost);
+  if (known) return known;
+  const hash = hashPassword('not-a-password', cost);
+  dummyHashes.set(cost, hash);
+  return hash;
+}
 
 /** Sign up, sign in and sign out: the pages anyone reaches without a session. */
 export function signInRoutes(app: Hono, deps: Deps): void {
@@ -36,7 +44,7 @@ export function signInRoutes(app: Hono, deps: Deps): void {
     if (problem) return again(problem);
     try {
       await consumeRateLimit(deps.db, `signup:ip:${clientIp(c, deps.config.trustProxy)}`, SIGNIN_LIMIT_PER_IP, 60_000, deps.clock.now());
-      const account = await createAccount(deps.db, { email, passwordHash: await hashPassword(password) });
+      const account = await createAccount(deps.db, { email, passwordHash: await hashPassword(password, deps.config.passwordHashCost) });
       await startSession(deps, c, account.id);
     } catch (e) {
       const err = toAppError(e, deps.log);
@@ -68,8 +76,7 @@ export function signInRoutes(app: Hono, deps: Deps): void {
       await consumeRateLimit(deps.db, `signin:email:${email.toLowerCase()}`, SIGNIN_LIMIT_PER_EMAIL, 15 * 60_000, now);
       const account = email && password.length <= MAX_PASSWORD_LENGTH ? await findAccountByEmail(deps.db, email).catch(() => null) : null;
       // Spend the same scrypt time whether or not the account exists, so timing does not tell.
-      dummyHash ??= hashPassword('not-a-password');
-      const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHash));
+      const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHashOf(deps.config.passwordHashCost)));
       if (!account?.passwordHash || !ok) return again('Wrong email or password.', 401);
       await startSession(deps, c, account.id);
     } catch (e) {

@@ -212,7 +212,7 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
             slug,
             ...ownerColumns(owner),
             visibility,
-            passwordHash: input.password ? await hashPassword(input.password) : null,
+            passwordHash: input.password ? await hashPassword(input.password, deps.config.passwordHashCost) : null,
             published: true,
             status: input.status,
           })
@@ -430,7 +430,7 @@ export async function changeSiteAccess(deps: Deps, site: SiteRow, input: SiteAcc
   let passwordHash = site.passwordHash;
   let visibility = input.visibility ?? site.visibility;
   if (typeof input.password === 'string') {
-    passwordHash = await hashPassword(input.password);
+    passwordHash = await hashPassword(input.password, deps.config.passwordHashCost);
     visibility = 'private';
   } else if (input.password === null || visibility === 'public') {
     passwordHash = null;

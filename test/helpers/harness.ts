@@ -55,6 +55,8 @@ export async function startHarness(
     SVC_SITE_CACHE_TTL_MS: '0',
     // Many harnesses run at once: each dev chain on a free port.
     SVC_DEV_CHAIN_PORT: '0',
+    // The lowest scrypt cost: a sign-in costs ~5 ms instead of ~0.2 s (test/auth covers the default).
+    SVC_PASSWORD_HASH_COST: '10',
     PORT: String(port),
     ...env,
   });
