@@ -1,3 +1,4 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -6,24 +7,44 @@ import { defineConfig } from 'vitest/config';
  * (the edit–test loop) leaves them out. `npm test` runs everything.
  */
 export const PROCESS_SUITES = [
-  'test/e2e/cli.test.ts',
-  'test/e2e/serve-mcp.test.ts',
-  'test/functions/cli.test.ts',
-  'test/payments/faucet-cli.test.ts',
-  'test/dashboard/browser.test.ts',
-  'test/mcp/transport.test.ts',
+  // Longest first (measured in CI): see ProcessSuitesFirst.
   'test/e2e/pack.test.ts',
-  'test/mcp/hosted-conformance.test.ts',
-  'test/e2e/database-outage.test.ts',
-  'test/mcp/upstream.test.ts',
   'test/chaos/kill.test.ts',
+  'test/e2e/cli.test.ts',
+  'test/functions/cli.test.ts',
+  'test/dashboard/browser.test.ts',
   'test/chaos/postgres-stop.test.ts',
-  'test/chaos/slowloris.test.ts',
-  'test/e2e/shutdown.test.ts',
-  'test/payments/anvil-orphan.test.ts',
+  'test/e2e/serve-mcp.test.ts',
   'test/payments/dev-chain-state.test.ts',
+  'test/e2e/shutdown.test.ts',
   'test/wallet/ledger-processes.test.ts',
+  'test/mcp/transport.test.ts',
+  'test/e2e/database-outage.test.ts',
+  'test/chaos/slowloris.test.ts',
+  'test/payments/faucet-cli.test.ts',
+  'test/mcp/hosted-conformance.test.ts',
+  'test/mcp/upstream.test.ts',
+  'test/payments/anvil-orphan.test.ts',
 ];
+
+/**
+ * The process suites start first, longest first: they mostly wait on other processes (npm install,
+ * restarts), so the in-process suites fill both cores meanwhile. Without this, a fresh clone (no
+ * timing cache) ordered files by size and started the 2-minute pack suite last.
+ */
+class ProcessSuitesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const i = PROCESS_SUITES.findIndex((p) => f.moduleId.endsWith(p));
+      return i === -1 ? PROCESS_SUITES.length : i;
+    };
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
+  }
+}
 
 const fast = process.env.SVC_TEST_TIER === 'fast';
 
@@ -32,6 +53,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: fast ? PROCESS_SUITES : [],
     globalSetup: ['test/helpers/global-setup.ts'],
+    sequence: { sequencer: ProcessSuitesFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // PGlite instances are heavy (≈0.5 GB each); two workers fit the 2-core CI machine.

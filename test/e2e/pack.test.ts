@@ -26,7 +26,10 @@ describe.skipIf(!registryAnswers)('the packed package installs by name and runs 
     expect(packed.status, packed.stderr).toBe(0);
     const tarball = path.join(work, packed.stdout.trim().split('\n').pop()!);
     const prefix = path.join(work, 'prefix');
-    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', tarball], { encoding: 'utf8', timeout: 600_000 });
+    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     expect(install.status, install.stderr.slice(-2000)).toBe(0);
     const bin = (name: string) => path.join(prefix, 'bin', name);
     // The packed files carry no tests or benches.
