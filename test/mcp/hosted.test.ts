@@ -156,6 +156,14 @@ describe('hosted MCP endpoint', () => {
     });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/exceeds \d+ bytes/);
+    // Sent chunked (no Content-Length): counted while read, refused the same way.
+    const chunked = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: new Blob([huge]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
   });
 
   it('a paid tool answers PaymentRequired; paid via _meta it works once, and a replayed payment is not charged again', async () => {
