@@ -2,7 +2,8 @@
 // `npm run build` (and `prepare`, so `npm install` / `npm ci` / `npm pack` run it): bundles the two
 // programs, cli/svc.ts and mcp/main.ts, and the Function sandbox's worker body into dist/ with esbuild
 // (our TypeScript only; packages stay external), so neither a start nor a new worker compiles
-// TypeScript. bin/*.mjs run dist/ when it is at least as new as every source file, and the sources
+// TypeScript; and the migrated PGlite data dir a first start loads instead of running initdb
+// (dist/pglite-template.tar.gz, ~5 s of the build). bin/*.mjs run dist/ when it is at least as new as every source file, and the sources
 // through tsx otherwise (a clone being edited never runs stale code).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,7 +34,7 @@ const common = {
 // The service keeps its packages external (PGlite and QuickJS load wasm files beside their modules).
 await esbuild.build({
   ...common,
-  entryPoints: { svc: 'cli/svc.ts', 'sandbox-worker': 'service/functions/sandbox-worker.ts' },
+  entryPoints: { svc: 'cli/svc.ts', 'sandbox-worker': 'service/functions/sandbox-worker.ts', 'pglite-template': 'service/db/pglite-template.ts' },
   outdir: 'dist',
   packages: 'external',
 });
@@ -46,5 +47,8 @@ await esbuild.build({
   outdir: 'dist/mcp',
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
 });
+// The migrated PGlite data dir a first start loads instead of running initdb (service/db/pglite-template.ts).
+const { writePgliteTemplate } = await import(path.join(root, 'dist', 'pglite-template.mjs'));
+await writePgliteTemplate(path.join(root, 'dist', 'pglite-template.tar.gz'));
 fs.writeFileSync(path.join(root, 'dist', 'build.json'), `${JSON.stringify({ sourceMtime, builtAt: new Date().toISOString() })}\n`);
 console.error(`build: dist/ in ${Date.now() - started} ms`);

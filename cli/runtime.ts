@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { Config } from '../service/config.js';
 import { openDb, type Database } from '../service/db/client.js';
+import { readPgliteTemplate } from '../service/db/pglite-template.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
+import { packagePath } from '../service/package-root.js';
 import { systemClock, type Clock, type Deps } from '../service/deps.js';
 import { createLogger, type Logger } from '../service/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
@@ -35,9 +37,19 @@ function tableReadSettings(config: Config): Record<string, string> {
   return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))), plan_cache_mode: 'force_custom_plan' };
 }
 
+/** Built with dist/ (bin/build.mjs); absent when the sources run without a build. */
+const PGLITE_TEMPLATE = packagePath('dist', 'pglite-template.tar.gz');
+
 /** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
 export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
-  const database = overrides.database ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolMax }));
+  const database =
+    overrides.database ??
+    (await openDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolMax: config.databasePoolMax,
+      template: () => readPgliteTemplate(PGLITE_TEMPLATE),
+    }));
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);

@@ -68,6 +68,11 @@ export interface OpenDbOptions {
   dataDir?: string;
   /** A `dumpDataDir()` tarball to start PGlite from (tests clone a migrated template this way). */
   loadDataDir?: Blob;
+  /**
+   * PGlite with `dataDir`: a migrated template (service/db/pglite-template.ts) that a first start on
+   * an empty directory loads instead of running initdb; ignored when the directory holds a database.
+   */
+  template?: () => Blob | undefined;
   migrate?: boolean;
   /** PostgreSQL: connections this node opens at most (default 10). */
   poolMax?: number;
@@ -119,7 +124,9 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     dir = path.join(options.dataDir, 'db');
     fs.mkdirSync(dir, { recursive: true });
   }
-  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
+  const fresh = dir !== undefined && !fs.existsSync(path.join(dir, 'PG_VERSION'));
+  const loadDataDir = options.loadDataDir ?? (fresh ? options.template?.() : undefined);
+  const client = await PGlite.create({ dataDir: dir, loadDataDir });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
   return {

@@ -1,11 +1,7 @@
 import fs from 'node:fs';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import type { TestProject } from 'vitest/node';
-import { MIGRATIONS_DIR } from '../../service/db/client.js';
+import { buildPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
 import { packagePath } from '../../service/package-root.js';
 
 /**
@@ -18,19 +14,10 @@ export default async function setup(project: TestProject): Promise<void> {
 }
 
 async function migratedTemplate(): Promise<string> {
-  const hash = createHash('sha256');
-  hash.update(JSON.parse(fs.readFileSync(packagePath('node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
-  for (const f of fs.readdirSync(MIGRATIONS_DIR, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
-    const file = path.join(f.parentPath, f.name);
-    hash.update(path.relative(MIGRATIONS_DIR, file)).update(fs.readFileSync(file));
-  }
   const dir = packagePath('node_modules/.cache/svc-tests');
-  const file = path.join(dir, `pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
+  const file = path.join(dir, `pglite-template-${templateKey().slice(0, 16)}.tar`);
   if (fs.existsSync(file)) return file;
-  const pg = await PGlite.create();
-  await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_DIR });
-  const dump = await pg.dumpDataDir('none');
-  await pg.close();
+  const dump = await buildPgliteTemplate('none');
   fs.mkdirSync(dir, { recursive: true });
   // Written aside and renamed: two runs starting together never read half a file.
   const partial = `${file}.${process.pid}`;
