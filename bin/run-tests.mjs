@@ -15,14 +15,16 @@ const fast = process.argv.includes('--fast');
 const extra = process.argv.slice(2).filter((a) => a !== '--fast');
 const env = { ...process.env };
 let failedChecks = 0;
+// tsc keeps what it learned between runs here: a re-run after a small edit takes ~6 s, not ~20 s.
+const incremental = (name) => ['--incremental', '--tsBuildInfoFile', `node_modules/.cache/tsc/${name}.tsbuildinfo`];
 if (fast) {
   env.SVC_TEST_TIER = 'fast';
   delete env.TEST_DATABASE_URL;
 } else {
   const checks = [
     ['lint and format (npm run lint)', ['--yes', BIOME, 'ci', '--error-on-warnings', '.']],
-    ['typecheck of the product, Node types only (npm run typecheck)', ['tsc', '--noEmit', '-p', '.']],
-    ['typecheck of tests, benchmarks and chaos scenarios', ['tsc', '--noEmit', '-p', 'tsconfig.test.json']],
+    ['typecheck of the product, Node types only (npm run typecheck)', ['tsc', '--noEmit', '-p', '.', ...incremental('product')]],
+    ['typecheck of tests, benchmarks and chaos scenarios', ['tsc', '--noEmit', '-p', 'tsconfig.test.json', ...incremental('tests')]],
   ];
   // The checks run side by side (two cores: the typechecks took ~23 s each in a row); each one's
   // output is printed whole when it ends.
