@@ -25,12 +25,21 @@ interface Job {
   resolve(outcome: SandboxOutcome): void;
   reject(e: Error): void;
   queuedAt: number;
+  /**
+   * The guest's clock: how long it has run outside host calls (ms), since when it runs (null while it
+   * waits for host calls or for its worker to start), and the host calls it waits for.
+   */
+  guestMs: number;
+  guestSince: number | null;
+  hostCallsPending: number;
 }
 
 interface Slot {
   worker: Worker;
   job: Job | null;
   timer?: NodeJS.Timeout;
+  /** Fires when the guest has run its CPU budget plus the grace period outside host calls. */
+  guestTimer?: NodeJS.Timeout;
   /** The worker loaded its sandbox; a worker that dies before that is respawned with a backoff. */
   ready: boolean;
   /** Waiting for a delayed respawn: takes no jobs. */
@@ -71,7 +80,7 @@ export class SandboxPool implements SandboxRunner {
     if (this.closed) return Promise.reject(new Error('sandbox pool is closed'));
     if (this.queue.length >= this.options.maxQueue) return Promise.reject(new SandboxBusyError('too many function invocations are waiting'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: ++this.nextId, input, host, limits, resolve, reject, queuedAt: Date.now() });
+      this.queue.push({ id: ++this.nextId, input, host, limits, resolve, reject, queuedAt: Date.now(), guestMs: 0, guestSince: null, hostCallsPending: 0 });
       this.pump();
     });
   }
@@ -100,14 +109,38 @@ export class SandboxPool implements SandboxRunner {
       }
       slot.job = job;
       slot.timer = setTimeout(() => this.kill(slot, job), wallMs + this.options.graceMs);
+      if (slot.ready) this.resumeGuest(slot, job);
       slot.worker.ref();
       slot.worker.postMessage({ type: 'run', id: job.id, input: job.input, limits: { ...job.limits, wallMs } } satisfies ToWorker);
     }
   }
 
+  /**
+   * The second watchdog. The worker stops a guest at its CPU budget from QuickJS's interrupt handler,
+   * but that handler is not called inside a long builtin (`new Array(1e5).fill(…)` in a loop) or a
+   * garbage collection near the memory limit: such a guest ran 8 s of CPU before QuickJS's own
+   * out-of-memory. Time outside host calls is the guest running (the worker does nothing else), so
+   * past its budget plus the grace period the worker is stopped, instead of holding it until the
+   * wall-clock deadline.
+   */
+  private resumeGuest(slot: Slot, job: Job): void {
+    job.guestSince = Date.now();
+    clearTimeout(slot.guestTimer);
+    const left = job.limits.cpuMs + this.options.graceMs - job.guestMs;
+    slot.guestTimer = setTimeout(() => this.kill(slot, job, 'cpu'), Math.max(0, left));
+  }
+
+  private pauseGuest(slot: Slot, job: Job): void {
+    clearTimeout(slot.guestTimer);
+    if (job.guestSince === null) return;
+    job.guestMs += Date.now() - job.guestSince;
+    job.guestSince = null;
+  }
+
   private finish(slot: Slot, job: Job, outcome: SandboxOutcome): void {
     if (slot.job !== job) return;
     clearTimeout(slot.timer);
+    clearTimeout(slot.guestTimer);
     slot.job = null;
     slot.worker.unref();
     job.resolve(outcome);
@@ -118,6 +151,8 @@ export class SandboxPool implements SandboxRunner {
     if (msg.type === 'ready') {
       slot.ready = true;
       this.startFailures = 0;
+      // A job posted while the worker was starting: its guest starts now.
+      if (job && job.guestSince === null && job.hostCallsPending === 0) this.resumeGuest(slot, job);
       return;
     }
     if (!job || msg.id !== job.id) return;
@@ -126,6 +161,10 @@ export class SandboxPool implements SandboxRunner {
       this.pump();
       return;
     }
+    if (job.hostCallsPending++ === 0) this.pauseGuest(slot, job);
+    const backToGuest = () => {
+      if (slot.job === job && --job.hostCallsPending === 0) this.resumeGuest(slot, job);
+    };
     const call: Promise<string | boolean | null | undefined> =
       msg.op === 'get'
         ? job.host.memoryGet(msg.key)
@@ -135,8 +174,10 @@ export class SandboxPool implements SandboxRunner {
     call.then(
       (value) => {
         if (slot.job === job) slot.worker.postMessage({ type: 'host-result', id: job.id, callId: msg.callId, ok: true, value } satisfies ToWorker);
+        backToGuest();
       },
       (e: unknown) => {
+        backToGuest();
         if (slot.job === job) {
           slot.worker.postMessage({
             type: 'host-result',
@@ -151,13 +192,16 @@ export class SandboxPool implements SandboxRunner {
   }
 
   /** The watchdog: the worker overran its deadline by the grace period; stop it and start a fresh one. */
-  private kill(slot: Slot, job: Job): void {
+  private kill(slot: Slot, job: Job, overran: 'wall' | 'cpu' = 'wall'): void {
     if (slot.job !== job) return;
     const wallMs = Date.now() - job.queuedAt;
     this.finish(slot, job, {
       ok: false,
       reason: 'timeout',
-      message: `the function overran its limits (${job.limits.cpuMs} ms CPU, ${job.limits.wallMs} ms in all) and its sandbox was stopped`,
+      message:
+        overran === 'cpu'
+          ? `the function ran past its ${job.limits.cpuMs} ms CPU budget inside a builtin or garbage collection, where it cannot be interrupted, and its sandbox was stopped`
+          : `the function overran its limits (${job.limits.cpuMs} ms CPU, ${job.limits.wallMs} ms in all) and its sandbox was stopped`,
       cpuMs: wallMs,
       wallMs,
       hostCalls: 0,
