@@ -45,8 +45,12 @@ export async function startNode(databaseUrl: string, env: Record<string, string>
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
+      // SIGTERM: the node stops its dev chain too (a SIGKILL left each node's anvil running for good,
+      // its data folder removed below). SIGKILL only if it does not exit.
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
+      clearTimeout(timer);
     }
     if (ownDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   };
