@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DatasetListResponseSchema } from '../../shared/account-api/datasets.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { createApiRouter, errorResponses, securityFor, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from '../sites/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
 import { listDatasets } from './datasets.js';
@@ -19,7 +19,7 @@ const listDatasetsRoute = createRoute({
   security: securityFor('svc.data.read'),
   request: { params: SiteIdParam },
   responses: {
-    200: { description: 'The datasets of the site', content: { 'application/json': { schema: DatasetListResponseSchema } } },
+    200: jsonResponse(DatasetListResponseSchema, 'The datasets of the site'),
     ...errorResponses(401, 403, 404, 429),
   },
 });

@@ -18,7 +18,7 @@ import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
-import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import {
   createFunction,
   deleteFunction,
@@ -33,7 +33,6 @@ import { assertInvokeCredential, invokeFunction } from './invoke.js';
 
 const FunctionIdParam = z.object({ functionId: z.string().min(1).describe('Function identifier') });
 const SlugParam = z.object({ slug: z.string().min(1).max(63).describe('Function slug') });
-const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
 /** Only personal keys may invoke (checked before the body is read). */
 const personalKeyOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -58,7 +57,7 @@ const listFunctionsRoute = createRoute({
   summary: 'List owned Functions',
   security: securityFor('svc.functions.read'),
   request: { query: FunctionListQuerySchema },
-  responses: { 200: json(FunctionListResponseSchema, 'Functions of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
+  responses: { 200: jsonResponse(FunctionListResponseSchema, 'Functions of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
 });
 
 const createFunctionRoute = createRoute({
@@ -69,8 +68,8 @@ const createFunctionRoute = createRoute({
   description:
     'Creates a Function with `code` as its draft (not yet live: publish it). The code must compile as an ES module whose default export is the handler. `allowUserInvoke` (default false) opens the live version to other accounts’ personal keys.',
   security: securityFor('svc.functions.write'),
-  request: { body: { required: true, content: { 'application/json': { schema: CreateFunctionBodySchema } } } },
-  responses: { 201: json(FunctionResponseSchema, 'Created'), ...errorResponses(400, 401, 403, 409, 413, 429) },
+  request: { body: jsonBody(CreateFunctionBodySchema) },
+  responses: { 201: jsonResponse(FunctionResponseSchema, 'Created'), ...errorResponses(400, 401, 403, 409, 413, 429) },
 });
 
 const invokeFunctionRoute = createRoute({
@@ -81,9 +80,9 @@ const invokeFunctionRoute = createRoute({
   description:
     'Runs the live version of the Function in a fresh QuickJS sandbox. Personal API keys only (OAuth tokens: 403). Another account’s Function must be live with `allowUserInvoke`; otherwise 404. Request bodies over 128 KiB: 413. Response content over 256 KiB is cut and `response.truncated` is true. A failing Function (throw, timeout, out of memory, invalid return) answers 502 `function_failed` with `details.reason`.',
   security: [{ personalKey: ['svc.functions.invoke'] }],
-  request: { params: SlugParam, body: { required: true, content: { 'application/json': { schema: InvokeFunctionBodySchema } } } },
+  request: { params: SlugParam, body: jsonBody(InvokeFunctionBodySchema) },
   responses: {
-    200: json(InvokeFunctionResponseSchema, 'The Function ran; its response is in `response`'),
+    200: jsonResponse(InvokeFunctionResponseSchema, 'The Function ran; its response is in `response`'),
     ...errorResponses(400, 401, 403, 404, 413, 429, 502),
   },
 });
@@ -95,7 +94,7 @@ const getFunctionRoute = createRoute({
   summary: 'Get an owned Function',
   security: securityFor('svc.functions.read'),
   request: { params: FunctionIdParam },
-  responses: { 200: json(FunctionResponseSchema, 'The Function'), ...errorResponses(401, 403, 404, 429) },
+  responses: { 200: jsonResponse(FunctionResponseSchema, 'The Function'), ...errorResponses(401, 403, 404, 429) },
 });
 
 const deleteFunctionRoute = createRoute({
@@ -106,7 +105,7 @@ const deleteFunctionRoute = createRoute({
   description: 'Removes the Function, its secrets and every caller’s SVC_MEMORY; the slug becomes free.',
   security: securityFor('svc.functions.write'),
   request: { params: FunctionIdParam },
-  responses: { 200: json(DeleteFunctionResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
+  responses: { 200: jsonResponse(DeleteFunctionResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
 });
 
 const replaceDraftRoute = createRoute({
@@ -116,8 +115,8 @@ const replaceDraftRoute = createRoute({
   summary: 'Replace draft code',
   description: 'Refused with 409 `function_has_secrets` when the Function has configured secrets (change it in the dashboard).',
   security: securityFor('svc.functions.write'),
-  request: { params: FunctionIdParam, body: { required: true, content: { 'application/json': { schema: ReplaceDraftBodySchema } } } },
-  responses: { 200: json(FunctionResponseSchema, 'Draft replaced'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+  request: { params: FunctionIdParam, body: jsonBody(ReplaceDraftBodySchema) },
+  responses: { 200: jsonResponse(FunctionResponseSchema, 'Draft replaced'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
 });
 
 const publishFunctionRoute = createRoute({
@@ -128,7 +127,7 @@ const publishFunctionRoute = createRoute({
   description: 'The draft becomes the live version that invoke runs. Refused with 409 `function_has_secrets` when the Function has configured secrets.',
   security: securityFor('svc.functions.write'),
   request: { params: FunctionIdParam },
-  responses: { 200: json(FunctionResponseSchema, 'Published'), ...errorResponses(401, 403, 404, 409, 429) },
+  responses: { 200: jsonResponse(FunctionResponseSchema, 'Published'), ...errorResponses(401, 403, 404, 409, 429) },
 });
 
 const setAccessRoute = createRoute({
@@ -138,8 +137,8 @@ const setAccessRoute = createRoute({
   summary: 'Set svc-user access',
   description: 'allowUserInvoke: true lets other accounts’ personal keys (scope svc.functions.invoke) invoke the live version.',
   security: securityFor('svc.functions.write'),
-  request: { params: FunctionIdParam, body: { required: true, content: { 'application/json': { schema: FunctionAccessBodySchema } } } },
-  responses: { 200: json(FunctionResponseSchema, 'Access set'), ...errorResponses(400, 401, 403, 404, 429) },
+  request: { params: FunctionIdParam, body: jsonBody(FunctionAccessBodySchema) },
+  responses: { 200: jsonResponse(FunctionResponseSchema, 'Access set'), ...errorResponses(400, 401, 403, 404, 429) },
 });
 
 /** Account API: `/api/v1/functions…` (mounted under /api/v1). */

@@ -26,12 +26,16 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: 'Internal failure; details are not exposed',
 };
 
+/** A JSON response of a route: its schema and what it means. */
+export const jsonResponse = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+/** A route's required JSON request body. */
+export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
 /** The error responses of a route, all with the shared envelope. */
 export function errorResponses(...statuses: number[]) {
-  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorBodySchema } } }> = {};
-  for (const s of [...statuses, 500]) {
-    out[s] = { description: ERROR_DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorBodySchema } } };
-  }
+  const out: Record<number, ReturnType<typeof jsonResponse<typeof ErrorBodySchema>>> = {};
+  for (const s of [...statuses, 500]) out[s] = jsonResponse(ErrorBodySchema, ERROR_DESCRIPTIONS[s] ?? 'Error');
   return out;
 }
 

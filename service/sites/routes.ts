@@ -13,13 +13,12 @@ import {
 } from '../../shared/account-api/sites.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from './owner.js';
 import { publishSite } from './publish.js';
 import { changeSiteAccess, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
 
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
-const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
 const listSitesRoute = createRoute({
   method: 'get',
@@ -28,7 +27,7 @@ const listSitesRoute = createRoute({
   summary: 'List Sites',
   security: securityFor('svc.sites.read'),
   request: { query: SiteListQuerySchema },
-  responses: { 200: json(SiteListResponseSchema, 'Sites of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
+  responses: { 200: jsonResponse(SiteListResponseSchema, 'Sites of the account, newest first'), ...errorResponses(400, 401, 403, 429) },
 });
 
 const publishSiteRoute = createRoute({
@@ -38,10 +37,10 @@ const publishSiteRoute = createRoute({
   summary: 'Publish a new HTML Site',
   description: 'Idempotent per requestId: a repeat answers the first result (200, replayed: true) and creates nothing.',
   security: securityFor('svc.publish'),
-  request: { body: { required: true, content: { 'application/json': { schema: PublishSiteBodySchema } } } },
+  request: { body: jsonBody(PublishSiteBodySchema) },
   responses: {
-    201: json(PublishSiteResponseSchema, 'Published'),
-    200: json(PublishSiteResponseSchema, 'Replay of an earlier request with the same requestId'),
+    201: jsonResponse(PublishSiteResponseSchema, 'Published'),
+    200: jsonResponse(PublishSiteResponseSchema, 'Replay of an earlier request with the same requestId'),
     ...errorResponses(400, 401, 403, 409, 413, 429),
   },
 });
@@ -53,7 +52,7 @@ const getSiteRoute = createRoute({
   summary: 'Site details',
   security: securityFor('svc.sites.read'),
   request: { params: SiteIdParam },
-  responses: { 200: json(SiteResponseSchema, 'The site'), ...errorResponses(401, 403, 404, 429) },
+  responses: { 200: jsonResponse(SiteResponseSchema, 'The site'), ...errorResponses(401, 403, 404, 429) },
 });
 
 const changeSiteAccessRoute = createRoute({
@@ -63,8 +62,8 @@ const changeSiteAccessRoute = createRoute({
   summary: 'Change visibility or password',
   description: 'A password makes the site private (served after a password prompt); making it public removes the password; null removes it.',
   security: securityFor('svc.sites.write'),
-  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: SiteAccessBodySchema } } } },
-  responses: { 200: json(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
+  request: { params: SiteIdParam, body: jsonBody(SiteAccessBodySchema) },
+  responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
 });
 
 const deleteSiteRoute = createRoute({
@@ -75,7 +74,7 @@ const deleteSiteRoute = createRoute({
   description: 'Removes the site, its files, Tables and datasets.',
   security: securityFor('svc.sites.write'),
   request: { params: SiteIdParam },
-  responses: { 200: json(DeleteSiteResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
+  responses: { 200: jsonResponse(DeleteSiteResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
 });
 
 const readSiteContentRoute = createRoute({
@@ -86,7 +85,7 @@ const readSiteContentRoute = createRoute({
   description: 'Text files of the site. Repeat `path` to pick files; with none, every text file (up to 5 MiB) is returned.',
   security: securityFor('svc.sites.read'),
   request: { params: SiteIdParam, query: SiteContentQuerySchema },
-  responses: { 200: json(SiteContentResponseSchema, 'Text content'), ...errorResponses(400, 401, 403, 404, 415, 429) },
+  responses: { 200: jsonResponse(SiteContentResponseSchema, 'Text content'), ...errorResponses(400, 401, 403, 404, 415, 429) },
 });
 
 /** Account API: `/api/v1/sites…` (mounted under /api/v1). */

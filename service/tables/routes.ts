@@ -3,13 +3,12 @@ import { z } from 'zod';
 import { CreateTableBodySchema, CreateTableResponseSchema, TableListResponseSchema } from '../../shared/tables/schema.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from '../sites/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
 import { createTable, listSiteTables, recordCounts, toTableView } from './tables.js';
 
 const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
-const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
 const listTablesRoute = createRoute({
   method: 'get',
@@ -19,7 +18,7 @@ const listTablesRoute = createRoute({
   description: 'Tables of the site (kind "table"; datasets are listed by /datasets), oldest first, with exact record counts.',
   security: securityFor('svc.data.read'),
   request: { params: SiteIdParam },
-  responses: { 200: json(TableListResponseSchema, 'The tables'), ...errorResponses(401, 403, 404, 429) },
+  responses: { 200: jsonResponse(TableListResponseSchema, 'The tables'), ...errorResponses(401, 403, 404, 429) },
 });
 
 const createTableRoute = createRoute({
@@ -30,8 +29,8 @@ const createTableRoute = createRoute({
   description:
     'Creates a Table and its Table API at `{site_host}/api/data/<site_slug>/<slug>`. The response carries `writeKey` once; only its hash is stored. Not idempotent: a retry after a lost answer can create a second table (with a suffixed slug when the slug was derived).',
   security: securityFor('svc.data.write'),
-  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: CreateTableBodySchema } } } },
-  responses: { 201: json(CreateTableResponseSchema, 'Created; writeKey is shown only here'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+  request: { params: SiteIdParam, body: jsonBody(CreateTableBodySchema) },
+  responses: { 201: jsonResponse(CreateTableResponseSchema, 'Created; writeKey is shown only here'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
 });
 
 /** Account API: `/api/v1/sites/:siteId/tables` (mounted under /api/v1). */

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { UsageResponseSchema } from '../../shared/account-api/usage.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { createApiRouter, errorResponses, securityFor } from '../http/openapi.js';
+import { createApiRouter, errorResponses, securityFor, jsonResponse } from '../http/openapi.js';
 import { accountUsage } from './usage.js';
 
 const usageRoute = createRoute({
@@ -12,7 +12,7 @@ const usageRoute = createRoute({
   summary: 'Account usage and limits',
   security: securityFor('svc.usage.read'),
   responses: {
-    200: { description: 'Usage counters and the limits that apply', content: { 'application/json': { schema: UsageResponseSchema } } },
+    200: jsonResponse(UsageResponseSchema, 'Usage counters and the limits that apply'),
     ...errorResponses(401, 403, 429),
   },
 });
