@@ -160,12 +160,8 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     const { table } = await open(c, 'PATCH', 'write');
     const body = await readJson(c);
     onlyKeys(body, ['fields'], 'send {fields}');
-    if (typeof body.fields !== 'object' || body.fields === null || Array.isArray(body.fields)) {
-      throw new AppError('validation_failed', 'invalid body: fields: expected an object of the fields to change', {
-        issues: [{ field: 'fields', message: 'expected an object' }],
-      });
-    }
-    return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), body.fields) });
+    const fields = objectIn(body.fields, 'fields', 'fields: expected an object of the fields to change');
+    return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), fields) });
   });
 
   r.put(`${base}/:recordId`, async (c) => {
@@ -251,28 +247,23 @@ function insertBody(body: Record<string, unknown>): { record: Record<string, unk
       throw new AppError('validation_failed', 'invalid body: records: expected an array', { issues: [{ field: 'records', message: 'expected an array' }] });
     return { records: body.records };
   }
-  if (typeof body.record !== 'object' || body.record === null || Array.isArray(body.record)) {
-    throw new AppError('validation_failed', 'invalid body: record: expected an object of field name to value', {
-      issues: [{ field: 'record', message: 'expected an object' }],
-    });
-  }
-  return { record: body.record as Record<string, unknown> };
+  return { record: objectIn(body.record, 'record', 'record: expected an object of field name to value') };
 }
 
 /** A PUT body: the complete new record, as `record` (or `fields`, not both). */
 function replacementRecord(body: Record<string, unknown>): Record<string, unknown> {
   onlyKeys(body, ['record', 'fields'], 'send {record}: the complete new record');
-  const record = body.record ?? body.fields;
   if ('record' in body && 'fields' in body)
     throw new AppError('validation_failed', 'invalid body: send record or fields, not both', {
       issues: [{ field: 'fields', message: 'send record or fields, not both' }],
     });
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-    throw new AppError('validation_failed', 'invalid body: record: expected the complete record as an object', {
-      issues: [{ field: 'record', message: 'expected an object' }],
-    });
-  }
-  return record as Record<string, unknown>;
+  return objectIn(body.record ?? body.fields, 'record', 'record: expected the complete record as an object');
+}
+
+/** `value` when it is a plain object; else a 400 naming `field` (`problem` says what was expected). */
+function objectIn(value: unknown, field: string, problem: string): Record<string, unknown> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  throw new AppError('validation_failed', `invalid body: ${problem}`, { issues: [{ field, message: 'expected an object' }] });
 }
 
 function renamePrefix(e: unknown, from: string, to: string): unknown {
