@@ -94,6 +94,17 @@ describe.each(dbKinds())('Table API records (%s)', (kind) => {
     expect(put.body.error.details.issues).toEqual([{ field: 'record.title', message: 'required' }]);
     expect((await send('POST', t.path, { title: 'bare' })).status).toBe(400);
     expect((await send('POST', t.path, {})).status).toBe(400);
+    // A value that is not an object where an object belongs: 400 naming the field and what was expected.
+    const notObjects = [
+      [await send('POST', t.path, { record: ['Chair'] }), 'record', 'invalid body: record: expected an object of field name to value'],
+      [await send('PATCH', `${t.path}/${id}`, { fields: 'price=1' }), 'fields', 'invalid body: fields: expected an object of the fields to change'],
+      [await send('PUT', `${t.path}/${id}`, { record: null }), 'record', 'invalid body: record: expected the complete record as an object'],
+    ] as const;
+    for (const [res, field, message] of notObjects) {
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toBe(message);
+      expect(res.body.error.details.issues).toEqual([{ field, message: 'expected an object' }]);
+    }
     const notJson = await h.fetch(t.path, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: '{oops' });
     expect(notJson.status).toBe(400);
     expect((await getJson(h, `${t.path}/${id}`)).body.record.fields).toEqual({ title: 'Chair', price: 5 });
