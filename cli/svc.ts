@@ -62,11 +62,14 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
   }
 }
 
+/** A secret read from stdin (never from the command line, where it would be seen), without its one trailing newline. */
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('secret value (end with Ctrl-D): ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 function print(value: unknown): void {
@@ -99,16 +102,13 @@ interface Invocation {
   need(name: 'email' | 'id' | 'site' | 'path' | 'file' | 'function' | 'name'): string;
 }
 
-const secretValue = async (i: Invocation) => i.values.value ?? (await readStdin()).replace(/\r?\n$/, '');
-
 /** Every command, by its first two words (faucet by its first: its other words are arguments). */
 const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
   serve: async (i) => (await import('./serve.js')).serveCommand(i.config),
   faucet: async (i) => print(await faucet(i)),
   'payments reconcile': async (i) => print(await runOperation(i.config, 'x402.reconcile', {})),
   'account create': async (i) => print(await runOperation(i.config, 'account.create', { email: i.need('email') })),
-  'account password': async (i) =>
-    print(await runOperation(i.config, 'account.password', { email: i.need('email'), password: (await readStdin()).replace(/\r?\n$/, '') })),
+  'account password': async (i) => print(await runOperation(i.config, 'account.password', { email: i.need('email'), password: await readStdin() })),
   'key create': createKey,
   'key list': async (i) => print(await runOperation(i.config, 'key.list', { email: i.need('email') })),
   'key revoke': async (i) => print(await runOperation(i.config, 'key.revoke', { email: i.need('email'), keyId: i.need('id') })),
@@ -157,7 +157,7 @@ async function functionSecret(i: Invocation): Promise<unknown> {
   const name = i.need('name');
   if (subAction === 'delete') return runOperation(i.config, 'function.secret.delete', { email: i.need('email'), function: fn, name });
   if (subAction !== 'set') throw new CliError('use: svc-agent-host function secret set|list|delete …');
-  return runOperation(i.config, 'function.secret.set', { email: i.need('email'), function: fn, name, value: await secretValue(i) });
+  return runOperation(i.config, 'function.secret.set', { email: i.need('email'), function: fn, name, value: i.values.value ?? (await readStdin()) });
 }
 
 export async function main(argv: string[]): Promise<void> {
