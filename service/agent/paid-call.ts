@@ -136,22 +136,19 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     if (earlier.kind === 'retry') continue;
     const { redeemed } = earlier;
 
-    // 3. Free checks (ownership, input rules, quotas): a 4xx here costs nothing.
-    const call = { deps, wallet: p.wallet, params: req.params, input: req.input };
-    const state = await req.handler.check?.(call);
-
-    // 4. What only the chain knows (balance, nonce unused there).
+    // 3–4. Free checks (ownership, input rules, quotas: a 4xx here costs nothing), then what only the
+    // chain knows (balance, nonce unused there).
     const collect = p.amount > 0n && redeemed === undefined;
-    if (collect) {
-      try {
+    let state: unknown;
+    try {
+      state = await req.handler.check?.({ deps, wallet: p.wallet, params: req.params, input: req.input });
+      if (collect) {
         await verifyOnChain(deps, p.verified, p.wallet);
         deps.metrics.payments.inc({ outcome: 'verified' });
-      } catch (err) {
-        // A concurrent attempt of this same payment (on this node or another) may have claimed and
-        // settled it since step 1: the chain then sees its nonce used. Answer as that attempt's replay.
-        if (await findPayment(deps.db, p.key.payer, p.key.nonce)) continue;
-        throw err;
       }
+    } catch (err) {
+      if (redeemed === undefined && (await claimedMeanwhile(deps, p))) continue;
+      throw err;
     }
 
     // 5. Claim the nonce (and the Idempotency-Key) before any work.
@@ -172,6 +169,16 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     return settleWorkedCall(deps, p.key, p.verified, p.attempt, {});
   }
   throw new AppError('conflict', 'this payment is being processed concurrently; retry');
+}
+
+/**
+ * Whether a concurrent attempt of this same payment, or of this Idempotency-Key (on this node or
+ * another), claimed it since step 1. Its work may then be what made the check refuse (the app name
+ * taken), or the chain see the nonce used: the next round answers as that attempt's replay.
+ */
+async function claimedMeanwhile(deps: Deps, p: AcceptedPayment): Promise<boolean> {
+  if (await findPayment(deps.db, p.key.payer, p.key.nonce)) return true;
+  return p.idemKey !== undefined && (await findIdempotency(deps.db, p.wallet, p.idemKey)) !== undefined;
 }
 
 /** A payment header decoded and its signature checked (offline, and on chain for a smart account), with what the call needs of it. */

@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { AGENT_ACTIONS } from '../../shared/agent-api/catalogue.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { usdcToAtomic } from '../../shared/money.js';
+import { agentHandlers } from '../../service/agent-handlers.js';
 import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -297,6 +298,60 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     const counted = (outcome: string) => h.deps.metrics.payments.get().then((m) => m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0);
     expect(await counted('replayed')).toBeGreaterThanOrEqual(1);
     expect(await counted('settled')).toBeGreaterThanOrEqual(1);
+  });
+
+  it.each([
+    ['the same payment', false],
+    ['the same Idempotency-Key with a new payment', true],
+  ])('a retry (%s) whose free check ran after the first attempt created the app gets the first answer, not 409 slug_taken', async (_, keyed) => {
+    // The retry passes steps 1–2 (no payment row, no key yet), then runs the action's free check; the
+    // first attempt meanwhile claims, creates the app and settles, so the check sees the name taken.
+    // Seen across nodes; made deterministic here by holding both checks.
+    const payer = await fundedWallet(h, 100_000n);
+    const before = await balances(payer.address);
+    const name = `late-check-${keyed ? 'key' : 'pay'}-${kind}`;
+    const signed = async () => xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const idem: Record<string, string> = keyed ? { 'Idempotency-Key': `late-check-${kind}` } : {};
+    const firstHeader = { ...(await signed()), ...idem };
+    const retryHeader = keyed ? { ...(await signed()), ...idem } : firstHeader;
+    const action = 'x402.create_app_from_html';
+    const real = agentHandlers[action]!;
+    // The first check waits until the retry's check started; the retry's waits until the first answered.
+    let firstDone!: () => void;
+    const firstAnswered = new Promise<void>((r) => (firstDone = r));
+    let firstChecking!: () => void;
+    const firstChecks = new Promise<void>((r) => (firstChecking = r));
+    let retryChecking!: () => void;
+    const retryChecks = new Promise<void>((r) => (retryChecking = r));
+    let checks = 0;
+    agentHandlers[action] = {
+      ...real,
+      check: async (call) => {
+        if (++checks === 1) {
+          firstChecking();
+          await retryChecks;
+        } else {
+          retryChecking();
+          await firstAnswered;
+        }
+        return real.check?.(call);
+      },
+    };
+    try {
+      const send = (header: Record<string, string>) => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name, html: html('late') }, header));
+      const first = send(firstHeader);
+      await firstChecks; // the retry is sent once the first is in its check
+      const retry = send(retryHeader);
+      const firstRes = await first;
+      firstDone();
+      const retryRes = await retry;
+      expect([firstRes.status, retryRes.status]).toEqual([201, 201]);
+      expect((await retryRes.json()).app.appId).toBe((await firstRes.json()).app.appId);
+      expect(retryRes.headers.get('x-svc-replayed')).toBe('true');
+    } finally {
+      agentHandlers[action] = real;
+    }
+    expect((await balances(payer.address)).payer).toBe(before.payer - PRICE);
   });
 
   it('an Idempotency-Key reused with a different body is a 409 and costs nothing', async () => {
