@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../service/config.js';
 import { openDb, type Database } from '../service/db/client.js';
-import { readPgliteTemplate } from '../service/db/pglite-template.js';
+import { unpackPgliteTemplate } from '../service/db/pglite-template.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
 import { packagePath } from '../service/package-root.js';
 import { systemClock, type Clock, type Deps } from '../service/deps.js';
@@ -48,7 +48,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolMax: config.databasePoolMax,
-      template: () => readPgliteTemplate(PGLITE_TEMPLATE),
+      template: (dir) => unpackPgliteTemplate(PGLITE_TEMPLATE, dir),
     }));
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);

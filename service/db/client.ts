@@ -69,10 +69,11 @@ export interface OpenDbOptions {
   /** A `dumpDataDir()` tarball to start PGlite from (tests clone a migrated template this way). */
   loadDataDir?: Blob;
   /**
-   * PGlite with `dataDir`: a migrated template (service/db/pglite-template.ts) that a first start on
-   * an empty directory loads instead of running initdb; ignored when the directory holds a database.
+   * PGlite with `dataDir`: fills the database directory, absent or empty, with a migrated template
+   * (service/db/pglite-template.ts) instead of initdb; false when there is none for this build. Not
+   * called when the directory holds a database.
    */
-  template?: () => Blob | undefined;
+  template?: (dir: string) => boolean;
   migrate?: boolean;
   /** PostgreSQL: connections this node opens at most (default 10). */
   poolMax?: number;
@@ -119,14 +120,10 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     };
   }
   if (databaseUrl) throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got "${databaseUrl.split(':')[0]}:…")`);
-  let dir: string | undefined;
-  if (options.dataDir) {
-    dir = path.join(options.dataDir, 'db');
-    fs.mkdirSync(dir, { recursive: true });
-  }
-  const fresh = dir !== undefined && !fs.existsSync(path.join(dir, 'PG_VERSION'));
-  const loadDataDir = options.loadDataDir ?? (fresh ? options.template?.() : undefined);
-  const client = await PGlite.create({ dataDir: dir, loadDataDir });
+  const dir = options.dataDir === undefined ? undefined : path.join(options.dataDir, 'db');
+  if (dir !== undefined && !options.loadDataDir && isEmptyDir(dir)) options.template?.(dir);
+  if (dir !== undefined) fs.mkdirSync(dir, { recursive: true });
+  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
   return {
@@ -144,6 +141,14 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
       if (!client.closed) await client.close();
     },
   };
+}
+
+function isEmptyDir(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir).length === 0;
+  } catch {
+    return true; // absent
+  }
 }
 
 /**

@@ -1,19 +1,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openDb, rowsOf } from '../../service/db/client.js';
-import { readPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
+import { extractDataDir, unpackPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
 
 // A first start on an empty SVC_DATA_DIR loads the migrated template instead of running initdb.
 describe('the PGlite first-start template', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pglite-template-'));
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
   let offered = 0;
-  const template = () => {
+  const template = (dir: string) => {
     offered++;
-    return new Blob([fs.readFileSync(inject('pgliteTemplate'))]);
+    extractDataDir(fs.readFileSync(inject('pgliteTemplate')), dir);
+    return true;
   };
 
   it('an empty data dir starts from the template, keeps what is written, and later starts ignore it', async () => {
@@ -31,14 +33,36 @@ describe('the PGlite first-start template', () => {
     await again.close();
   });
 
+  it('a start killed while unpacking leaves no half-written database: the next start unpacks again', async () => {
+    const dataDir = path.join(root, 'killed');
+    const dir = path.join(dataDir, 'db');
+    fs.mkdirSync(`${dir}.unpacking/base`, { recursive: true }); // what a kill halfway leaves
+    fs.writeFileSync(`${dir}.unpacking/base/half`, 'x');
+    const db = await openDb({ dataDir, template });
+    expect(fs.existsSync(`${dir}.unpacking`)).toBe(false);
+    expect(rowsOf(await db.db.execute(sql`select key from settings`))).toEqual([]);
+    await db.close();
+  });
+
   it('is used only by the migrations and PGlite version it was built for', () => {
-    const file = path.join(root, 'pglite-template.tar.gz');
-    fs.writeFileSync(file, 'not read unless the key matches');
+    const file = path.join(root, 'pglite-template.tar');
+    fs.copyFileSync(inject('pgliteTemplate'), file);
+    const dir = path.join(root, 'keyed', 'db');
     fs.writeFileSync(`${file}.json`, JSON.stringify({ key: 'built-for-other-migrations' }));
-    expect(readPgliteTemplate(file)).toBeUndefined();
-    fs.writeFileSync(`${file}.json`, JSON.stringify({ key: templateKey() }));
-    expect(readPgliteTemplate(file)?.size).toBe('not read unless the key matches'.length);
+    expect(unpackPgliteTemplate(file, dir)).toBe(false);
     fs.rmSync(`${file}.json`);
-    expect(readPgliteTemplate(file)).toBeUndefined();
+    expect(unpackPgliteTemplate(file, dir)).toBe(false);
+    expect(fs.existsSync(dir)).toBe(false);
+    fs.writeFileSync(`${file}.json`, JSON.stringify({ key: templateKey() }));
+    expect(unpackPgliteTemplate(file, dir)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+  });
+
+  it('the shipped, gzipped template unpacks too', () => {
+    const gz = path.join(root, 'template.tar.gz');
+    fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(inject('pgliteTemplate')), { level: 1 }));
+    const dir = path.join(root, 'gz', 'db');
+    extractDataDir(fs.readFileSync(gz), dir);
+    expect(fs.readdirSync(dir)).toEqual(expect.arrayContaining(['PG_VERSION', 'base', 'global', 'pg_wal']));
   });
 });
