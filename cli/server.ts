@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { drainable, outliveClientKeepAlive } from '../shared/http-server.js';
+import { drainable, listen, outliveClientKeepAlive } from '../shared/http-server.js';
 import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js';
 import { DEFAULT_PASSWORD_HASH_COST } from '../service/auth/passwords.js';
 import { buildApp } from '../service/app.js';
+import { withSiteFastPath } from '../service/sites/fast-path.js';
 import type { Config } from '../service/config.js';
 import type { AppEnv } from '../service/http/env.js';
 import { startHousekeeping } from '../service/housekeeping/housekeeping.js';
@@ -49,9 +51,9 @@ export async function startService(config: Config, options: StartServiceOptions 
   let stopping = false;
   const app = buildApp(runtime.deps, { adminToken, isStopping: () => stopping });
   await options.mount?.(app, runtime);
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
-  });
+  // Cached files of public sites are answered before the app (service/sites/fast-path.ts).
+  const server = createServer(withSiteFastPath(runtime.deps, getRequestListener(app.fetch, { hostname: config.host })));
+  await listen(server, config.port, config.host);
   outliveClientKeepAlive(server);
   const requests = drainable(server);
   const { port } = server.address() as AddressInfo;

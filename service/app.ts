@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { Hono, type MiddlewareHandler } from 'hono';
-import { routePath } from 'hono/route';
+import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { publicCors } from './http/cors.js';
 import { adminRoutes } from './admin/routes.js';
@@ -13,6 +11,7 @@ import { AppError } from './http/app-error.js';
 import { requireJsonBody } from './http/json-body.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
+import { requestLog } from './http/request-log.js';
 import { healthRoutes } from './http/health.js';
 import { createApiRouter } from './http/openapi.js';
 import { datasetRoutes } from './datasets/routes.js';
@@ -71,26 +70,6 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => respondWithError(c, err, deps.log));
   return app;
-}
-
-/** Request id (kept from `x-request-id` when well-formed), metrics by route pattern, one access log line. */
-function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const incoming = c.req.header('x-request-id');
-    const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
-    c.set('requestId', requestId);
-    const started = performance.now();
-    await next();
-    c.res.headers.set('x-request-id', requestId);
-    const ms = performance.now() - started;
-    // The pattern of the handler that answered (bounded labels); a middleware that answered (sites on
-    // their own host, CORS preflights) or no route at all gives its own pattern, e.g. `*`.
-    const route = routePath(c);
-    deps.metrics.httpRequests.inc({ method: c.req.method, route, status: c.res.status });
-    deps.metrics.httpDuration.observe({ method: c.req.method, route }, ms / 1000);
-    // One access line per request at the default level (SVC_LOG_LEVEL=warn turns it off).
-    deps.log.info('request', { method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(ms * 10) / 10, requestId });
-  };
 }
 
 /** CORS and the body-size limit of everything under /api. */

@@ -1,5 +1,16 @@
 import type { Server, ServerResponse } from 'node:http';
 
+/** Listens; rejects with the error (the port taken, say) instead of leaving it unhandled. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
 /**
  * An idle kept-alive connection must be closed by the client (or the load balancer in front), not
  * by the server: Node's 5 s default raced clients that reuse a socket just as the server drops it

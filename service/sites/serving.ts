@@ -59,7 +59,7 @@ async function loadFile(deps: Deps, site: CachedSite, path: string): Promise<Cac
 }
 
 /** Candidate files for a request path: `a/` → a/index.html; `a` → a, a.html, a/index.html. */
-function candidates(site: CachedSite, rawPath: string): string[] {
+export function candidates(site: CachedSite, rawPath: string): string[] {
   let p: string;
   try {
     p = decodeURIComponent(rawPath);
@@ -115,19 +115,26 @@ async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mou
   return htmlResponse(c, 404, notFoundPage(`The site "${slug}" has no file at /${rest}.`), mount);
 }
 
-async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: CachedFile, mount: Mount): Promise<Response> {
-  const etag = `"${file.sha256.slice(0, 32)}"`;
+/** The headers of a file's answer (a 304 sends the same, without content-length). */
+export function fileHeaders(site: CachedSite, file: CachedFile, pathMode: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': file.contentType,
-    etag,
+    etag: `"${file.sha256.slice(0, 32)}"`,
     'cache-control': site.visibility === 'public' ? 'public, max-age=0, must-revalidate' : 'private, no-cache',
     'x-content-type-options': 'nosniff',
   };
-  if (mount.pathMode) headers['content-security-policy'] = PATH_MODE_CSP;
-  const inm = c.req.header('if-none-match');
-  if (inm?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
-    return new Response(null, { status: 304, headers });
-  }
+  if (pathMode) headers['content-security-policy'] = PATH_MODE_CSP;
+  return headers;
+}
+
+/** Whether an If-None-Match header names this etag (weak or strong), or `*`. */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  return ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*') ?? false;
+}
+
+async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: CachedFile, mount: Mount): Promise<Response> {
+  const headers = fileHeaders(site, file, mount.pathMode);
+  if (etagMatches(c.req.header('if-none-match'), headers.etag!)) return new Response(null, { status: 304, headers });
   headers['content-length'] = String(file.size);
   if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers });
   // A Buffer's memory is an ArrayBuffer, never a shared one: the cast only narrows the type.

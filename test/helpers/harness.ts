@@ -2,10 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type RequestListener } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { createAccount } from '../../service/accounts/accounts.js';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { buildApp } from '../../service/app.js';
+import { withSiteFastPath } from '../../service/sites/fast-path.js';
+import { listen } from '../../shared/http-server.js';
 import { loadConfig, type Config } from '../../service/config.js';
 import type { Clock, Deps } from '../../service/deps.js';
 import { createRuntime, type Runtime } from '../../cli/runtime.js';
@@ -38,13 +41,12 @@ export async function startHarness(
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const database = await openTestDatabase(kind);
-  // Bind first so the base URL (used in presigned URLs and site links) is the real address.
-  let server!: ServerType;
-  // The Node bindings (incoming socket) are passed on, as the real server does: client addresses work.
-  let handler: (req: Request, env: unknown) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: (req, env) => handler(req, env), port: 0, hostname: '127.0.0.1' }, () => resolve());
-  });
+  // Bind first so the base URL (used in presigned URLs and site links) is the real address. The
+  // listener is the real server's: the site fast path, then the app with the Node bindings (client
+  // addresses work).
+  let listener: RequestListener = (_req, res) => res.writeHead(503).end('starting');
+  const server = createServer((req, res) => listener(req, res));
+  await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const config = loadConfig({
@@ -63,7 +65,7 @@ export async function startHarness(
   const runtime = await createRuntime(config, { database, clock: options.clock });
   const app = buildApp(runtime.deps, { adminToken: options.adminToken });
   await options.mount?.(app, runtime.deps);
-  handler = (req, env) => app.fetch(req, env as never);
+  listener = withSiteFastPath(runtime.deps, getRequestListener(app.fetch));
 
   const harness: Harness = {
     deps: runtime.deps,

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
+import type { Deps } from '../deps.js';
+import type { AppEnv } from './env.js';
+
+/** The caller's `x-request-id` when well-formed, else a new one. */
+export function requestIdOf(incoming: string | undefined): string {
+  return incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+}
+
+export interface AnsweredRequest {
+  method: string;
+  path: string;
+  /** The route pattern that answered (bounded metric labels). */
+  route: string;
+  status: number;
+  ms: number;
+  requestId: string;
+}
+
+/** Metrics by route pattern and one access log line (SVC_LOG_LEVEL=warn turns the line off). */
+export function recordRequest(deps: Deps, r: AnsweredRequest): void {
+  deps.metrics.httpRequests.inc({ method: r.method, route: r.route, status: r.status });
+  deps.metrics.httpDuration.observe({ method: r.method, route: r.route }, r.ms / 1000);
+  deps.log.info('request', { method: r.method, path: r.path, route: r.route, status: r.status, ms: Math.round(r.ms * 10) / 10, requestId: r.requestId });
+}
+
+/** Request id (kept from `x-request-id` when well-formed), metrics by route pattern, one access log line. */
+export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const requestId = requestIdOf(c.req.header('x-request-id'));
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.res.headers.set('x-request-id', requestId);
+    // The pattern of the handler that answered; a middleware that answered (sites on their own host,
+    // CORS preflights) or no route at all gives its own pattern, e.g. `*`.
+    recordRequest(deps, { method: c.req.method, path: c.req.path, route: routePath(c), status: c.res.status, ms: performance.now() - started, requestId });
+  };
+}

@@ -1,0 +1,79 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Deps } from '../deps.js';
+import { recordRequest, requestIdOf } from '../http/request-log.js';
+import type { CachedFile, CachedSite } from './site-cache.js';
+import { candidates, etagMatches, fileHeaders, siteSlugFromHost } from './serving.js';
+import { SLUG_PATTERN } from './slugs.js';
+
+/** `/s/<slug>/<rest>` on the service's own host. */
+const PATH_MOUNT = /^\/s\/([^/]+)\/(.*)$/;
+
+interface Hit {
+  site: CachedSite;
+  file: CachedFile & { body: Buffer };
+  pathMode: boolean;
+  /** The pattern the app's router reports for the same request (metrics labels). */
+  route: string;
+}
+
+/**
+ * The hot path of hosted sites: a GET or HEAD of a public site's small file that this node holds in
+ * its cache is answered straight on Node's response. Through the app, building the fetch Request,
+ * the Response and its Headers and running the router costs twice the CPU of the answer itself
+ * (docs/performance.md). Everything else (a cache miss, a private site, another method, a redirect,
+ * a percent-encoded path, a missing file) goes on to the app, which fills the cache: the answer is
+ * the same either way, byte for byte (test/sites/fast-path.test.ts).
+ */
+export function withSiteFastPath(deps: Deps, app: RequestListener): RequestListener {
+  return (req, res) => {
+    const hit = req.method === 'GET' || req.method === 'HEAD' ? cachedFileFor(deps, req) : undefined;
+    if (hit) answer(deps, req, res, hit);
+    else app(req, res);
+  };
+}
+
+function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path.includes('%')) return undefined; // the app decodes it
+  let slug = siteSlugFromHost(req.headers.host, deps.config.sitesDomain);
+  let rest: string;
+  let route: string;
+  if (slug !== null) {
+    if (path.startsWith('/api/data/')) return undefined;
+    rest = path.slice(1);
+    route = '*';
+  } else {
+    const mount = PATH_MOUNT.exec(path);
+    if (!mount) return undefined;
+    slug = mount[1]!;
+    rest = mount[2]!;
+    route = '/s/:slug/*';
+  }
+  if (!SLUG_PATTERN.test(slug)) return undefined;
+  const site = deps.siteCache.getSite(slug, Date.now());
+  if (!site?.published || site.visibility !== 'public') return undefined;
+  for (const candidate of candidates(site, rest)) {
+    const file = deps.siteCache.getFile(site, candidate);
+    if (file === null) continue; // known not to exist: the next candidate
+    if (file === undefined || !file.body) return undefined; // not cached, or streamed from the blob store
+    return { site, file: file as Hit['file'], pathMode: route !== '*', route };
+  }
+  return undefined; // the 404 page is the app's
+}
+
+function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, hit: Hit): void {
+  const started = performance.now();
+  const incoming = req.headers['x-request-id'];
+  const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+  const headers = fileHeaders(hit.site, hit.file, hit.pathMode);
+  let status = 200;
+  if (etagMatches(req.headers['if-none-match'], headers.etag!)) status = 304;
+  else headers['content-length'] = String(hit.file.size);
+  headers['x-request-id'] = requestId;
+  res.writeHead(status, headers);
+  res.end(status === 200 && req.method === 'GET' ? hit.file.body : undefined);
+  const path = (req.url ?? '/').split('?', 1)[0]!;
+  recordRequest(deps, { method: req.method!, path, route: hit.route, status, ms: performance.now() - started, requestId });
+}
