@@ -2,6 +2,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodeFunctionData,
   hashTypedData,
   http,
   isAddressEqual,
@@ -12,10 +13,10 @@ import {
   type Hex,
   type PublicClient,
   type WalletClient,
-  type Account,
   type Chain,
+  type TransactionSerializable,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
 import { USDC_ABI } from './usdc-abi.js';
@@ -85,8 +86,14 @@ export class ChainFacilitator implements Facilitator {
   protected readonly chain: Chain;
   protected readonly publicClient: PublicClient;
   protected readonly wallet: WalletClient;
-  protected readonly account: Account;
+  protected readonly account: PrivateKeyAccount;
   private readonly sendLock = new Mutex();
+  /**
+   * The settler's next nonce, counted here after its first send so that a send holds the lock for one
+   * round trip; read from the chain again after any failed send (another node may have taken it, or
+   * the send may have landed before its answer was lost).
+   */
+  private nextNonce: number | undefined;
   private chainChecked: Promise<void> | undefined;
 
   constructor(protected readonly options: ChainFacilitatorOptions) {
@@ -157,9 +164,7 @@ export class ChainFacilitator implements Facilitator {
   private async deployFirst(from: Address, deployment: SmartSignature['deployment']): Promise<void> {
     if (!deployment || (await this.isDeployed(from))) return;
     if (!this.factoryAllowed(deployment.factory)) throw new Error('factory_not_allowed');
-    const hash = await this.sendLock.run(() =>
-      this.wallet.sendTransaction({ chain: this.chain, account: this.account, to: deployment.factory, data: deployment.data }),
-    );
+    const hash = await this.sendFromSettler({ to: deployment.factory, data: deployment.data });
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
     if (receipt.status !== 'success' || !(await this.isDeployed(from))) throw new Error('smart_wallet_deployment_failed');
   }
@@ -174,33 +179,60 @@ export class ChainFacilitator implements Facilitator {
       return { success: false, transaction: '', errorReason: (e as Error).message };
     }
     const base = [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex] as const;
-    const send = () =>
-      this.sendLock.run(() =>
-        this.wallet.writeContract({
-          chain: this.chain,
-          account: this.account,
-          address: USDC_ADDRESS,
-          abi: USDC_ABI,
-          functionName: 'transferWithAuthorization',
-          args: signatureArgs(base, signature),
-        }),
-      );
+    const data = encodeFunctionData({ abi: USDC_ABI, functionName: 'transferWithAuthorization', args: signatureArgs(base, signature) });
     let hash: Hex;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        hash = await send();
-        break;
-      } catch (e) {
-        if (attempt >= SEND_ATTEMPTS || !NONCE_TAKEN.test(errorMessage(e))) return { success: false, transaction: '', errorReason: revertReason(e) };
-        this.options.log?.info('settlement sent again: another sender took the settler nonce', { attempt, from: a.from });
-        // Jittered: two nodes that collided should not collide again at once.
-        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * attempt));
-      }
+    try {
+      hash = await this.sendFromSettler({ to: USDC_ADDRESS, data });
+    } catch (e) {
+      return { success: false, transaction: '', errorReason: revertReason(e) };
     }
     onSubmitted?.(hash);
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
     if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
     return { success: true, transaction: hash };
+  }
+
+  /**
+   * Sends a transaction from the settler key. Gas (which simulates it: a settlement that would revert
+   * fails here, before it takes a nonce) and fees are prepared outside the lock; under it, only the
+   * nonce, the local signature and one `eth_sendRawTransaction`, so concurrent settlements queue for
+   * one round trip each instead of five. No nonce is skipped: the next is counted only once a send is
+   * accepted. A send that lost its nonce to another sender (another node with this key) was refused
+   * before it could run, so it is sent again with a fresh one.
+   */
+  protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<Hex> {
+    await this.ensureChain();
+    const prepared = await this.wallet.prepareTransactionRequest({
+      ...request,
+      account: this.account,
+      chain: this.chain,
+      chainId: this.chain.id,
+      parameters: ['fees', 'gas', 'type'],
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.sendLock.run(() => this.#signAndSend(prepared));
+      } catch (e) {
+        if (attempt >= SEND_ATTEMPTS || !NONCE_TAKEN.test(errorMessage(e))) throw e;
+        this.options.log?.info('settler transaction sent again: another sender took its nonce', { attempt, to: request.to });
+        // Jittered: two nodes that collided should not collide again at once.
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * attempt));
+      }
+    }
+  }
+
+  /** Under the send lock: the next nonce, the signature, one round trip. */
+  async #signAndSend(prepared: object): Promise<Hex> {
+    const nonce = (this.nextNonce ??= await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }));
+    try {
+      const serializedTransaction = await this.account.signTransaction({ ...prepared, nonce } as TransactionSerializable);
+      const hash = await this.wallet.sendRawTransaction({ serializedTransaction });
+      this.nextNonce = nonce + 1;
+      return hash;
+    } catch (e) {
+      this.nextNonce = undefined;
+      throw e;
+    }
   }
 
   async ping(): Promise<void> {

@@ -149,4 +149,23 @@ describe('two nodes settling with one settler key', () => {
     expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 12_000n);
     expect(await dev.balanceOf(payer.address)).toBe(1_000_000n - 12_000n);
   });
+
+  it('a settlement refused before it is sent takes no settler nonce: the next one lands at once, not after a gap', async () => {
+    // The node counts the settler's nonces itself; a count moved on by a send that never happened
+    // would leave every later settlement waiting for a transaction that never comes.
+    const node = new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY, receiptTimeoutMs: 5_000 });
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await dev.mint(payer.address, 10_000n);
+    const payment = async (value: bigint) => {
+      const { authorization, signature } = await signAuthorization(payer, { to: DEV_RECIPIENT, value });
+      return { authorization, signature, amount: value, payTo: DEV_RECIPIENT, asset: USDC_ADDRESS, maxTimeoutSeconds: 300, resource: '', description: '' };
+    };
+    const once = await payment(1000n);
+    expect((await node.settle(once)).success).toBe(true);
+    expect(await node.settle(once)).toMatchObject({ success: false, errorReason: 'nonce_already_used' });
+    expect(await node.settle(await payment(1_000_000n))).toMatchObject({ success: false, errorReason: 'insufficient_funds' });
+    const next = await node.settle(await payment(2000n));
+    expect(next).toMatchObject({ success: true });
+    expect(await dev.balanceOf(payer.address)).toBe(10_000n - 3000n);
+  });
 });

@@ -1,4 +1,4 @@
-import { createPublicClient, http, type Address, type Hex } from 'viem';
+import { createPublicClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
 import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
@@ -129,13 +129,9 @@ export class DevChainFacilitator implements DevFacilitator {
 class DevChain extends ChainFacilitator {
   override readonly kind = 'dev' as const;
   async mint(to: string, atomic: bigint): Promise<string> {
-    const hash = await this.wallet.writeContract({
-      chain: this.chain,
-      account: this.account,
-      address: USDC_ADDRESS,
-      abi: USDC_ABI,
-      functionName: 'mint',
-      args: [to as Address, atomic],
+    const hash = await this.sendFromSettler({
+      to: USDC_ADDRESS,
+      data: encodeFunctionData({ abi: USDC_ABI, functionName: 'mint', args: [to as Address, atomic] }),
     });
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash: hash as Hex });
     if (receipt.status !== 'success') throw new Error(`mint reverted: ${hash}`);
