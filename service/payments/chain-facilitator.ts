@@ -223,7 +223,7 @@ export class ChainFacilitator implements Facilitator {
 
   /** Under the send lock: the next nonce, the signature, one round trip. */
   async #signAndSend(prepared: object): Promise<Hex> {
-    const nonce = (this.nextNonce ??= await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }));
+    const nonce = this.nextNonce ?? (await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }));
     try {
       const serializedTransaction = await this.account.signTransaction({ ...prepared, nonce } as TransactionSerializable);
       const hash = await this.wallet.sendRawTransaction({ serializedTransaction });
