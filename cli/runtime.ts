@@ -20,7 +20,7 @@ export interface Runtime {
 }
 
 /** The blob store the configuration names (the AWS SDK loads only when S3 is configured). */
-export async function createBlobStore(config: Config, secret: string): Promise<BlobStore> {
+async function createBlobStore(config: Config, secret: string): Promise<BlobStore> {
   if (config.s3) {
     const { S3BlobStore } = await import('../service/storage/s3-store.js');
     return new S3BlobStore(config.s3);

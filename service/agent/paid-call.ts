@@ -387,7 +387,7 @@ async function verifyOnChain(deps: Deps, verified: VerifiedPayment, wallet: stri
  * work stands and the row becomes `failed`: the same payment sent again, or reconcile while the
  * authorization is valid, collects it; the caller gets 502 without the answer meanwhile.
  */
-export async function settleWorkedCall(
+async function settleWorkedCall(
   deps: Deps,
   key: { payer: string; nonce: string },
   verified: VerifiedPayment,
