@@ -1,5 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../service/db/client.js';
+import { compileListQuery, parseTableQuery, recordSource } from '../../service/tables/query.js';
+import { currentRowsGuard, lookupVersionedTable } from '../../service/tables/table-rows.js';
 import { deleteTable, getTableBySlugs } from '../../service/tables/tables.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -49,6 +52,26 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     expect((await getJson(h, t.path)).status).toBe(405);
     await setRow(sql`methods = array['GET', 'POST', 'PATCH', 'PUT', 'DELETE']`);
     expect((await getJson(h, t.path)).status).toBe(200);
+  });
+
+  // A function is PARALLEL UNSAFE by default, and one such function in a statement keeps PostgreSQL
+  // from using parallel workers for any of it: big scans ran on one core (migration 0004).
+  it.skipIf(kind !== 'postgres')('the guard leaves the read free to use parallel workers; it runs once, in the leader', async () => {
+    const versioned = await lookupVersionedTable(h.deps.db, t.siteSlug, t.table.slug);
+    const plan = parseTableQuery(versioned.table.schema, new URLSearchParams('q=ex'));
+    const read = compileListQuery(recordSource(versioned.table, currentRowsGuard(versioned)), plan);
+    const explained = await h.deps.db.transaction(async (tx) => {
+      // The table is tiny: a scan of all of it, with workers made free, so the planner picks them
+      // whenever it may (as it does on a large dataset).
+      const settings = ['parallel_setup_cost = 0', 'parallel_tuple_cost = 0', 'min_parallel_table_scan_size = 0', 'max_parallel_workers_per_gather = 2'];
+      for (const setting of [...settings, 'enable_bitmapscan = off', 'enable_indexscan = off']) await tx.execute(sql.raw(`set local ${setting}`));
+      return rowsOf<{ 'QUERY PLAN': string }>(await tx.execute(sql`explain (costs off) ${read}`))
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    });
+    expect(explained).toContain('InitPlan');
+    expect(explained, explained).toMatch(/Gather/);
+    expect(explained).toMatch(/Params Evaluated/); // the guard's InitPlan, evaluated by the leader before the workers start
   });
 
   it('a renamed table answers under its new slug only, and a deleted one 404', async () => {
