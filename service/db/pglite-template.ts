@@ -11,7 +11,7 @@ import { MIGRATIONS_DIR } from './client.js';
 /**
  * A migrated, empty PGlite data dir as a gzipped tarball (~5 MB), built with dist/ (bin/build.mjs).
  * A first start on an empty SVC_DATA_DIR unpacks it instead of running initdb and every migration:
- * ready in ~2 s instead of ~11 s, and without the ~500 MB of wasm memory initdb grows, which a wasm
+ * ready in ~1 s instead of ~11 s, and without the ~500 MB of wasm memory initdb grows, which a wasm
  * instance never gives back (measured in docs/performance.md). It is used only by the migrations and
  * the PGlite version it was built from (`templateKey`); otherwise a first start runs initdb as before.
  */

@@ -198,7 +198,8 @@ export class ChainFacilitator implements Facilitator {
    * nonce, the local signature and one `eth_sendRawTransaction`, so concurrent settlements queue for
    * one round trip each instead of five. No nonce is skipped: the next is counted only once a send is
    * accepted. A send that lost its nonce to another sender (another node with this key) was refused
-   * before it could run, so it is sent again with a fresh one.
+   * before it could run, so it is sent again with a fresh one. The fees are viem's (the latest base
+   * fee × 1.2 plus the priority fee), read before the queue: the lock is held for milliseconds.
    */
   protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<Hex> {
     await this.ensureChain();
