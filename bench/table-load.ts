@@ -1,0 +1,88 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, load, printTable, spawnService, waitForHttp, withScratchDatabase, type LoadResult } from './lib.js';
+
+/**
+ * Table API throughput under many connections: 200 connections for 8 s on a small table (1,000
+ * records), a filter + sort + limit 20 list, beside the same service's static page under the same
+ * load in the same run (the issue's reference: ≥ 0.5× the static req/s). Once on the embedded PGlite,
+ * once on PostgreSQL (a scratch database) when one answers. The load generator (autocannon) runs in
+ * this process, on the same cores as the service.
+ */
+const CONNECTIONS = 200;
+const RECORDS = 1000;
+const QUERY = 'field=category&value=cat-3&sortField=price&sortDir=desc&limit=20';
+
+export async function run(): Promise<void> {
+  const rows: LoadResult[] = [];
+  rows.push(...(await measure('PGlite', {})));
+  await withScratchDatabase('svc_bench_load', async (url) => {
+    rows.push(...(await measure('PostgreSQL', { DATABASE_URL: url })));
+  });
+  printTable(`Table API vs static page, ${CONNECTIONS} connections, 8 s each, loopback, one svc process`, rows);
+  for (const db of ['PGlite', 'PostgreSQL']) {
+    const api = rows.find((r) => r.label.startsWith(`${db}: Table API`));
+    const page = rows.find((r) => r.label.startsWith(`${db}: static`));
+    if (api && page)
+      console.log(
+        `${db}: Table API / static page ${(api.requestsPerSec / page.requestsPerSec).toFixed(2)}x (goal ≥ 0.5x); errors or non-2xx: ${api.errors + api.non2xx}`,
+      );
+  }
+}
+
+async function measure(db: string, extraEnv: Record<string, string>): Promise<LoadResult[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-load-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    SVC_DATA_DIR: path.join(dir, 'svc'),
+    PORT: String(port),
+    SVC_BASE_URL: base,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT_PER_MINUTE: '0',
+    ...extraEnv,
+  };
+  // Account and key through the CLI (service stopped: direct database access).
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  cli('account', 'create', '--email', 'bench@example.com');
+  const key = JSON.parse(cli('key', 'create', '--email', 'bench@example.com', '--all-scopes').stdout).secret as string;
+  const svc = spawnService(env);
+  try {
+    await waitForHttp(`${base}/healthz`);
+    const tablePath = await smallTable(base, key);
+    await load('warmup', `${base}${tablePath}?${QUERY}`, { seconds: 2, connections: CONNECTIONS });
+    return [
+      await load(`${db}: Table API list (filter+sort+limit 20)`, `${base}${tablePath}?${QUERY}`, { connections: CONNECTIONS }),
+      await load(`${db}: static page (1 KB, reference)`, `${base}/s/load/`, { connections: CONNECTIONS }),
+    ];
+  } finally {
+    svc.kill('SIGTERM');
+    await new Promise((r) => svc.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A site with a 1 KB page and a table of RECORDS records in 10 categories; returns the table's path. */
+async function smallTable(base: string, key: string): Promise<string> {
+  const api = async (p: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${key}` }) => {
+    const res = await fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const html = `<!doctype html><html><head><title>load</title></head><body>${'<p>hello world</p>'.repeat(40)}</body></html>`;
+  const { site } = await api('/api/v1/sites', { requestId: 'load', html, slug: 'load' });
+  const fields = [
+    { name: 'name', label: 'Name', type: 'string' },
+    { name: 'category', label: 'Category', type: 'string' },
+    { name: 'price', label: 'Price', type: 'number' },
+  ];
+  const { table } = await api(`/api/v1/sites/${site.id}/tables`, { name: 'Items', schema: { fields } });
+  const tablePath = new URL(table.pathUrl).pathname;
+  for (let at = 0; at < RECORDS; at += 100) {
+    const records = Array.from({ length: 100 }, (_, i) => ({ name: `item ${at + i}`, category: `cat-${(at + i) % 10}`, price: ((at + i) * 7919) % 1000 }));
+    await api(tablePath, { records }, { 'x-svc-write-key': table.writeKey });
+  }
+  return tablePath;
+}
