@@ -7,7 +7,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openDb, rowsOf } from '../../service/db/client.js';
 import { extractDataDir, unpackPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
 
-// A first start on an empty SVC_DATA_DIR loads the migrated template instead of running initdb.
+// A first start on an empty SVC_DATA_DIR unpacks the migrated template instead of running initdb.
 describe('the PGlite first-start template', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pglite-template-'));
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -58,7 +58,7 @@ describe('the PGlite first-start template', () => {
     expect(fs.readFileSync(path.join(dir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
   });
 
-  it('the shipped, gzipped template unpacks too', () => {
+  it('a gzipped template (as the build ships it) unpacks too', () => {
     const gz = path.join(root, 'template.tar.gz');
     fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(inject('pgliteTemplate')), { level: 1 }));
     const dir = path.join(root, 'gz', 'db');
