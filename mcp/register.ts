@@ -38,13 +38,32 @@ function remember(server: McpServer, entry: Entry): void {
  */
 export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
   const on = toolset === null || ctx.toolsets.enabled.has(toolset);
-  if (!on && !ctx.toolsets.dynamic) return;
+  if (!on && !ctx.toolsets.dynamic) {
+    // Unlisted, but a call says which toolset to ask for instead of the SDK's bare "Tool … not found".
+    server.registerTool(name, { inputSchema: z.looseObject({}) } as never, (() => toolsetOff(ctx, name, toolset!)) as never);
+    return;
+  }
   // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
   // listed by our handler below (installCompactToolList), never by the SDK's: it needs no description.
   const sdkConfig = { ...config, description: undefined };
   const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
   if (!on) tool.disable();
   remember(server, { name, toolset, config, tool });
+}
+
+/** The answer of a tool whose toolset this session did not turn on. */
+function toolsetOff(ctx: McpContext, name: string, toolset: Toolset) {
+  const wanted = [...ctx.toolsets.enabled, toolset].join(',');
+  const how = ctx.hosted ? `add ?toolsets=${wanted} to the endpoint's URL` : `start svc-mcp with SVC_TOOLSETS=${wanted}`;
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `${name} is in the "${toolset}" toolset, which this session did not turn on: ${how} ("dynamic" lets the session turn toolsets on itself).`,
+      },
+    ],
+  };
 }
 
 /**

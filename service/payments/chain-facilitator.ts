@@ -88,12 +88,6 @@ export class ChainFacilitator implements Facilitator {
   protected readonly wallet: WalletClient;
   protected readonly account: PrivateKeyAccount;
   private readonly sendLock = new Mutex();
-  /**
-   * The settler's next nonce, counted here after its first send so that a send holds the lock for one
-   * round trip; read from the chain again after any failed send (another node may have taken it, or
-   * the send may have landed before its answer was lost).
-   */
-  private nextNonce: number | undefined;
   private chainChecked: Promise<void> | undefined;
 
   constructor(protected readonly options: ChainFacilitatorOptions) {
@@ -187,19 +181,27 @@ export class ChainFacilitator implements Facilitator {
       return { success: false, transaction: '', errorReason: revertReason(e) };
     }
     onSubmitted?.(hash);
-    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
+    let replaced: string | undefined;
+    const receipt = await this.publicClient.waitForTransactionReceipt({
+      hash,
+      timeout: this.options.receiptTimeoutMs ?? 60_000,
+      // Another sender of this key may have used the same nonce for another call: viem then answers
+      // with that transaction's receipt, which says nothing of this payment.
+      onReplaced: (r) => (replaced = r.reason),
+    });
+    if (replaced !== undefined && replaced !== 'repriced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
     if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
     return { success: true, transaction: hash };
   }
 
   /**
-   * Sends a transaction from the settler key. Gas (which simulates it: a settlement that would revert
-   * fails here, before it takes a nonce) and fees are prepared outside the lock; under it, only the
-   * nonce, the local signature and one `eth_sendRawTransaction`, so concurrent settlements queue for
-   * one round trip each instead of five. No nonce is skipped: the next is counted only once a send is
-   * accepted. A send that lost its nonce to another sender (another node with this key) was refused
-   * before it could run, so it is sent again with a fresh one. The fees are viem's (the latest base
-   * fee × 1.2 plus the priority fee), read before the queue: the lock is held for milliseconds.
+   * Sends a transaction from the settler key. The gas estimate (a simulation: a settlement that would
+   * revert fails here) is made outside the lock; under it, the account's pending nonce and the fees
+   * are read side by side, then the local signature and one `eth_sendRawTransaction`: two round trips
+   * where a plain `writeContract` takes five. Nonce and fees are read at send time on purpose: a
+   * nonce counted locally goes stale when other nodes send with this key, and a same-nonce send with
+   * older (higher) fees can replace another node's pending settlement. A send that lost its nonce to
+   * another sender was refused before it could run, so it is sent again with a fresh one.
    */
   protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<Hex> {
     await this.ensureChain();
@@ -208,7 +210,8 @@ export class ChainFacilitator implements Facilitator {
       account: this.account,
       chain: this.chain,
       chainId: this.chain.id,
-      parameters: ['fees', 'gas', 'type'],
+      type: 'eip1559',
+      parameters: ['gas'],
     });
     for (let attempt = 1; ; attempt++) {
       try {
@@ -222,18 +225,14 @@ export class ChainFacilitator implements Facilitator {
     }
   }
 
-  /** Under the send lock: the next nonce, the signature, one round trip. */
+  /** Under the send lock: the pending nonce and the fees, the signature, the send. */
   async #signAndSend(prepared: object): Promise<Hex> {
-    const nonce = this.nextNonce ?? (await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }));
-    try {
-      const serializedTransaction = await this.account.signTransaction({ ...prepared, nonce } as TransactionSerializable);
-      const hash = await this.wallet.sendRawTransaction({ serializedTransaction });
-      this.nextNonce = nonce + 1;
-      return hash;
-    } catch (e) {
-      this.nextNonce = undefined;
-      throw e;
-    }
+    const [nonce, fees] = await Promise.all([
+      this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }),
+      this.publicClient.estimateFeesPerGas({ chain: this.chain, type: 'eip1559' }),
+    ]);
+    const serializedTransaction = await this.account.signTransaction({ ...prepared, ...fees, nonce } as TransactionSerializable);
+    return this.wallet.sendRawTransaction({ serializedTransaction });
   }
 
   async ping(): Promise<void> {

@@ -102,6 +102,12 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
         'table_schema',
         'table_update_record',
       ]);
+      // A tool of a toolset not turned on is not listed; calling it says how to turn it on.
+      const off = await call(tables.client, 'list_pricing');
+      expect(off.isError).toBe(true);
+      expect(text(off)).toBe(
+        'list_pricing is in the "advanced" toolset, which this session did not turn on: start svc-mcp with SVC_TOOLSETS=tables,advanced ("dynamic" lets the session turn toolsets on itself).',
+      );
     } finally {
       await tables.close();
     }

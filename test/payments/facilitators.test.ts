@@ -11,6 +11,7 @@ import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { html, jsonInit, payV1, payV2, signAuthorization } from './helpers.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
+import { createPublicClient, createWalletClient, defineChain, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 it('the committed DevUSDC artifact is what DevUSDC.sol compiles to with the pinned solc', () => {
@@ -149,6 +150,61 @@ describe('two nodes settling with one settler key', () => {
     expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 12_000n);
     expect(await dev.balanceOf(payer.address)).toBe(1_000_000n - 12_000n);
   });
+
+  it('a settlement whose pending transaction another sender replaced (same nonce) is not reported as settled; the same payment settles later, once', async () => {
+    // Another node with this settler key sends with the same nonce and higher fees before the block
+    // is mined: the chain runs that transaction instead. viem then answers with the replacement's
+    // receipt, which says nothing of this payment. Automine is off so the order is fixed.
+    const rpc = (method: string, params: unknown[] = []) =>
+      fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const node = new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY, receiptTimeoutMs: 30_000 });
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await dev.mint(payer.address, 10_000n);
+    const { authorization, signature } = await signAuthorization(payer, { to: DEV_RECIPIENT, value: 1000n });
+    const payment = {
+      authorization,
+      signature,
+      amount: 1000n,
+      payTo: DEV_RECIPIENT,
+      asset: USDC_ADDRESS,
+      maxTimeoutSeconds: 300,
+      resource: '',
+      description: '',
+    };
+    const chain = defineChain({
+      id: 8453,
+      name: 'dev',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [dev.rpcUrl] } },
+    });
+    const settler = privateKeyToAccount(DEV_SETTLER_KEY);
+    const reads = createPublicClient({ chain, transport: http(dev.rpcUrl) });
+    const otherNode = createWalletClient({ account: settler, chain, transport: http(dev.rpcUrl) });
+    const nonce = await reads.getTransactionCount({ address: settler.address, blockTag: 'latest' });
+    await rpc('evm_setAutomine', [false]);
+    try {
+      let submitted!: () => void;
+      const sent = new Promise<void>((r) => (submitted = r));
+      const settling = node.settle(payment, () => submitted());
+      await sent;
+      const fees = await reads.estimateFeesPerGas();
+      await otherNode.sendTransaction({
+        to: settler.address,
+        value: 0n,
+        nonce,
+        maxFeePerGas: fees.maxFeePerGas * 10n,
+        maxPriorityFeePerGas: fees.maxFeePerGas * 5n,
+      });
+      await rpc('evm_mine');
+      expect(await settling).toMatchObject({ success: false, errorReason: 'transaction_replaced' });
+      expect(await dev.authorizationUsed(payer.address, authorization.nonce)).toBe(false);
+      expect(await dev.balanceOf(payer.address)).toBe(10_000n);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    expect(await node.settle(payment)).toMatchObject({ success: true });
+    expect(await dev.balanceOf(payer.address)).toBe(9000n);
+  }, 60_000);
 
   it('a settlement refused before it is sent takes no settler nonce: the next one lands at once, not after a gap', async () => {
     // The node counts the settler's nonces itself; a count moved on by a send that never happened
