@@ -203,7 +203,7 @@ export async function run(): Promise<void> {
     await waitForHttp(`http://127.0.0.1:${mcpPort}/healthz`);
     const coldStart = performance.now();
     stdio = new Client({ name: 'bench', version: '1' });
-    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env, stderr: 'ignore' }));
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [...profileFlags(), 'bin/svc-mcp.mjs'], env, stderr: 'ignore' }));
     const cold = performance.now() - coldStart;
     http = new Client({ name: 'bench', version: '1' });
     await http.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${mcpPort}/mcp`)));

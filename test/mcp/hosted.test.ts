@@ -166,6 +166,20 @@ describe('hosted MCP endpoint', () => {
     expect(chunked.status).toBe(413);
   });
 
+  it('a tool of a toolset the URL did not ask for is not listed, and a call to it says to add it to ?toolsets=', async () => {
+    const client = await connect((await h.account()).key, '?toolsets=apps');
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('table_query');
+      const off = await call(client, 'table_query', { tableId: 'x' });
+      expect(off.isError).toBe(true);
+      expect(text(off)).toMatch(
+        /^table_query is in the "tables" toolset, which this session did not turn on: add \?toolsets=apps,tables to the endpoint's URL/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a paid tool answers PaymentRequired; paid via _meta it works once, and a replayed payment is not charged again', async () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const recipient = (h.config.x402.recipient ?? '') as string;
