@@ -14,6 +14,7 @@ import {
   type PublicClient,
   type WalletClient,
   type Chain,
+  type TransactionReceipt,
   type TransactionSerializable,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -181,6 +182,19 @@ export class ChainFacilitator implements Facilitator {
       return { success: false, transaction: '', errorReason: revertReason(e) };
     }
     onSubmitted?.(hash);
+    const { receipt, replaced } = await this.#receiptOf(hash);
+    if (replaced !== undefined && replaced !== 'repriced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
+    if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
+    return { success: true, transaction: hash };
+  }
+
+  /**
+   * The receipt of a transaction just sent: asked for once at once (a chain that mines on arrival,
+   * like the dev chain, has it: one request instead of viem's three), else waited for.
+   */
+  async #receiptOf(hash: Hex): Promise<{ receipt: TransactionReceipt; replaced?: string }> {
+    const mined = await this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+    if (mined) return { receipt: mined };
     let replaced: string | undefined;
     const receipt = await this.publicClient.waitForTransactionReceipt({
       hash,
@@ -189,9 +203,7 @@ export class ChainFacilitator implements Facilitator {
       // with that transaction's receipt, which says nothing of this payment.
       onReplaced: (r) => (replaced = r.reason),
     });
-    if (replaced !== undefined && replaced !== 'repriced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
-    if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
-    return { success: true, transaction: hash };
+    return { receipt, replaced };
   }
 
   /**
