@@ -1,12 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { SandboxPool } from '../service/functions/sandbox-pool.js';
 import { runInSandbox, warmSandbox, type SandboxHost, type SandboxLimits } from '../service/functions/sandbox.js';
-import { freePort, spawnService, waitForHttp } from './lib.js';
+import { benchServiceEnv, cliPersonalKey, spawnService, waitForHttp } from './lib.js';
 
 /**
  * Function invoke: cold and warm latency (p50/p95) and invocations/s, beside the floor — the same
@@ -110,22 +108,12 @@ export async function run(): Promise<void> {
   await pool.close();
 
   // 4. End to end over HTTP against a separate service process.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-functions-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    SVC_DATA_DIR: path.join(dir, 'svc'),
-    PORT: String(port),
-    SVC_BASE_URL: base,
-    SVC_LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT_PER_MINUTE: '0',
+  const { dir, base, env } = await benchServiceEnv('functions', {
     SVC_FUNCTION_INVOKES_PER_MINUTE: '0',
     SVC_MAX_FUNCTION_INVOCATIONS_PER_MONTH: '0',
     SVC_FUNCTION_WORKERS: '2',
-  };
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
-  cli('account', 'create', '--email', 'bench@example.com');
-  const key = JSON.parse(cli('key', 'create', '--email', 'bench@example.com', '--all-scopes').stdout).secret as string;
+  });
+  const key = cliPersonalKey(env);
   const svc = spawnService(env);
   try {
     await waitForHttp(`${base}/healthz`);

@@ -1,6 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 
@@ -70,6 +73,29 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
 export function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/**
+ * A temp folder, a free loopback port and the environment of the `svc serve` a bench starts there:
+ * data in `<dir>/svc`, warnings only, no rate limit; `extra` adds to or overrides it.
+ */
+export async function benchServiceEnv(
+  name: string,
+  extra: Record<string, string> = {},
+): Promise<{ dir: string; dataDir: string; base: string; env: Record<string, string> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${name}-`));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = path.join(dir, 'svc');
+  const env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: '0', ...extra };
+  return { dir, dataDir, base, env };
+}
+
+/** An account and an all-scopes personal key, made through the CLI before the service starts (direct database access). */
+export function cliPersonalKey(env: Record<string, string>, email = 'bench@example.com'): string {
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  cli('account', 'create', '--email', email);
+  return JSON.parse(cli('key', 'create', '--email', email, '--all-scopes').stdout).secret as string;
 }
 
 export function spawnService(env: Record<string, string>): ChildProcess {

@@ -1,9 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { BrowserClient, formFields, signUp } from '../test/oauth/browser-client.js';
-import { freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
+import { benchServiceEnv, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
 
 /**
  * OAuth on the Account API. Reference: the same GET /api/v1/sites with a personal key (the credential
@@ -11,10 +9,7 @@ import { freePort, load, printTable, spawnService, waitForHttp, type LoadResult 
  * token, so they cannot run in parallel for one grant) and dashboard sign-in (one scrypt verification).
  */
 export async function run(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-oauth-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = { SVC_DATA_DIR: path.join(dir, 'svc'), PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: '0' };
+  const { dir, base, env } = await benchServiceEnv('oauth');
   const svc = spawnService(env);
   try {
     await waitForHttp(`${base}/healthz`);

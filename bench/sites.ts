@@ -1,8 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { ensureDebianBinary, freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
+import { benchServiceEnv, cliPersonalKey, ensureDebianBinary, freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
 
 /**
  * Hosted-site serving: GET of index.html and of a 200 KB asset, svc (separate process, embedded
@@ -10,17 +9,10 @@ import { ensureDebianBinary, freePort, load, printTable, spawnService, waitForHt
  * (what any Node server pays), same load from autocannon on loopback.
  */
 export async function run(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sites-'));
   const html = `<!doctype html><html><head><title>bench</title></head><body>${'<p>hello world</p>'.repeat(40)}</body></html>`;
   const asset = Buffer.alloc(200 * 1024, 'x');
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = { SVC_DATA_DIR: path.join(dir, 'svc'), PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: '0' };
-
-  // Account and key through the CLI (service stopped: direct database access).
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
-  cli('account', 'create', '--email', 'bench@example.com');
-  const key = JSON.parse(cli('key', 'create', '--email', 'bench@example.com', '--all-scopes').stdout).secret as string;
+  const { dir, dataDir, base, env } = await benchServiceEnv('sites');
+  const key = cliPersonalKey(env);
 
   const svc = spawnService(env);
   const results: LoadResult[] = [];
@@ -36,7 +28,7 @@ export async function run(): Promise<void> {
     if (res.status !== 201) throw new Error(`publish failed: ${res.status} ${await res.text()}`);
     // The Account API publishes HTML only; the asset goes in like an operator's `svc site put-file`.
     const siteId = (await res.json()).site.id as string;
-    await addAssetThroughAdmin(env.SVC_DATA_DIR, siteId, asset);
+    await addAssetThroughAdmin(dataDir, siteId, asset);
 
     const nginxBin = ensureDebianBinary('nginx', 'nginx-light');
     let nginxBase: string | undefined;

@@ -1,8 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, load, printTable, spawnService, waitForHttp, withScratchDatabase, type LoadResult } from './lib.js';
+import { benchServiceEnv, cliPersonalKey, load, printTable, spawnService, waitForHttp, withScratchDatabase, type LoadResult } from './lib.js';
 
 /**
  * Table API throughput under many connections: 200 connections for 8 s on a small table (1,000
@@ -33,21 +30,8 @@ export async function run(): Promise<void> {
 }
 
 async function measure(db: string, extraEnv: Record<string, string>): Promise<LoadResult[]> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-load-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    SVC_DATA_DIR: path.join(dir, 'svc'),
-    PORT: String(port),
-    SVC_BASE_URL: base,
-    SVC_LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT_PER_MINUTE: '0',
-    ...extraEnv,
-  };
-  // Account and key through the CLI (service stopped: direct database access).
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/svc.mjs', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
-  cli('account', 'create', '--email', 'bench@example.com');
-  const key = JSON.parse(cli('key', 'create', '--email', 'bench@example.com', '--all-scopes').stdout).secret as string;
+  const { dir, base, env } = await benchServiceEnv('load', extraEnv);
+  const key = cliPersonalKey(env);
   const svc = spawnService(env);
   try {
     await waitForHttp(`${base}/healthz`);
