@@ -25,6 +25,13 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'x402.convert_data_file_to_api': { key: 'k', fileName: 'a.csv' },
 };
 
+/** A promise a test resolves by hand: `fired` settles once `fire()` is called. */
+function signal(): { fired: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const fired = new Promise<void>((r) => (fire = r));
+  return { fired, fire };
+}
+
 describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
   let h: Harness;
   beforeAll(async () => {
@@ -35,6 +42,21 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
   async function balances(addr: string) {
     const chain = devChain(h);
     return { payer: await chain.balanceOf(addr), recipient: await chain.balanceOf(DEV_RECIPIENT) };
+  }
+  /**
+   * The first request, then the retry once the first reached the step a test holds (`firstHeld`);
+   * `release` ends the hold once the first answered. Both answer 201 with one app, the retry as a replay.
+   */
+  async function expectRetryReplaysFirst(o: { first: () => Promise<Response>; retry: () => Promise<Response>; firstHeld: Promise<void>; release: () => void }) {
+    const first = o.first();
+    await o.firstHeld;
+    const retry = o.retry();
+    const firstRes = await first;
+    o.release();
+    const retryRes = await retry;
+    expect([firstRes.status, retryRes.status]).toEqual([201, 201]);
+    expect((await retryRes.json()).app.appId).toBe((await firstRes.json()).app.appId);
+    expect(retryRes.headers.get('x-svc-replayed')).toBe('true');
   }
   async function appExists(name: string) {
     return (await fetch(`${h.url}/s/${name}/`)).status === 200;
@@ -272,24 +294,17 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
     const facilitator = h.deps.facilitator;
     const realVerify = facilitator.verify.bind(facilitator);
-    let firstDone!: () => void;
-    const firstAnswered = new Promise<void>((r) => (firstDone = r));
+    const firstVerifying = signal();
+    const firstAnswered = signal();
     let calls = 0;
     facilitator.verify = async (p) => {
-      if (++calls === 2) await firstAnswered;
+      if (++calls === 1) firstVerifying.fire();
+      else if (calls === 2) await firstAnswered.fired;
       return realVerify(p);
     };
     try {
       const send = () => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `late-retry-${kind}`, html: html('late') }, header));
-      const first = send();
-      while (calls < 1) await new Promise((r) => setTimeout(r, 5));
-      const retry = send();
-      const firstRes = await first;
-      firstDone();
-      const retryRes = await retry;
-      expect([firstRes.status, retryRes.status]).toEqual([201, 201]);
-      expect((await retryRes.json()).app.appId).toBe((await firstRes.json()).app.appId);
-      expect(retryRes.headers.get('x-svc-replayed')).toBe('true');
+      await expectRetryReplaysFirst({ first: send, retry: send, firstHeld: firstVerifying.fired, release: firstAnswered.fire });
     } finally {
       facilitator.verify = realVerify;
     }
@@ -317,37 +332,26 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     const action = 'x402.create_app_from_html';
     const real = agentHandlers[action]!;
     // The first check waits until the retry's check started; the retry's waits until the first answered.
-    let firstDone!: () => void;
-    const firstAnswered = new Promise<void>((r) => (firstDone = r));
-    let firstChecking!: () => void;
-    const firstChecks = new Promise<void>((r) => (firstChecking = r));
-    let retryChecking!: () => void;
-    const retryChecks = new Promise<void>((r) => (retryChecking = r));
+    const firstChecking = signal();
+    const retryChecking = signal();
+    const firstAnswered = signal();
     let checks = 0;
     agentHandlers[action] = {
       ...real,
       check: async (call) => {
         if (++checks === 1) {
-          firstChecking();
-          await retryChecks;
+          firstChecking.fire();
+          await retryChecking.fired;
         } else {
-          retryChecking();
-          await firstAnswered;
+          retryChecking.fire();
+          await firstAnswered.fired;
         }
         return real.check?.(call);
       },
     };
     try {
-      const send = (header: Record<string, string>) => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name, html: html('late') }, header));
-      const first = send(firstHeader);
-      await firstChecks; // the retry is sent once the first is in its check
-      const retry = send(retryHeader);
-      const firstRes = await first;
-      firstDone();
-      const retryRes = await retry;
-      expect([firstRes.status, retryRes.status]).toEqual([201, 201]);
-      expect((await retryRes.json()).app.appId).toBe((await firstRes.json()).app.appId);
-      expect(retryRes.headers.get('x-svc-replayed')).toBe('true');
+      const send = (header: Record<string, string>) => () => fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name, html: html('late') }, header));
+      await expectRetryReplaysFirst({ first: send(firstHeader), retry: send(retryHeader), firstHeld: firstChecking.fired, release: firstAnswered.fire });
     } finally {
       agentHandlers[action] = real;
     }
