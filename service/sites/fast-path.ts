@@ -12,6 +12,8 @@ interface Hit {
   site: CachedSite;
   file: CachedFile & { body: Buffer };
   pathMode: boolean;
+  /** The request's path, without its query (the access log's). */
+  path: string;
   /** The pattern the app's router reports for the same request (metrics labels). */
   route: string;
 }
@@ -58,7 +60,7 @@ function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
     const file = deps.siteCache.getFile(site, candidate);
     if (file === null) continue; // known not to exist: the next candidate
     if (file === undefined || !file.body) return undefined; // not cached, or streamed from the blob store
-    return { site, file: file as Hit['file'], pathMode: route !== '*', route };
+    return { site, file: file as Hit['file'], pathMode: route !== '*', path, route };
   }
   return undefined; // the 404 page is the app's
 }
@@ -74,6 +76,5 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, hit: Hit)
   headers['x-request-id'] = requestId;
   res.writeHead(status, headers);
   res.end(status === 200 && req.method === 'GET' ? hit.file.body : undefined);
-  const path = (req.url ?? '/').split('?', 1)[0]!;
-  recordRequest(deps, { method: req.method!, path, route: hit.route, status, ms: performance.now() - started, requestId });
+  recordRequest(deps, { method: req.method!, path: hit.path, route: hit.route, status, ms: performance.now() - started, requestId });
 }
