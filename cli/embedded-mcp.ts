@@ -14,6 +14,6 @@ export async function startEmbeddedMcp(
 ): Promise<{ url: string; wallet: string; close(): Promise<void> }> {
   const config = loadMcpConfig({ ...env, SVC_URL: env.SVC_URL ?? serviceUrl });
   const ctx = await createMcpContext(config);
-  const http = await startMcpHttp(ctx, port, '127.0.0.1');
+  const http = await startMcpHttp(ctx, port, '127.0.0.1', 'SVC_MCP_PORT');
   return { url: http.url, wallet: ctx.wallet.address ? `wallet ${ctx.wallet.address}` : 'no wallet: free tools only', close: http.close };
 }

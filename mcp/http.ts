@@ -1,5 +1,6 @@
-import { outliveClientKeepAlive } from '../shared/http-server.js';
-import { serve, type ServerType } from '@hono/node-server';
+import { listen, outliveClientKeepAlive } from '../shared/http-server.js';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
 import type { McpContext } from './context.js';
@@ -72,16 +73,16 @@ export function mcpHttpApp(ctx: McpContext): Hono {
   return app;
 }
 
+/** Listens on `port` (0: any free one); a taken port rejects naming `portVariable`, the setting that chose it. */
 export async function startMcpHttp(
   ctx: McpContext,
   port: number,
   hostname = '127.0.0.1',
+  portVariable = '--port',
 ): Promise<{ url: string; server: ServerType; close(): Promise<void> }> {
   const app = mcpHttpApp(ctx);
-  let server!: ServerType;
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: app.fetch, port, hostname }, () => resolve());
-  });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname });
+  await listen(server as Server, port, hostname, portVariable);
   outliveClientKeepAlive(server);
   const addr = server.address() as AddressInfo;
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;

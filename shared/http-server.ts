@@ -1,11 +1,22 @@
 import type { Server, ServerResponse } from 'node:http';
 
-/** Listens; rejects with the error (the port taken, say) instead of leaving it unhandled. */
-export function listen(server: Server, port: number, host: string): Promise<void> {
+/**
+ * Listens; rejects with the error instead of leaving it unhandled. A taken port says which one and
+ * what to do (`portVariable` names the setting that chooses it).
+ */
+export function listen(server: Server, port: number, host: string, portVariable = 'PORT'): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is taken by another process (EADDRINUSE): stop that process or choose another port with ${portVariable}${portVariable.startsWith('-') ? ' ' : '='}…`,
+            )
+          : e,
+      );
+    server.once('error', refuse);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });

@@ -19,10 +19,21 @@ export interface ServiceNode {
 /**
  * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder (or `env.SVC_DATA_DIR`, kept
  * for a restart) and port, no MCP endpoint, no rate limit (unless `env` sets one), and resolves when
- * it has printed its banner.
+ * it has printed its banner. A port that another process took between freePort() and the node's
+ * listen (a race of parallel test files) is retried on a new port; any other failed start rejects
+ * with the node's log.
  */
 export async function startNode(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceNode> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNodeOnce(databaseUrl, env, await freePort());
+    } catch (e) {
+      if (attempt === 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function startNodeOnce(databaseUrl: string, env: Record<string, string>, port: number): Promise<ServiceNode> {
   const ownDataDir = !env.SVC_DATA_DIR;
   const dataDir = env.SVC_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
   const child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {

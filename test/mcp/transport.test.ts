@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
+import { startMcpHttp } from '../../mcp/http.js';
 import { TOOLSET_OF } from '../../mcp/toolsets.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
@@ -177,6 +178,19 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const r = await call(stdio, 'create_app_from_html', { html: '<p>x</p>' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/appName/);
+  });
+
+  it('a taken port is refused with a sentence naming the port and the setting, not an unhandled error', async () => {
+    const holder = nodeHttp.createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    const { port } = holder.address() as { port: number };
+    try {
+      await expect(startMcpHttp(http.ctx, port, '127.0.0.1', 'SVC_MCP_PORT')).rejects.toThrow(
+        `port ${port} on 127.0.0.1 is taken by another process (EADDRINUSE): stop that process or choose another port with SVC_MCP_PORT=…`,
+      );
+    } finally {
+      holder.close();
+    }
   });
 
   it('an unreachable service is an error result, not a crash', async () => {

@@ -1,11 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
-import { freePort } from '../helpers/ports.js';
+import { startNode, type ServiceNode } from '../helpers/nodes.js';
 
 const ADDRESS = '0x000000000000000000000000000000000000dEaD';
 
@@ -15,36 +15,19 @@ function cli(args: string[], env: Record<string, string>) {
 }
 
 describe('svc faucet <address> <usdc> (the real CLI against a running `svc serve`)', () => {
-  let dataDir: string;
-  let port: number;
-  let service: ChildProcess;
+  let node: ServiceNode;
   let env: Record<string, string>;
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-faucet-'));
-    port = await freePort();
-    env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_LOG_LEVEL: 'warn' };
+    env = { SVC_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-faucet-')), SVC_LOG_LEVEL: 'warn' };
     // Not running yet: a clear refusal, non-zero exit.
     const early = cli(['faucet', ADDRESS, '1'], env);
-    expect(early.code).not.toBe(0);
     expect(early.stderr).toContain('start it first');
-    service = spawn(process.execPath, ['bin/svc.mjs', 'serve'], { env: { ...process.env, ...env }, stdio: 'ignore' });
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/healthz`)
-        .then((r) => r.ok)
-        .catch(() => false);
-      if (up) break;
-      if (Date.now() > deadline) throw new Error('svc serve did not start');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    expect(early.code).not.toBe(0);
+    node = await startNode('', env);
   });
   afterAll(async () => {
-    if (service && service.exitCode === null) {
-      const exited = new Promise((r) => service.once('exit', r));
-      service.kill('SIGTERM');
-      await exited;
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await node?.stop();
+    fs.rmSync(env.SVC_DATA_DIR!, { recursive: true, force: true });
   });
 
   it('mints test USDC on the running dev chain; the balance is on chain', async () => {
