@@ -1,4 +1,4 @@
-import { isAddressEqual, verifyTypedData, type Address, type Hex } from 'viem';
+import { isAddressEqual, type Address, type Hex } from 'viem';
 import {
   BASE_CHAIN_ID,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
@@ -10,6 +10,7 @@ import {
 } from '../../shared/agent-api/network.js';
 import type { PaymentAttempt } from './decode-payment.js';
 import { PaymentRequiredError } from './payment-required.js';
+import { transferSigner } from './transfer-signature.js';
 
 export interface PaymentExpectation {
   amount: bigint;
@@ -57,7 +58,7 @@ export interface OfflineVerdict {
  * The one verifier for both x402 generations, offline: `to` = our recipient; value = price exactly;
  * the domain is USDC on chain 8453 (v1 "base" and v2 "eip155:8453" both bind it); validAfter ≤ now <
  * validBefore − margin, and validBefore no further out than we asked for; the EIP-712
- * TransferWithAuthorization signature recovered with viem equals `from` (else the verdict says the
+ * TransferWithAuthorization signature, as USDC takes it (low s, v 27/28), recovers to `from` (else the verdict says the
  * chain must check it). The `(from, nonce)` uniqueness and the on-chain checks come after (payment
  * store, facilitator).
  */
@@ -84,13 +85,8 @@ export async function verifyPaymentOffline(p: PaymentAttempt, e: PaymentExpectat
     refuse('invalid_exact_evm_payload_authorization_value', `the authorization is for ${value} atomic USDC; this action costs exactly ${e.amount}`);
   }
   if (e.checkWindow !== false) assertPaymentWindow(p, e);
-  let byKey = false;
-  try {
-    byKey = await verifyTypedData({ address: a.from as Address, ...transferAuthorizationTypedData(a), signature: p.signature });
-  } catch {
-    byKey = false;
-  }
-  return { payer: a.from.toLowerCase(), signedBy: byKey ? 'key' : 'contract' };
+  const signer = await transferSigner(a, p.signature);
+  return { payer: a.from.toLowerCase(), signedBy: signer === a.from.toLowerCase() ? 'key' : 'contract' };
 }
 
 /** The refusal of a signature that neither `from`'s key nor (on chain) its contract wallet accepts. */

@@ -25,6 +25,15 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'x402.convert_data_file_to_api': { key: 'k', fileName: 'a.csv' },
 };
 
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** The other signature of the same key and digest: s → n − s, v 27 ↔ 28. */
+function highSTwin(signature: `0x${string}`): `0x${string}` {
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  const v = Number.parseInt(signature.slice(130), 16);
+  return `${signature.slice(0, 66)}${(SECP256K1_N - s).toString(16).padStart(64, '0')}${(v === 27 ? 28 : 27).toString(16)}` as `0x${string}`;
+}
+
 /** A promise a test resolves by hand: `fired` settles once `fire()` is called. */
 function signal(): { fired: Promise<void>; fire: () => void } {
   let fire!: () => void;
@@ -169,6 +178,16 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
       async (a) => {
         const p = await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE });
         return xPaymentHeader({ ...p, authorization: { ...p.authorization, from: privateKeyToAccount(generatePrivateKey()).address } });
+      },
+      /signature/,
+    ],
+    [
+      // The same key's other valid ECDSA signature (s → n − s, v flipped): it recovers `from`, but
+      // USDC refuses a high s, so it could never be settled.
+      'malleated (the high-s twin of a valid signature)',
+      async (a) => {
+        const p = await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE });
+        return xPaymentHeader({ ...p, signature: highSTwin(p.signature) });
       },
       /signature/,
     ],
