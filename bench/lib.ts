@@ -20,10 +20,12 @@ export interface LoadResult {
 export async function load(
   label: string,
   url: string,
-  options: { connections?: number; seconds?: number; headers?: Record<string, string> } = {},
+  options: { connections?: number; seconds?: number; headers?: Record<string, string>; paths?: string[] } = {},
 ): Promise<LoadResult> {
   if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(url)) throw new Error(`bench load only targets loopback, not ${url}`);
-  const r = await autocannon({ url, connections: options.connections ?? 32, duration: options.seconds ?? 8, headers: options.headers });
+  // `paths`: each connection sends these in turn (on `url`'s origin) instead of `url` alone.
+  const requests = options.paths?.map((path) => ({ method: 'GET' as const, path }));
+  const r = await autocannon({ url, connections: options.connections ?? 32, duration: options.seconds ?? 8, headers: options.headers, requests });
   return { label, requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 

@@ -21,6 +21,11 @@ export interface Metrics {
   functionInvocations: Counter<'outcome'>;
   /** Sandboxes stopped from outside (the watchdog stopped a worker that overran its limits, or one that failed). */
   sandboxKills: Counter<'reason'>;
+  /**
+   * Table API record reads by how they reached the database: `own` (a statement of their own) or
+   * `shared` (joined an identical read's next statement; tables/coalesced-reads.ts). Counted on arrival.
+   */
+  tableReads: Counter<'run'>;
 }
 
 export function createMetrics(): Metrics {
@@ -40,5 +45,11 @@ export function createMetrics(): Metrics {
     payments: new Counter({ name: 'svc_x402_payments_total', help: 'Agent API payment outcomes', labelNames: ['outcome'], registers }),
     functionInvocations: new Counter({ name: 'svc_function_invocations_total', help: 'Function invocations by outcome', labelNames: ['outcome'], registers }),
     sandboxKills: new Counter({ name: 'svc_sandbox_kills_total', help: 'Function sandboxes stopped from outside', labelNames: ['reason'], registers }),
+    tableReads: new Counter({
+      name: 'svc_table_reads_total',
+      help: 'Table API record reads: own statement, or shared with identical reads',
+      labelNames: ['run'],
+      registers,
+    }),
   };
 }

@@ -9,6 +9,7 @@ import { publicCors } from '../http/cors.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
 import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, parseTableQuery, recordSource, type TableQueryPlan } from './query.js';
+import { CoalescedReads } from './coalesced-reads.js';
 import { currentRowsGuard, lookupVersionedTable, STALE_TABLE_ROWS, TableRowCache } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord, type TableRow } from './tables.js';
 
@@ -201,14 +202,16 @@ function refuseWrongAddresses(r: Hono<AppEnv>, deps: Deps, base: string): void {
  * GET on a table: the record reads. The table row comes from this node's cache, checked inside the
  * read statement itself (table-rows.ts), so a read is one statement on the read pool, with no
  * transaction; a refusal or a stale row read from the cache is asked again with a fresh row.
+ * Identical reads in flight at once share one statement (coalesced-reads.ts).
  */
 function listRecords(deps: Deps) {
   const tableRows = new TableRowCache();
+  const reads = new CoalescedReads<string>((shared) => deps.metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
   return async (c: Context<AppEnv>) => {
     const siteSlug = c.req.param('siteSlug')!;
     const tableSlug = c.req.param('tableSlug')!;
     const key = `${siteSlug.toLowerCase()}/${tableSlug.toLowerCase()}`;
-    const params = new URL(c.req.url).searchParams;
+    const { search, searchParams: params } = new URL(c.req.url);
     for (let attempt = 1; ; attempt++) {
       const cached = attempt === 1 ? tableRows.get(key) : undefined;
       const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
@@ -224,7 +227,13 @@ function listRecords(deps: Deps) {
         continue;
       }
       try {
-        return c.json(await runTableQuery(deps.tableReads, current.table, plan, currentRowsGuard(current)), 200);
+        // The answer depends on the table and site rows and the query only, not on who asks (each
+        // request was authorized above): identical reads share a run (coalesced-reads.ts).
+        const readKey = `${current.table.id} ${current.tableVersion} ${current.siteVersion} ${search}`;
+        const answer = await reads.read(readKey, async () =>
+          JSON.stringify(await runTableQuery(deps.tableReads, current.table, plan, currentRowsGuard(current))),
+        );
+        return c.body(answer, 200, { 'content-type': 'application/json' });
       } catch (e) {
         // A stale row (SV001), or a replaced dataset whose column table is dropped (42P01): read again.
         const state = sqlStateOf(e);
