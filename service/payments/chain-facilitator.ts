@@ -95,6 +95,10 @@ export class ChainFacilitator implements Facilitator {
     this.chain = defineChain({
       id: BASE_CHAIN_ID,
       name: 'Base',
+      // Base makes a block every 2 s. viem polls for a receipt every blockTime / 2 (1 s); without a
+      // block time it polls every 4 s, which added up to 4 s to every settlement that was not mined
+      // by the time it was first asked for.
+      blockTime: 2_000,
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [options.rpcUrl] } },
     });
