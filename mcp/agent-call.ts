@@ -9,6 +9,7 @@ import { isWalletError } from '../wallet/errors.js';
 import { priceOf, type McpContext } from './context.js';
 import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
+import { rememberTableWriteKey } from './table-write-keys.js';
 
 export interface ActionCallResult {
   status: number;
@@ -143,6 +144,7 @@ export async function callAction(
       code: describeFailure(response, answer).code,
     });
   }
+  rememberTableWriteKey(ctx, answer.json);
   return { status: response.status, body: answer.json, payment: paymentInfo(payment) };
 }
 

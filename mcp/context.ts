@@ -32,6 +32,8 @@ export interface McpContext {
   hosted?: HostedCaller;
   /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
   upstream?: Upstream;
+  /** `appName/table` → the write key of a Table this process's wallet created (table-write-keys.ts; unused when hosted). */
+  tableWriteKeys: Map<string, string>;
 }
 
 /** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */

@@ -40,6 +40,7 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     fetch: fetchImpl,
     toolsets: config.toolsets,
     upstream,
+    tableWriteKeys: new Map(),
   };
   ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
     for (const [action, price] of prices) ctx.prices.set(action, price);

@@ -6,13 +6,17 @@ import type { McpContext } from '../context.js';
 import { addTool, type ToolConfig } from '../register.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { knownTableWriteKey } from '../table-write-keys.js';
 
 const slug = (what: string) => z.string().min(1).max(63).describe(what);
 const target = {
   appName: slug('App name (slug)'),
   table: slug('Table slug'),
 };
-const writeKey = z.string().min(1).optional().describe('Table write key if needed (default SVC_TABLE_WRITE_KEY)');
+/** The hosted endpoint's: its callers have no SVC_TABLE_WRITE_KEY, and it remembers nothing between requests. */
+const writeKey = z.string().min(1).optional().describe('Table write key if needed');
+/** A local server's: the key create_table_api answered is remembered (table-write-keys.ts). */
+const localWriteKey = z.string().min(1).optional().describe('Table write key if needed (default: from create_table_api, else SVC_TABLE_WRITE_KEY)');
 const recordId = z.string().min(1).max(100).describe('Record id');
 
 /**
@@ -49,8 +53,9 @@ const CreateArgs = { ...target, record: z.record(z.string(), z.unknown()).descri
 const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey };
 
 /** What to try after a Table API refusal, by status. */
-function failureHint(status: number): string {
-  if (status === 401 || status === 403) return 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.';
+function failureHint(ctx: McpContext, status: number): string {
+  if (status === 401 || status === 403)
+    return ctx.hosted ? 'Pass the Table write key (writeKey).' : 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.';
   if (status === 405) return 'This method is not enabled for the Table.';
   if (status === 404) return 'Check appName, table and recordId (list_apps, table_schema).';
   if (status === 400) return 'Fix the parameters named above (use exact schema field names; table_schema lists them).';
@@ -83,7 +88,7 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${failureHint(res.status)}`);
+    throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status)}`);
   }
   return answer.json;
 }
@@ -169,11 +174,15 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
       server,
       ctx,
       t.name,
-      { description: t.description, inputSchema: t.inputSchema, annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true } },
+      {
+        description: t.description,
+        inputSchema: ctx.hosted ? t.inputSchema : { ...t.inputSchema, writeKey: localWriteKey },
+        annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true },
+      },
       (args: Record<string, unknown>) =>
         guarded(async () => {
           const a = args as TableArgs;
-          return okResult(await tableFetch(ctx, t.name, t.request(a), a.writeKey));
+          return okResult(await tableFetch(ctx, t.name, t.request(a), a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table)));
         }),
     );
   }

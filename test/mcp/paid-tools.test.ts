@@ -283,19 +283,29 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(t.isError, text(t)).toBeFalsy();
       const { writeKey } = (t.structuredContent as { table: { writeKey: string } }).table;
       const target = { appName: name, table: 'products' };
-      const noKey = await call(s.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
-      expect(noKey.isError).toBe(true);
-      expect(text(noKey)).toMatch(/write key/);
+      // Another server (it did not create the Table) needs the key, and says so.
+      const other = await connectHttp({ SVC_URL: h.url, SVC_SPEND_LEDGER: ledger('tables-other') });
+      try {
+        const noKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
+        expect(noKey.isError).toBe(true);
+        expect(text(noKey)).toMatch(/Pass the Table write key \(writeKey\) or set SVC_TABLE_WRITE_KEY/);
+        const withKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'desk', price: 120 }, writeKey });
+        expect(withKey.isError, text(withKey)).toBeFalsy();
+      } finally {
+        await other.close();
+      }
+      // The server whose wallet created it remembers the key: no writeKey argument needed.
       const ids: string[] = [];
       for (const [title, price] of [
         ['lamp', 30],
-        ['desk', 120],
         ['chair', 60],
       ] as const) {
-        const c = await call(s.client, 'table_create_record', { ...target, record: { title, price }, writeKey });
+        const c = await call(s.client, 'table_create_record', { ...target, record: { title, price } });
         expect(c.isError, text(c)).toBeFalsy();
         ids.push((c.structuredContent as { record: { id: string } }).record.id);
       }
+      const desk = await call(s.client, 'table_query', { ...target, q: 'desk' });
+      ids.splice(1, 0, (desk.structuredContent as { records: { id: string }[] }).records[0]!.id);
       const q = await call(s.client, 'table_query', { ...target, sort: '-price', limit: 2, includeTotal: true });
       expect(q.isError, text(q)).toBeFalsy();
       expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });
