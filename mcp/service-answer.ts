@@ -31,10 +31,12 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
     message?: string;
     details?: { issues?: { field: string; message: string }[] };
   };
-  const issues = err.details?.issues;
-  const fields = issues?.length ? ` (${issues.map((i) => `${i.field}: ${i.message}`).join('; ')})` : '';
+  const message = err.message ?? (text.slice(0, 300) || response.statusText);
+  // The fields the message does not already name (a one-issue refusal often says it whole).
+  const issues = (err.details?.issues ?? []).map((i) => `${i.field}: ${i.message}`).filter((issue) => !message.includes(issue));
+  const fields = issues.length ? ` (${issues.join('; ')})` : '';
   return {
-    what: `${err.message ?? (text.slice(0, 300) || response.statusText)}${fields}`,
+    what: `${message}${fields}`,
     code: err.code,
     tag: `[HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]`,
   };

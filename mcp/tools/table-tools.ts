@@ -62,6 +62,11 @@ function failureHint(ctx: McpContext, status: number): string {
   return 'Retry later.';
 }
 
+/** The Table API names a `where` filter by its query parameter, `filter[price][gte]`; the tool's caller wrote `where` price gte. */
+function inToolTerms(message: string): string {
+  return message.replace(/filter\[([^\]]+)\]\[([^\]]+)\]/g, (_m, field: string, op: string) => `where {field: "${field}", op: "${op}"}`);
+}
+
 /** One Table API call (free) with the caller's write key and owner credential; a refusal becomes a ToolFailure that says what to do. */
 async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writeKey: string | undefined): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -88,7 +93,7 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${tool} failed: ${f.what} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status)}`);
+    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status)}`);
   }
   return answer.json;
 }

@@ -323,6 +323,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const bad = await call(s.client, 'table_query', { ...target, sort: 'nope' });
       expect(bad.isError).toBe(true);
       expect(text(bad)).toMatch(/nope/);
+      // A refusal names the argument as the tool takes it, once.
+      const badWhere = text(await call(s.client, 'table_query', { ...target, where: [{ field: 'price', op: 'gte', value: 'cheap' }] }));
+      expect(badWhere).toContain('where {field: "price", op: "gte"}: expected a number for field "price"');
+      expect(badWhere).not.toContain('filter[');
+      expect(badWhere.split('expected a number').length).toBe(2);
     } finally {
       await s.close();
     }
