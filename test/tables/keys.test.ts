@@ -37,7 +37,6 @@ const OPS: Op[] = ['GET list', 'GET schema', 'GET record', 'POST', 'PATCH', 'PUT
 
 describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
   let h: Harness;
-  let readKey: string;
   let otherKey: string;
   beforeAll(async () => {
     h = await startHarness(kind);
@@ -45,18 +44,28 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  async function setup(body: Record<string, unknown>): Promise<TableFixture & { recordId: string }> {
+  type KeyedTable = TableFixture & { recordId: string; readKey: string };
+  async function setup(body: Record<string, unknown>): Promise<KeyedTable> {
     const t = await makeTable(h, { name: 'T', schema: SCHEMA, ...body });
     // A second key of the same owner, read-only.
-    readKey = (await createPersonalKey(h.deps.db, { accountId: t.accountId, name: 'ro', scopes: ['svc.data.read'] })).secret;
+    const readKey = (await createPersonalKey(h.deps.db, { accountId: t.accountId, name: 'ro', scopes: ['svc.data.read'] })).secret;
     // Seeded through the domain: the table may not enable POST.
     const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
     const [seed] = await insertRecords(h.deps, table, [{ title: 'seed', n: 1 }]);
     const recordId = seed!.id;
-    return { ...t, recordId };
+    return { ...t, recordId, readKey };
   }
 
-  function headersFor(cred: Cred, t: TableFixture): Record<string, string> {
+  /** Reads change nothing: their cells share one table per kind of table (`setup` for every other cell). */
+  const readTables = new Map<string, Promise<KeyedTable>>();
+  function tableFor(op: Op, body: Record<string, unknown>): Promise<KeyedTable> {
+    if (!op.startsWith('GET')) return setup(body);
+    const kind = JSON.stringify(body);
+    if (!readTables.has(kind)) readTables.set(kind, setup(body));
+    return readTables.get(kind)!;
+  }
+
+  function headersFor(cred: Cred, t: KeyedTable): Record<string, string> {
     switch (cred) {
       case 'none':
         return {};
@@ -67,7 +76,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
       case 'api key (svc.data.write)':
         return { 'x-svc-api-key': t.key };
       case 'api key (svc.data.read)':
-        return { 'x-svc-api-key': readKey };
+        return { 'x-svc-api-key': t.readKey };
       case 'api key of another account':
         return { 'x-svc-api-key': otherKey };
       case 'garbage api key':
@@ -75,7 +84,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
     }
   }
 
-  async function call(t: TableFixture & { recordId: string }, op: Op, cred: Cred): Promise<{ status: number; body: any; allow: string | null }> {
+  async function call(t: KeyedTable, op: Op, cred: Cred): Promise<{ status: number; body: any; allow: string | null }> {
     const headers = headersFor(cred, t);
     const rec = `${t.path}/${t.recordId}`;
     const req: Record<Op, [string, string, unknown?]> = {
@@ -103,11 +112,11 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
     return ok(op);
   }
 
-  // DELETE/PUT change the seed record, so every cell gets a fresh table.
+  // DELETE/PUT change the seed record, so every cell that writes gets a fresh table.
   describe('default table: public reads, keyed writes', () => {
     for (const op of OPS) {
       it.each(CREDS)(`${op} with %s`, async (cred) => {
-        const t = await setup({});
+        const t = await tableFor(op, {});
         const r = await call(t, op, cred);
         expect(r.status, JSON.stringify(r.body)).toBe(expectedDefault(op, cred));
         if (r.status >= 400) expect(r.body.ok).toBe(false);
@@ -118,7 +127,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
   describe('requireReadKey: reads need a key too', () => {
     for (const op of OPS) {
       it.each(CREDS)(`${op} with %s`, async (cred) => {
-        const t = await setup({ requireReadKey: true });
+        const t = await tableFor(op, { requireReadKey: true });
         const r = await call(t, op, cred);
         const expected = cred === 'none' ? 401 : expectedDefault(op, cred);
         expect(r.status, JSON.stringify(r.body)).toBe(expected);
