@@ -8,6 +8,7 @@ import {
   isAddressEqual,
   parseErc6492Signature,
   parseSignature,
+  WaitForTransactionReceiptTimeoutError,
   zeroAddress,
   type Address,
   type Hex,
@@ -179,35 +180,40 @@ export class ChainFacilitator implements Facilitator {
     }
     const base = [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex] as const;
     const data = encodeFunctionData({ abi: USDC_ABI, functionName: 'transferWithAuthorization', args: signatureArgs(base, signature) });
-    let hash: Hex;
+    let sent: { hash: Hex; nonce: number };
     try {
-      hash = await this.sendFromSettler({ to: USDC_ADDRESS, data });
+      sent = await this.#send({ to: USDC_ADDRESS, data });
     } catch (e) {
       return { success: false, transaction: '', errorReason: revertReason(e) };
     }
+    const { hash } = sent;
     onSubmitted?.(hash);
-    const { receipt, replaced } = await this.#receiptOf(hash);
-    if (replaced !== undefined && replaced !== 'repriced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
+    const receipt = await this.#receiptOf(sent);
+    if (receipt === 'replaced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
     if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
     return { success: true, transaction: hash };
   }
 
   /**
-   * The receipt of a transaction just sent: asked for once at once (a chain that mines on arrival,
-   * like the dev chain, has it: one request instead of viem's three), else waited for.
+   * The receipt of a transaction just sent, asked for at once (a chain that mines on arrival, like the
+   * dev chain, has it) and then every polling interval; or `replaced` once its nonce is spent by a
+   * transaction that is not this one (another sender of the settler key used it for another call),
+   * whose receipt says nothing of this payment. Knowing the nonce we signed, that is one
+   * `eth_getTransactionCount`: viem's own replacement check must first have seen the transaction
+   * pending, and one replaced before that was waited for until the timeout.
    */
-  async #receiptOf(hash: Hex): Promise<{ receipt: TransactionReceipt; replaced?: string }> {
-    const mined = await this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
-    if (mined) return { receipt: mined };
-    let replaced: string | undefined;
-    const receipt = await this.publicClient.waitForTransactionReceipt({
-      hash,
-      timeout: this.options.receiptTimeoutMs ?? 60_000,
-      // Another sender of this key may have used the same nonce for another call: viem then answers
-      // with that transaction's receipt, which says nothing of this payment.
-      onReplaced: (r) => (replaced = r.reason),
-    });
-    return { receipt, replaced };
+  async #receiptOf({ hash, nonce }: { hash: Hex; nonce: number }): Promise<TransactionReceipt | 'replaced'> {
+    const receiptOf = () => this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+    const deadline = Date.now() + (this.options.receiptTimeoutMs ?? 60_000);
+    for (;;) {
+      const receipt = await receiptOf();
+      if (receipt) return receipt;
+      const spent = await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
+      // Mined between the two reads, or the nonce went to another transaction.
+      if (spent > nonce) return (await receiptOf()) ?? 'replaced';
+      if (Date.now() >= deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
+      await new Promise((r) => setTimeout(r, this.publicClient.pollingInterval));
+    }
   }
 
   /**
@@ -220,6 +226,11 @@ export class ChainFacilitator implements Facilitator {
    * another sender was refused before it could run, so it is sent again with a fresh one.
    */
   protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<Hex> {
+    return (await this.#send(request)).hash;
+  }
+
+  /** sendFromSettler, with the nonce the transaction was signed with. */
+  async #send(request: { to: Address; data: Hex }): Promise<{ hash: Hex; nonce: number }> {
     await this.ensureChain();
     const prepared = await this.wallet.prepareTransactionRequest({
       ...request,
@@ -242,13 +253,13 @@ export class ChainFacilitator implements Facilitator {
   }
 
   /** Under the send lock: the pending nonce and the fees, the signature, the send. */
-  async #signAndSend(prepared: object): Promise<Hex> {
+  async #signAndSend(prepared: object): Promise<{ hash: Hex; nonce: number }> {
     const [nonce, fees] = await Promise.all([
       this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }),
       this.publicClient.estimateFeesPerGas({ chain: this.chain, type: 'eip1559' }),
     ]);
     const serializedTransaction = await this.account.signTransaction({ ...prepared, ...fees, nonce } as TransactionSerializable);
-    return this.wallet.sendRawTransaction({ serializedTransaction });
+    return { hash: await this.wallet.sendRawTransaction({ serializedTransaction }), nonce };
   }
 
   async ping(): Promise<void> {
