@@ -79,6 +79,12 @@ function signatureArgs(base: AuthorizationArgs, signature: Hex) {
   return [...base, v, sig.r, sig.s] as const;
 }
 
+/** A transaction the settler sent, with the nonce it was signed with (settlerReceipt tells a replacement by it). */
+interface SettlerTransaction {
+  hash: Hex;
+  nonce: number;
+}
+
 /**
  * Settles `transferWithAuthorization` on an EVM JSON-RPC endpoint from a settler key (which pays the
  * gas). Checks the chain id at start, and balance and authorizationState before every settlement.
@@ -164,9 +170,8 @@ export class ChainFacilitator implements Facilitator {
   private async deployFirst(from: Address, deployment: SmartSignature['deployment']): Promise<void> {
     if (!deployment || (await this.isDeployed(from))) return;
     if (!this.factoryAllowed(deployment.factory)) throw new Error('factory_not_allowed');
-    const hash = await this.sendFromSettler({ to: deployment.factory, data: deployment.data });
-    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, timeout: this.options.receiptTimeoutMs ?? 60_000 });
-    if (receipt.status !== 'success' || !(await this.isDeployed(from))) throw new Error('smart_wallet_deployment_failed');
+    const receipt = await this.settlerReceipt(await this.sendFromSettler({ to: deployment.factory, data: deployment.data }));
+    if (receipt === 'replaced' || receipt.status !== 'success' || !(await this.isDeployed(from))) throw new Error('smart_wallet_deployment_failed');
   }
 
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
@@ -180,15 +185,15 @@ export class ChainFacilitator implements Facilitator {
     }
     const base = [a.from as Address, a.to as Address, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce as Hex] as const;
     const data = encodeFunctionData({ abi: USDC_ABI, functionName: 'transferWithAuthorization', args: signatureArgs(base, signature) });
-    let sent: { hash: Hex; nonce: number };
+    let sent: SettlerTransaction;
     try {
-      sent = await this.#send({ to: USDC_ADDRESS, data });
+      sent = await this.sendFromSettler({ to: USDC_ADDRESS, data });
     } catch (e) {
       return { success: false, transaction: '', errorReason: revertReason(e) };
     }
     const { hash } = sent;
     onSubmitted?.(hash);
-    const receipt = await this.#receiptOf(sent);
+    const receipt = await this.settlerReceipt(sent);
     if (receipt === 'replaced') return { success: false, transaction: hash, errorReason: 'transaction_replaced' };
     if (receipt.status !== 'success') return { success: false, transaction: hash, errorReason: 'transaction_reverted' };
     return { success: true, transaction: hash };
@@ -202,7 +207,7 @@ export class ChainFacilitator implements Facilitator {
    * `eth_getTransactionCount`: viem's own replacement check must first have seen the transaction
    * pending, and one replaced before that was waited for until the timeout.
    */
-  async #receiptOf({ hash, nonce }: { hash: Hex; nonce: number }): Promise<TransactionReceipt | 'replaced'> {
+  protected async settlerReceipt({ hash, nonce }: SettlerTransaction): Promise<TransactionReceipt | 'replaced'> {
     const receiptOf = () => this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
     const deadline = Date.now() + (this.options.receiptTimeoutMs ?? 60_000);
     for (;;) {
@@ -225,12 +230,7 @@ export class ChainFacilitator implements Facilitator {
    * older (higher) fees can replace another node's pending settlement. A send that lost its nonce to
    * another sender was refused before it could run, so it is sent again with a fresh one.
    */
-  protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<Hex> {
-    return (await this.#send(request)).hash;
-  }
-
-  /** sendFromSettler, with the nonce the transaction was signed with. */
-  async #send(request: { to: Address; data: Hex }): Promise<{ hash: Hex; nonce: number }> {
+  protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<SettlerTransaction> {
     await this.ensureChain();
     const prepared = await this.wallet.prepareTransactionRequest({
       ...request,
@@ -253,7 +253,7 @@ export class ChainFacilitator implements Facilitator {
   }
 
   /** Under the send lock: the pending nonce and the fees, the signature, the send. */
-  async #signAndSend(prepared: object): Promise<{ hash: Hex; nonce: number }> {
+  async #signAndSend(prepared: object): Promise<SettlerTransaction> {
     const [nonce, fees] = await Promise.all([
       this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }),
       this.publicClient.estimateFeesPerGas({ chain: this.chain, type: 'eip1559' }),

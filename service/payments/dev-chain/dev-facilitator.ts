@@ -1,4 +1,4 @@
-import { createPublicClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
+import { createPublicClient, encodeFunctionData, http, type Address } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
 import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
@@ -129,12 +129,13 @@ export class DevChainFacilitator implements DevFacilitator {
 class DevChain extends ChainFacilitator {
   override readonly kind = 'dev' as const;
   async mint(to: string, atomic: bigint): Promise<string> {
-    const hash = await this.sendFromSettler({
+    const sent = await this.sendFromSettler({
       to: USDC_ADDRESS,
       data: encodeFunctionData({ abi: USDC_ABI, functionName: 'mint', args: [to as Address, atomic] }),
     });
-    const receipt = await this.publicClient.waitForTransactionReceipt({ hash: hash as Hex });
-    if (receipt.status !== 'success') throw new Error(`mint reverted: ${hash}`);
-    return hash;
+    const receipt = await this.settlerReceipt(sent);
+    if (receipt === 'replaced') throw new Error(`mint replaced by another transaction of the settler: ${sent.hash}; mint again`);
+    if (receipt.status !== 'success') throw new Error(`mint reverted: ${sent.hash}`);
+    return sent.hash;
   }
 }
