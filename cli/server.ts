@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -9,6 +9,7 @@ import { DEFAULT_PASSWORD_HASH_COST } from '../service/auth/passwords.js';
 import { buildApp } from '../service/app.js';
 import { withSiteFastPath } from '../service/sites/fast-path.js';
 import type { Config } from '../service/config.js';
+import type { Deps } from '../service/deps.js';
 import type { AppEnv } from '../service/http/env.js';
 import { startHousekeeping } from '../service/housekeeping/housekeeping.js';
 import { startPayments } from '../service/payments/startup.js';
@@ -26,6 +27,11 @@ export interface RunningService {
    * settlements they run) finish within the configured shutdown timeout, then everything closes.
    */
   stop(): Promise<void>;
+}
+
+/** What the service's HTTP server runs per request: cached files of public sites first (service/sites/fast-path.ts), then the app. */
+export function serviceListener(deps: Deps, app: Hono<AppEnv>, hostname?: string): RequestListener {
+  return withSiteFastPath(deps, getRequestListener(app.fetch, { hostname }));
 }
 
 export interface StartServiceOptions {
@@ -51,8 +57,7 @@ export async function startService(config: Config, options: StartServiceOptions 
   let stopping = false;
   const app = buildApp(runtime.deps, { adminToken, isStopping: () => stopping });
   await options.mount?.(app, runtime);
-  // Cached files of public sites are answered before the app (service/sites/fast-path.ts).
-  const server = createServer(withSiteFastPath(runtime.deps, getRequestListener(app.fetch, { hostname: config.host })));
+  const server = createServer(serviceListener(runtime.deps, app, config.host));
   await listen(server, config.port, config.host);
   outliveClientKeepAlive(server);
   const requests = drainable(server);

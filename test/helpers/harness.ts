@@ -3,15 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type RequestListener } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
 import { createAccount } from '../../service/accounts/accounts.js';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { buildApp } from '../../service/app.js';
-import { withSiteFastPath } from '../../service/sites/fast-path.js';
 import { listen } from '../../shared/http-server.js';
 import { loadConfig, type Config } from '../../service/config.js';
 import type { Clock, Deps } from '../../service/deps.js';
 import { createRuntime, type Runtime } from '../../cli/runtime.js';
+import { serviceListener } from '../../cli/server.js';
 import { SCOPES, type Scope } from '../../shared/scopes.js';
 import { openTestDatabase, type DbKind } from './db.js';
 
@@ -65,7 +64,7 @@ export async function startHarness(
   const runtime = await createRuntime(config, { database, clock: options.clock });
   const app = buildApp(runtime.deps, { adminToken: options.adminToken });
   await options.mount?.(app, runtime.deps);
-  listener = withSiteFastPath(runtime.deps, getRequestListener(app.fetch));
+  listener = serviceListener(runtime.deps, app);
 
   const harness: Harness = {
     deps: runtime.deps,
