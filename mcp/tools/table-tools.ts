@@ -70,8 +70,7 @@ function inToolTerms(message: string): string {
 /** One Table API call (free) with the caller's write key and owner credential; a refusal becomes a ToolFailure that says what to do. */
 async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writeKey: string | undefined): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  const wk = writeKey ?? ctx.config.tableWriteKey;
-  if (wk) headers['x-svc-write-key'] = wk;
+  if (writeKey) headers['x-svc-write-key'] = writeKey;
   // The owner's credential opens every Table of the owner's apps: the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp.
   const apiKey = ctx.hosted?.credential ?? ctx.config.apiKey;
   if (apiKey) headers['x-svc-api-key'] = apiKey;
@@ -187,7 +186,9 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
       (args: Record<string, unknown>) =>
         guarded(async () => {
           const a = args as TableArgs;
-          return okResult(await tableFetch(ctx, t.name, t.request(a), a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table)));
+          // The key named in the call, else one create_table_api gave this server, else SVC_TABLE_WRITE_KEY.
+          const writeKey = a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table) ?? ctx.config.tableWriteKey;
+          return okResult(await tableFetch(ctx, t.name, t.request(a), writeKey));
         }),
     );
   }
