@@ -63,5 +63,9 @@ export default defineConfig({
     // service, database and clients, and keeps no state in modules): re-importing the service's
     // module graph for each file cost about 1.5 s a file, a third of the fast tier.
     isolate: false,
+    // Transformed modules are kept on disk (node_modules/.experimental-vitest-cache, keyed by each
+    // file's content): a re-run imports the service's graph without transforming it again, ~2 s less
+    // per worker. A fresh clone starts without it.
+    experimental: { fsModuleCache: true },
   },
 });

@@ -3,18 +3,46 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../service/package-root.js';
 import { DEV_USDC_ARTIFACT_PATH, DEV_USDC_SOURCE_PATH, type DevUsdcArtifact } from '../../service/payments/dev-chain/artifact.js';
 
-/** Compiles DevUSDC.sol with npm solc (a devDependency, ~1.5 s), as DevUSDC.json was compiled. */
-export function compileDevUsdc(): DevUsdcArtifact {
-  const solc = createRequire(import.meta.url)('solc') as { compile(input: string): string; version(): string };
+const require = createRequire(import.meta.url);
+
+/** The compiler's input for DevUSDC.sol: the source and the settings DevUSDC.json was compiled with. */
+function compilerInput(): string {
   const source = fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8');
-  const input = {
+  return JSON.stringify({
     language: 'Solidity',
     sources: { 'DevUSDC.sol': { content: source } },
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'paris', outputSelection: { '*': { '*': ['evm.deployedBytecode.object'] } } },
-  };
-  const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
+  });
+}
+
+/**
+ * What DevUSDC.sol compiles to, compiled once per source, settings and solc version and kept in
+ * node_modules/.cache (solc's output is a function of those three): the check of the committed
+ * artifact costs ~1.5 s of solc only after one of them changed.
+ */
+export function compiledDevUsdc(): DevUsdcArtifact {
+  const { version } = require('solc/package.json') as { version: string };
+  const key = createHash('sha256').update(`solc ${version}\n`).update(compilerInput()).digest('hex').slice(0, 16);
+  const file = packagePath(`node_modules/.cache/svc-tests/dev-usdc-${key}.json`);
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as DevUsdcArtifact;
+  } catch {
+    const artifact = compileDevUsdc();
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(`${file}.${process.pid}`, JSON.stringify(artifact));
+    fs.renameSync(`${file}.${process.pid}`, file);
+    return artifact;
+  }
+}
+
+/** Compiles DevUSDC.sol with npm solc (a devDependency, ~1.5 s), as DevUSDC.json was compiled. */
+export function compileDevUsdc(): DevUsdcArtifact {
+  const solc = require('solc') as { compile(input: string): string; version(): string };
+  const input = compilerInput();
+  const out = JSON.parse(solc.compile(input)) as {
     errors?: { severity: string; formattedMessage: string }[];
     contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>>;
   };
@@ -22,7 +50,7 @@ export function compileDevUsdc(): DevUsdcArtifact {
   if (errors.length) throw new Error(`DevUSDC.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   return {
     solcVersion: solc.version(),
-    sourceSha256: createHash('sha256').update(source).digest('hex'),
+    sourceSha256: createHash('sha256').update(fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8')).digest('hex'),
     deployedBytecode: `0x${out.contracts['DevUSDC.sol']!.DevUSDC!.evm.deployedBytecode.object}`,
   };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainFacilitator } from '../../service/payments/chain-facilitator.js';
 import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
 import { loadDevUsdcArtifact } from '../../service/payments/dev-chain/artifact.js';
-import { compileDevUsdc } from '../helpers/compile-dev-usdc.js';
+import { compiledDevUsdc } from '../helpers/compile-dev-usdc.js';
 import { DEV_RECIPIENT, DEV_SETTLER_KEY, parseX402Config } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -15,7 +15,7 @@ import { createPublicClient, createWalletClient, defineChain, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 it('the committed DevUSDC artifact is what DevUSDC.sol compiles to with the pinned solc', () => {
-  const fresh = compileDevUsdc();
+  const fresh = compiledDevUsdc();
   const committed = loadDevUsdcArtifact();
   expect(committed.sourceSha256).toBe(fresh.sourceSha256);
   expect(committed.deployedBytecode).toBe(fresh.deployedBytecode);
