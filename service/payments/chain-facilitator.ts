@@ -30,6 +30,11 @@ export interface ChainFacilitatorOptions {
   settlerKey: Hex;
   /** How long to wait for the settlement to be mined. */
   receiptTimeoutMs?: number;
+  /**
+   * How long a transaction's receipt is still asked for once its nonce is seen spent, before it is
+   * called replaced (default 3 s; see settlerReceipt).
+   */
+  replacedAfterMs?: number;
   /** Told when a send lost the race for the settler's nonce and is sent again. */
   log?: Logger;
   /** Lower-case factory addresses an ERC-6492 signature may deploy a smart account through (x402-config.ts). */
@@ -205,7 +210,10 @@ export class ChainFacilitator implements Facilitator {
    * transaction that is not this one (another sender of the settler key used it for another call),
    * whose receipt says nothing of this payment. Knowing the nonce we signed, that is one
    * `eth_getTransactionCount`: viem's own replacement check must first have seen the transaction
-   * pending, and one replaced before that was waited for until the timeout.
+   * pending, and one replaced before that was waited for until the timeout. A spent nonce is not
+   * proof by itself: anvil can count a mined transaction's nonce before it serves the receipt
+   * (foundry-rs/foundry#10944; a CI run saw a mint called replaced while it was mined), so the receipt
+   * is asked for a little longer (`replacedAfterMs`) before the transaction is called replaced.
    */
   protected async settlerReceipt({ hash, nonce }: SettlerTransaction): Promise<TransactionReceipt | 'replaced'> {
     const receiptOf = () => this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
@@ -215,9 +223,18 @@ export class ChainFacilitator implements Facilitator {
       if (receipt) return receipt;
       const spent = await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
       // Mined between the two reads, or the nonce went to another transaction.
-      if (spent > nonce) return (await receiptOf()) ?? 'replaced';
+      if (spent > nonce) return (await this.#receiptWithin(receiptOf, this.options.replacedAfterMs ?? 3_000)) ?? 'replaced';
       if (Date.now() >= deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
       await new Promise((r) => setTimeout(r, this.publicClient.pollingInterval));
+    }
+  }
+
+  async #receiptWithin(receiptOf: () => Promise<TransactionReceipt | undefined>, ms: number): Promise<TransactionReceipt | undefined> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const receipt = await receiptOf();
+      if (receipt || Date.now() >= until) return receipt;
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 

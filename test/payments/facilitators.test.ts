@@ -157,7 +157,8 @@ describe('two nodes settling with one settler key', () => {
     // receipt, which says nothing of this payment. Automine is off so the order is fixed.
     const rpc = (method: string, params: unknown[] = []) =>
       fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    const node = new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY, receiptTimeoutMs: 30_000 });
+    // A short wait for a receipt after the nonce is spent: this one was replaced for certain.
+    const node = new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY, receiptTimeoutMs: 30_000, replacedAfterMs: 300 });
     const payer = privateKeyToAccount(generatePrivateKey());
     await dev.mint(payer.address, 10_000n);
     const { authorization, signature } = await signAuthorization(payer, { to: DEV_RECIPIENT, value: 1000n });
