@@ -257,7 +257,10 @@ describe.each(dbKinds())('Dashboard over HTTP (%s)', (kind) => {
     expect((await c.get('/dashboard')).status).toBe(303);
     expect(await (await a.get('/dashboard/account')).text()).toContain('only signed-in session');
   });
+});
 
+// After the suite above has closed its service (one database open at a time).
+describe.each(dbKinds())('Dashboard with sign-up closed (%s)', (kind) => {
   it('sign-up can be closed by the operator', async () => {
     const closed = await startHarness(kind, { SVC_SIGNUP_DISABLED: '1' });
     try {

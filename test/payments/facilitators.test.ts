@@ -8,7 +8,7 @@ import { loadDevUsdcArtifact } from '../../service/payments/dev-chain/artifact.j
 import { compiledDevUsdc } from '../helpers/compile-dev-usdc.js';
 import { DEV_RECIPIENT, DEV_SETTLER_KEY, parseX402Config } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
-import { startHarness, type Harness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
 import { html, jsonInit, payV1, payV2, signAuthorization } from './helpers.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { createPublicClient, createWalletClient, defineChain, http } from 'viem';
@@ -74,52 +74,52 @@ function facilitatorServer(chain: ChainFacilitator): Promise<{ url: string; serv
 describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (kind) => {
   let dev: DevChainFacilitator;
   let remote: { url: string; server: ServerType; calls: string[] };
-  const harnesses: Harness[] = [];
   beforeAll(async () => {
     dev = new DevChainFacilitator();
     await dev.start();
     remote = await facilitatorServer(new ChainFacilitator({ rpcUrl: dev.rpcUrl, settlerKey: DEV_SETTLER_KEY }));
   });
   afterAll(async () => {
-    for (const h of harnesses) await h.close();
     remote?.server.close();
     await dev?.close();
   });
 
   it('SVC_X402_MODE=chain (RPC URL + settler key) and SVC_X402_MODE=remote (facilitator URL) both move exactly the price', async () => {
-    const chainH = await startHarness(kind, {
-      SVC_X402_MODE: 'chain',
-      SVC_X402_RPC_URL: dev.rpcUrl,
-      SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
-      SVC_X402_RECIPIENT: DEV_RECIPIENT,
-    });
-    harnesses.push(chainH);
-    const remoteH = await startHarness(kind, { SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: remote.url, SVC_X402_RECIPIENT: DEV_RECIPIENT });
-    harnesses.push(remoteH);
-    for (const [label, h, pay] of [
-      ['chain', chainH, payV1],
-      ['remote', remoteH, payV2],
-    ] as const) {
-      const payer = privateKeyToAccount(generatePrivateKey());
-      await dev.mint(payer.address, 50_000n);
-      const before = await dev.balanceOf(DEV_RECIPIENT);
-      const res = await pay(payer)(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `${label}-mode-${kind}`, html: html(label) }));
-      expect(res.status, label).toBe(201);
-      const body = await res.json();
-      expect(body.receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
-      expect(await dev.balanceOf(payer.address)).toBe(50_000n - 7000n);
-      expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 7000n);
+    const modes = [
+      ['chain', { SVC_X402_MODE: 'chain', SVC_X402_RPC_URL: dev.rpcUrl, SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY, SVC_X402_RECIPIENT: DEV_RECIPIENT }, payV1],
+      ['remote', { SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: remote.url, SVC_X402_RECIPIENT: DEV_RECIPIENT }, payV2],
+    ] as const;
+    // One service at a time (each on a database of its own).
+    for (const [label, env, pay] of modes) {
+      const h = await startHarness(kind, env);
+      try {
+        const payer = privateKeyToAccount(generatePrivateKey());
+        await dev.mint(payer.address, 50_000n);
+        const before = await dev.balanceOf(DEV_RECIPIENT);
+        const res = await pay(payer)(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `${label}-mode-${kind}`, html: html(label) }));
+        expect(res.status, label).toBe(201);
+        const body = await res.json();
+        expect(body.receipt.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+        expect(await dev.balanceOf(payer.address)).toBe(50_000n - 7000n);
+        expect(await dev.balanceOf(DEV_RECIPIENT)).toBe(before + 7000n);
+      } finally {
+        await h.close();
+      }
     }
     expect(remote.calls).toEqual(['verify', 'settle']);
   });
 
   it('an action without a handler answers 503 before any payment', async () => {
     const { agentRoutes } = await import('../../service/agent/routes.js');
-    const h = harnesses[0];
-    const app = agentRoutes(h!.deps, {});
-    const res = await app.request('/api/x402/apps', jsonInit('POST', { name: 'nohandler', html: '<p>x</p>' }));
-    expect(res.status).toBe(503);
-    expect((await res.json()).error.code).toBe('service_unavailable');
+    const h = await startHarness(kind);
+    try {
+      const app = agentRoutes(h.deps, {});
+      const res = await app.request('/api/x402/apps', jsonInit('POST', { name: 'nohandler', html: '<p>x</p>' }));
+      expect(res.status).toBe(503);
+      expect((await res.json()).error.code).toBe('service_unavailable');
+    } finally {
+      await h.close();
+    }
   });
 });
 
