@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, waitForHttp, withScratchDatabase } from './lib.js';
+import { PGLITE_SHARED_BUFFERS } from '../service/db/client.js';
 
 /**
  * Idle memory: the resident set (VmRSS) of `svc serve` once it answers and has settled, beside the
@@ -75,9 +76,13 @@ function printedLine(child: ChildProcess, text: string): Promise<void> {
   });
 }
 
-/** PGlite alone in a Node process: opened on `dir` (created when missing), one query, then idle. */
-function barePglite(dir: string) {
-  const script = `import {PGlite} from '@electric-sql/pglite'; const db = await PGlite.create({dataDir: ${JSON.stringify(dir)}}); await db.query('select 1'); console.log('ready'); setInterval(()=>{}, 1000);`;
+/**
+ * PGlite alone in a Node process: opened on `dir` (created when missing) with the buffer pool svc
+ * gives it (or another size), one query, then idle.
+ */
+function barePglite(dir: string, sharedBuffers = PGLITE_SHARED_BUFFERS) {
+  const open = `PGlite.create({dataDir: ${JSON.stringify(dir)}, startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=${sharedBuffers}']})`;
+  const script = `import {PGlite} from '@electric-sql/pglite'; const db = await ${open}; await db.query('select 1'); console.log('ready'); setInterval(()=>{}, 1000);`;
   return measure(['--input-type=module', '-e', script], {}, (c) => printedLine(c, 'ready'));
 }
 
@@ -97,6 +102,7 @@ export async function run(): Promise<void> {
         ],
         ['floor: bare PGlite, fresh data dir', () => barePglite(path.join(tmp, `bare-fresh-${++fresh}`))],
         ['floor: bare PGlite, restart', () => barePglite(path.join(tmp, 'bare-restart'))],
+        ['(bare PGlite, restart, 128MB buffers)', () => barePglite(path.join(tmp, 'bare-restart'), '128MB')],
         ['svc serve, PostgreSQL', serveCase({ DATABASE_URL: dbUrl, SVC_DATA_DIR: path.join(tmp, 'pg') })],
         ['svc serve, PGlite, fresh data dir', () => serveCase({ SVC_DATA_DIR: path.join(tmp, `fresh-${++fresh}`) })()],
         ['svc serve, PGlite, restart', serveCase({ SVC_DATA_DIR: restartDir })],
@@ -116,7 +122,9 @@ export async function run(): Promise<void> {
           `${name.padEnd(40)} ${median(r.self)!.toFixed(0).padStart(8)} ${median(r.children)!.toFixed(0).padStart(12)}   ${r.self.map((x) => x.toFixed(0)).join(', ')}`,
         );
       }
-      console.log('children: the dev chain (anvil), a process of its own. Goals: ≤ 150 MB on PostgreSQL, ≤ 400 MB on PGlite.');
+      console.log(
+        `children: the dev chain (anvil), a process of its own. PGlite's buffer pool: ${PGLITE_SHARED_BUFFERS} (SVC_PGLITE_SHARED_BUFFERS; 128MB is PostgreSQL's default). Goals: ≤ 150 MB on PostgreSQL, ≤ 400 MB on PGlite.`,
+      );
     });
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -48,6 +48,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolMax: config.databasePoolMax,
+      sharedBuffers: config.pgliteSharedBuffers,
       template: (dir) => unpackPgliteTemplate(PGLITE_TEMPLATE, dir),
     }));
   const secret = await getOrCreateSecret(database.db, 'service');

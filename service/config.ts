@@ -26,6 +26,10 @@ const EnvSchema = z.object({
   SVC_DATA_DIR: z.string().default('./.svc'),
   DATABASE_URL: optionalText,
   SVC_DATABASE_POOL_MAX: int(10),
+  SVC_PGLITE_SHARED_BUFFERS: z
+    .string()
+    .regex(/^[1-9]\d*(kB|MB|GB)$/, 'a size such as 32MB (kB, MB or GB)')
+    .optional(),
   S3_ENDPOINT: optionalText,
   S3_BUCKET: optionalText,
   S3_REGION: z.string().default('us-east-1'),
@@ -131,6 +135,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL connections per node (SVC_DATABASE_POOL_MAX). */
   databasePoolMax: number;
+  /** The embedded database's buffer pool (PGlite's shared_buffers; SVC_PGLITE_SHARED_BUFFERS; unset: openDb's default). */
+  pgliteSharedBuffers?: string;
   s3?: S3Config;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   trustProxy: boolean;
@@ -212,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: path.resolve(e.SVC_DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.SVC_DATABASE_POOL_MAX,
+    pgliteSharedBuffers: e.SVC_PGLITE_SHARED_BUFFERS,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

@@ -77,7 +77,16 @@ export interface OpenDbOptions {
   migrate?: boolean;
   /** PostgreSQL: connections this node opens at most (default 10). */
   poolMax?: number;
+  /** PGlite: its buffer pool (postgres `shared_buffers`; default PGLITE_SHARED_BUFFERS). */
+  sharedBuffers?: string;
 }
+
+/**
+ * PGlite's buffer pool. PostgreSQL's default, 128MB, is zeroed at every start inside the wasm
+ * memory: ~115 MB more resident and ~0.3 s more start-up than 32MB (docs/performance.md, "PGlite's
+ * buffer pool"). An embedded database serves one node; its files are in the OS page cache anyway.
+ */
+export const PGLITE_SHARED_BUFFERS = '32MB';
 
 /** Seconds to wait for a PostgreSQL connection before the request fails (503 with Retry-After). */
 const CONNECT_TIMEOUT_SECONDS = 5;
@@ -123,7 +132,11 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
   const dir = options.dataDir === undefined ? undefined : path.join(options.dataDir, 'db');
   if (dir !== undefined && !options.loadDataDir && isEmptyDir(dir)) options.template?.(dir);
   if (dir !== undefined) fs.mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
+  const client = await PGlite.create({
+    dataDir: dir,
+    loadDataDir: options.loadDataDir,
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers ?? PGLITE_SHARED_BUFFERS}`],
+  });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
   return {

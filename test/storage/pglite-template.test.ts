@@ -4,7 +4,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { openDb, rowsOf } from '../../service/db/client.js';
+import { openDb, PGLITE_SHARED_BUFFERS, rowsOf } from '../../service/db/client.js';
+import { loadConfig } from '../../service/config.js';
 import { extractDataDir, unpackPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
 
 // A first start on an empty SVC_DATA_DIR unpacks the migrated template instead of running initdb.
@@ -26,11 +27,22 @@ describe('the PGlite first-start template', () => {
     await first.db.execute(sql`insert into settings (key, value) values ('probe', 'kept')`);
     await first.close();
 
-    const again = await openDb({ dataDir, template });
+    const again = await openDb({ dataDir, template, sharedBuffers: '16MB' });
     expect(offered).toBe(1); // the directory holds a database: the template is not even read
     const rows = rowsOf<{ value: string }>(await again.db.execute(sql`select value from settings where key = 'probe'`));
     expect(rows).toEqual([{ value: 'kept' }]);
+    expect(rowsOf(await again.db.execute(sql`show shared_buffers`))).toEqual([{ shared_buffers: '16MB' }]);
     await again.close();
+  });
+
+  it('starts PGlite with a 32MB buffer pool unless SVC_PGLITE_SHARED_BUFFERS says otherwise', async () => {
+    expect(PGLITE_SHARED_BUFFERS).toBe('32MB');
+    const first = await openDb({ dataDir: path.join(root, 'first') });
+    expect(rowsOf(await first.db.execute(sql`show shared_buffers`))).toEqual([{ shared_buffers: '32MB' }]);
+    await first.close();
+    expect(loadConfig({}).pgliteSharedBuffers).toBeUndefined();
+    expect(loadConfig({ SVC_PGLITE_SHARED_BUFFERS: '256MB' }).pgliteSharedBuffers).toBe('256MB');
+    expect(() => loadConfig({ SVC_PGLITE_SHARED_BUFFERS: 'lots' })).toThrow(/SVC_PGLITE_SHARED_BUFFERS: a size such as 32MB/);
   });
 
   it('a start killed while unpacking leaves no half-written database: the next start unpacks again', async () => {

@@ -49,20 +49,26 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
     const t = await makeTable(h, { name: 'T', schema: SCHEMA, ...body });
     // A second key of the same owner, read-only.
     const readKey = (await createPersonalKey(h.deps.db, { accountId: t.accountId, name: 'ro', scopes: ['svc.data.read'] })).secret;
-    // Seeded through the domain: the table may not enable POST.
-    const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
-    const [seed] = await insertRecords(h.deps, table, [{ title: 'seed', n: 1 }]);
-    const recordId = seed!.id;
-    return { ...t, recordId, readKey };
+    return { ...t, recordId: await seedRecord(t), readKey };
   }
 
-  /** Reads change nothing: their cells share one table per kind of table (`setup` for every other cell). */
-  const readTables = new Map<string, Promise<KeyedTable>>();
-  function tableFor(op: Op, body: Record<string, unknown>): Promise<KeyedTable> {
-    if (!op.startsWith('GET')) return setup(body);
+  /** A record inserted through the domain (the table may not enable POST); its id. */
+  async function seedRecord(t: TableFixture): Promise<string> {
+    const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
+    const [seed] = await insertRecords(h.deps, table, [{ title: 'seed', n: 1 }]);
+    return seed!.id;
+  }
+
+  /**
+   * The matrix's cells share one table per kind of table (`setup` once); a cell that changes or
+   * deletes a record gets a record of its own in it, so no cell sees another's write.
+   */
+  const tables = new Map<string, Promise<KeyedTable>>();
+  async function tableFor(op: Op, body: Record<string, unknown>): Promise<KeyedTable> {
     const kind = JSON.stringify(body);
-    if (!readTables.has(kind)) readTables.set(kind, setup(body));
-    return readTables.get(kind)!;
+    if (!tables.has(kind)) tables.set(kind, setup(body));
+    const t = await tables.get(kind)!;
+    return op === 'PATCH' || op === 'PUT' || op === 'DELETE' ? { ...t, recordId: await seedRecord(t) } : t;
   }
 
   function headersFor(cred: Cred, t: KeyedTable): Record<string, string> {
@@ -112,7 +118,6 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
     return ok(op);
   }
 
-  // DELETE/PUT change the seed record, so every cell that writes gets a fresh table.
   describe('default table: public reads, keyed writes', () => {
     for (const op of OPS) {
       it.each(CREDS)(`${op} with %s`, async (cred) => {
@@ -137,7 +142,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
 
   describe('publicInsert: POST without a key, nothing else opened', () => {
     it.each(OPS)('%s without a key', async (op) => {
-      const t = await setup({ publicInsert: true, requireReadKey: true });
+      const t = await tableFor(op, { publicInsert: true, requireReadKey: true });
       const r = await call(t, op, 'none');
       expect(r.status, JSON.stringify(r.body)).toBe(op === 'POST' ? 201 : 401);
     });
@@ -155,7 +160,7 @@ describe.each(dbKinds())('Table API key matrix (%s)', (kind) => {
   describe('disabled methods: 405 whatever the key', () => {
     for (const op of OPS) {
       it.each(['none', 'write key', 'api key (svc.data.write)'] as Cred[])(`${op} with %s on a GET-only table`, async (cred) => {
-        const t = await setup({ methods: ['GET'] });
+        const t = await tableFor(op, { methods: ['GET'] });
         const r = await call(t, op, cred);
         if (op.startsWith('GET')) expect(r.status).toBe(200);
         else {
