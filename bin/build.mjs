@@ -31,12 +31,17 @@ const common = {
   target: 'node20',
   logLevel: 'warning',
 };
-// The service keeps its packages external (PGlite and QuickJS load wasm files beside their modules).
+// The service keeps its runtime dependencies external (PGlite and QuickJS load wasm files beside
+// their modules). x402-fetch, the wallet's x402 v1 client, is bundled instead and is a devDependency:
+// its `x402` package depends on wagmi, WalletConnect and Solana (~600 MB and ~80,000 files an
+// install would otherwise fetch), of which the client uses none; the bundle holds what it uses.
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 await esbuild.build({
   ...common,
   entryPoints: { svc: 'cli/svc.ts', 'sandbox-worker': 'service/functions/sandbox-worker.ts', 'pglite-template': 'service/db/pglite-template.ts' },
   outdir: 'dist',
-  packages: 'external',
+  external: [...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})],
+  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
 });
 // svc-mcp, an MCP client's child process, bundles its packages too: resolving, reading and compiling
 // some hundred package files was most of the time before `initialize` could be answered (1.1–1.4 s →
