@@ -34,7 +34,8 @@ const common = {
 // The service keeps its runtime dependencies external (PGlite and QuickJS load wasm files beside
 // their modules). x402-fetch, the wallet's x402 v1 client, is bundled instead and is a devDependency:
 // its `x402` package depends on wagmi, WalletConnect and Solana (~600 MB and ~80,000 files an
-// install would otherwise fetch), of which the client uses none; the bundle holds what it uses.
+// install would otherwise fetch), of which the client uses none; the bundle holds what it uses (its
+// CommonJS parts, such as ws, get a `require` of their own, as in svc-mcp's bundle below).
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 await esbuild.build({
   ...common,

@@ -229,6 +229,7 @@ export class ChainFacilitator implements Facilitator {
     }
   }
 
+  /** The receipt, asked for every 100 ms until `ms` have passed; undefined if it never came. */
   async #receiptWithin(receiptOf: () => Promise<TransactionReceipt | undefined>, ms: number): Promise<TransactionReceipt | undefined> {
     const until = Date.now() + ms;
     for (;;) {
