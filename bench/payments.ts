@@ -78,6 +78,37 @@ async function timeSeries(n: number, one: (i: number) => Promise<Response>): Pro
   return out;
 }
 
+/**
+ * CPU time used from now until the returned function is called: this process (the service and the
+ * bench's client) and the dev chain's anvil, a process of its own on the same cores (on a real chain
+ * that work is not on the service's machine). Linux only for anvil (/proc); 0 elsewhere.
+ */
+function cpuMeter(facilitator: unknown): () => { self: number; chain: number } {
+  const pid = anvilPid(facilitator);
+  const chainMs = () => {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS; // utime + stime
+    } catch {
+      return 0;
+    }
+  };
+  const self = process.cpuUsage();
+  const chain = chainMs();
+  return () => {
+    const used = process.cpuUsage(self);
+    return { self: (used.user + used.system) / 1000, chain: chainMs() - chain };
+  };
+}
+
+/** USER_HZ: the unit of /proc/<pid>/stat's CPU times (100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** The pid of the anvil a dev facilitator started. */
+function anvilPid(facilitator: unknown): number | undefined {
+  return (facilitator as { pid?: number }).pid;
+}
+
 /** Requests per second with `inFlight` requests kept in flight until `n` are done (all must succeed). */
 async function throughput(n: number, inFlight: number, one: (i: number) => Promise<Response>): Promise<number> {
   let next = 0;
@@ -150,15 +181,19 @@ export async function run(): Promise<void> {
 
     // Throughput with 32 calls in flight: the unpaid handler against paid + settled calls.
     const IN_FLIGHT = 32;
+    const unpaidCpu = cpuMeter(free.runtime.deps.facilitator);
     const unpaidRate = await throughput(N, IN_FLIGHT, (i) =>
       fetch(`${free.url}/_bench/unpaid/${freeApp}/files`, { method: 'POST', headers: { ...json, 'x-bench-wallet': wallet }, body: body(i) }),
     );
+    const unpaidUsed = unpaidCpu();
     const concurrentHeaders = await Promise.all(
       Array.from({ length: N }, () => signAuthorization(payer, { to: DEV_RECIPIENT, value: 3000n }).then(xPaymentHeader)),
     );
+    const paidCpu = cpuMeter(dev);
     const paidRate = await throughput(N, IN_FLIGHT, (i) =>
       fetch(`${paid.url}${filesPath(paidApp)}`, { method: 'POST', headers: { ...json, ...concurrentHeaders[i] }, body: body(i) }),
     );
+    const paidUsed = paidCpu();
     const spentAll = before - (await dev.balanceOf(payer.address));
 
     // The offline verifier alone (decode, the checks, the digest and libsecp256k1's recovery), in
@@ -201,6 +236,10 @@ export async function run(): Promise<void> {
     console.log(`settled ${N} payments: payer spent ${spent} atomic USDC (expected ${BigInt(N) * 3000n})`);
     console.log(
       `${IN_FLIGHT} in flight, ${N} calls each: unpaid ${unpaidRate.toFixed(0)} calls/s, paid + settled ${paidRate.toFixed(0)} calls/s (${(paidRate / unpaidRate).toFixed(2)}x; goal ≥ 0.5x); all ${2 * N} payments spent ${spentAll} (expected ${BigInt(2 * N) * 3000n})`,
+    );
+    const perCall = (ms: number) => (ms / N).toFixed(1);
+    console.log(
+      `CPU per call (ms): unpaid: this process ${perCall(unpaidUsed.self)}; paid + settled: this process ${perCall(paidUsed.self)} (service, and the bench's client), dev chain (anvil, a process of its own) ${perCall(paidUsed.chain)}`,
     );
   } finally {
     await free.close();

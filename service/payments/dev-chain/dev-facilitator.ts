@@ -33,6 +33,11 @@ export class DevChainFacilitator implements DevFacilitator {
   get rpcUrl(): string {
     return this.current?.anvil.rpcUrl ?? '';
   }
+
+  /** The chain's process, once started (`npm run bench payments` reads its CPU time). */
+  get pid(): number | undefined {
+    return this.current?.anvil.pid;
+  }
   private current: Started | undefined;
 
   start(): Promise<Started> {
