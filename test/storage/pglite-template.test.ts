@@ -37,9 +37,9 @@ describe('the PGlite first-start template', () => {
 
   it('starts PGlite with a 32MB buffer pool unless SVC_PGLITE_SHARED_BUFFERS says otherwise', async () => {
     expect(PGLITE_SHARED_BUFFERS).toBe('32MB');
-    const first = await openDb({ dataDir: path.join(root, 'first') });
-    expect(rowsOf(await first.db.execute(sql`show shared_buffers`))).toEqual([{ shared_buffers: '32MB' }]);
-    await first.close();
+    const db = await openDb({ dataDir: path.join(root, 'pool'), template });
+    expect(rowsOf(await db.db.execute(sql`show shared_buffers`))).toEqual([{ shared_buffers: '32MB' }]);
+    await db.close();
     expect(loadConfig({}).pgliteSharedBuffers).toBeUndefined();
     expect(loadConfig({ SVC_PGLITE_SHARED_BUFFERS: '256MB' }).pgliteSharedBuffers).toBe('256MB');
     expect(() => loadConfig({ SVC_PGLITE_SHARED_BUFFERS: 'lots' })).toThrow(/SVC_PGLITE_SHARED_BUFFERS: a size such as 32MB/);
