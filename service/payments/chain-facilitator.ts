@@ -35,6 +35,8 @@ export interface ChainFacilitatorOptions {
    * called replaced (default 3 s; see settlerReceipt).
    */
   replacedAfterMs?: number;
+  /** How often a receipt not yet there is asked for again (default: viem's, half of Base's 2 s block time). */
+  pollingIntervalMs?: number;
   /** Told when a send lost the race for the settler's nonce and is sent again. */
   log?: Logger;
   /** Lower-case factory addresses an ERC-6492 signature may deploy a smart account through (x402-config.ts). */
@@ -115,7 +117,11 @@ export class ChainFacilitator implements Facilitator {
       rpcUrls: { default: { http: [options.rpcUrl] } },
     });
     this.account = privateKeyToAccount(options.settlerKey);
-    this.publicClient = createPublicClient({ chain: this.chain, transport: http(options.rpcUrl, { retryCount: 0 }) }) as PublicClient;
+    this.publicClient = createPublicClient({
+      chain: this.chain,
+      transport: http(options.rpcUrl, { retryCount: 0 }),
+      pollingInterval: options.pollingIntervalMs,
+    }) as PublicClient;
     this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: http(options.rpcUrl, { retryCount: 0 }) });
   }
 

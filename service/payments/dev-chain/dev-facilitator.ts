@@ -48,7 +48,14 @@ export class DevChainFacilitator implements DevFacilitator {
         const client = createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) });
         const { deployedBytecode } = loadDevUsdcArtifact();
         await client.request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never });
-        const chain = new DevChain({ rpcUrl: anvil.rpcUrl, settlerKey: DEV_SETTLER_KEY, erc6492Factories: this.options.erc6492Factories });
+        // anvil mines a transaction as it arrives: a receipt not there at once is there within
+        // milliseconds, not the next Base block (a 1 s wait on some settlements otherwise).
+        const chain = new DevChain({
+          rpcUrl: anvil.rpcUrl,
+          settlerKey: DEV_SETTLER_KEY,
+          erc6492Factories: this.options.erc6492Factories,
+          pollingIntervalMs: 50,
+        });
         this.current = { anvil, chain };
         this.options.log?.info('x402 dev chain started', { rpcUrl: anvil.rpcUrl, pid: anvil.pid, usdc: USDC_ADDRESS });
         return this.current;
