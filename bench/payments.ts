@@ -84,7 +84,7 @@ async function timeSeries(n: number, one: (i: number) => Promise<Response>): Pro
  * that work is not on the service's machine). Linux only for anvil (/proc); 0 elsewhere.
  */
 function cpuMeter(facilitator: unknown): () => { self: number; chain: number } {
-  const pid = anvilPid(facilitator);
+  const pid = (facilitator as { pid?: number }).pid; // DevChainFacilitator's anvil
   const chainMs = () => {
     try {
       const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -103,11 +103,6 @@ function cpuMeter(facilitator: unknown): () => { self: number; chain: number } {
 
 /** USER_HZ: the unit of /proc/<pid>/stat's CPU times (100 on Linux). */
 const CLOCK_TICKS = 100;
-
-/** The pid of the anvil a dev facilitator started. */
-function anvilPid(facilitator: unknown): number | undefined {
-  return (facilitator as { pid?: number }).pid;
-}
 
 /** Requests per second with `inFlight` requests kept in flight until `n` are done (all must succeed). */
 async function throughput(n: number, inFlight: number, one: (i: number) => Promise<Response>): Promise<number> {

@@ -62,17 +62,22 @@ export async function writePgliteTemplate(file: string): Promise<void> {
   fs.writeFileSync(`${file}.json`, `${JSON.stringify({ key: templateKey() })}\n`);
 }
 
+/** Whether the template at `file` was built for these migrations and this PGlite (the key written beside it). */
+export function isCurrentTemplate(file: string): boolean {
+  try {
+    const { key } = JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')) as { key?: string };
+    return key === templateKey();
+  } catch {
+    return false; // no key beside it: not built, or not by us
+  }
+}
+
 /**
  * Fills `dir` (absent or empty) with the template at `file`, when that was built for these migrations
  * and this PGlite; false (and `dir` untouched) otherwise.
  */
 export function unpackPgliteTemplate(file: string, dir: string): boolean {
-  try {
-    const { key } = JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')) as { key?: string };
-    if (key !== templateKey()) return false;
-  } catch {
-    return false;
-  }
+  if (!isCurrentTemplate(file)) return false;
   extractDataDir(fs.readFileSync(file), dir);
   return true;
 }

@@ -222,26 +222,22 @@ export class ChainFacilitator implements Facilitator {
    * is asked for a little longer (`replacedAfterMs`) before the transaction is called replaced.
    */
   protected async settlerReceipt({ hash, nonce }: SettlerTransaction): Promise<TransactionReceipt | 'replaced'> {
-    const receiptOf = () => this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
     const deadline = Date.now() + (this.options.receiptTimeoutMs ?? 60_000);
+    /** Set once the nonce is seen spent without this receipt: when to call the transaction replaced. */
+    let replacedAt: number | undefined;
     for (;;) {
-      const receipt = await receiptOf();
+      const receipt = await this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
       if (receipt) return receipt;
-      const spent = await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
-      // Mined between the two reads, or the nonce went to another transaction.
-      if (spent > nonce) return (await this.#receiptWithin(receiptOf, this.options.replacedAfterMs ?? 3_000)) ?? 'replaced';
-      if (Date.now() >= deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
-      await new Promise((r) => setTimeout(r, this.publicClient.pollingInterval));
-    }
-  }
-
-  /** The receipt, asked for every 100 ms until `ms` have passed; undefined if it never came. */
-  async #receiptWithin(receiptOf: () => Promise<TransactionReceipt | undefined>, ms: number): Promise<TransactionReceipt | undefined> {
-    const until = Date.now() + ms;
-    for (;;) {
-      const receipt = await receiptOf();
-      if (receipt || Date.now() >= until) return receipt;
-      await new Promise((r) => setTimeout(r, 100));
+      if (replacedAt === undefined) {
+        const spent = await this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
+        // Mined between the two reads (asked again at once), or the nonce went to another transaction.
+        if (spent > nonce) {
+          replacedAt = Date.now() + (this.options.replacedAfterMs ?? 3_000);
+          continue;
+        }
+        if (Date.now() >= deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
+      } else if (Date.now() >= replacedAt) return 'replaced';
+      await new Promise((r) => setTimeout(r, replacedAt === undefined ? this.publicClient.pollingInterval : Math.min(100, this.publicClient.pollingInterval)));
     }
   }
 

@@ -9,8 +9,7 @@ import { DEV_USDC_ARTIFACT_PATH, DEV_USDC_SOURCE_PATH, type DevUsdcArtifact } fr
 const require = createRequire(import.meta.url);
 
 /** The compiler's input for DevUSDC.sol: the source and the settings DevUSDC.json was compiled with. */
-function compilerInput(): string {
-  const source = fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8');
+function compilerInput(source: string): string {
   return JSON.stringify({
     language: 'Solidity',
     sources: { 'DevUSDC.sol': { content: source } },
@@ -25,12 +24,13 @@ function compilerInput(): string {
  */
 export function compiledDevUsdc(): DevUsdcArtifact {
   const { version } = require('solc/package.json') as { version: string };
-  const key = createHash('sha256').update(`solc ${version}\n`).update(compilerInput()).digest('hex').slice(0, 16);
+  const source = fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8');
+  const key = createHash('sha256').update(`solc ${version}\n`).update(compilerInput(source)).digest('hex').slice(0, 16);
   const file = packagePath(`node_modules/.cache/svc-tests/dev-usdc-${key}.json`);
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as DevUsdcArtifact;
   } catch {
-    const artifact = compileDevUsdc();
+    const artifact = compileDevUsdc(source);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(`${file}.${process.pid}`, JSON.stringify(artifact));
     fs.renameSync(`${file}.${process.pid}`, file);
@@ -39,10 +39,9 @@ export function compiledDevUsdc(): DevUsdcArtifact {
 }
 
 /** Compiles DevUSDC.sol with npm solc (a devDependency, ~1.5 s), as DevUSDC.json was compiled. */
-export function compileDevUsdc(): DevUsdcArtifact {
+export function compileDevUsdc(source = fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8')): DevUsdcArtifact {
   const solc = require('solc') as { compile(input: string): string; version(): string };
-  const input = compilerInput();
-  const out = JSON.parse(solc.compile(input)) as {
+  const out = JSON.parse(solc.compile(compilerInput(source))) as {
     errors?: { severity: string; formattedMessage: string }[];
     contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>>;
   };
@@ -50,7 +49,7 @@ export function compileDevUsdc(): DevUsdcArtifact {
   if (errors.length) throw new Error(`DevUSDC.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   return {
     solcVersion: solc.version(),
-    sourceSha256: createHash('sha256').update(fs.readFileSync(DEV_USDC_SOURCE_PATH, 'utf8')).digest('hex'),
+    sourceSha256: createHash('sha256').update(source).digest('hex'),
     deployedBytecode: `0x${out.contracts['DevUSDC.sol']!.DevUSDC!.evm.deployedBytecode.object}`,
   };
 }

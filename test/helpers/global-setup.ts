@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import type { TestProject } from 'vitest/node';
-import { buildPgliteTemplate, templateKey } from '../../service/db/pglite-template.js';
+import { buildPgliteTemplate, isCurrentTemplate, templateKey } from '../../service/db/pglite-template.js';
 import { packagePath } from '../../service/package-root.js';
 
 /**
@@ -32,12 +32,7 @@ async function migratedTemplate(): Promise<string> {
 /** The build's template, unzipped, when it was built for these migrations and this PGlite. */
 function builtTemplate(): Buffer | undefined {
   const file = packagePath('dist/pglite-template.tar.gz');
-  try {
-    const { key } = JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')) as { key?: string };
-    return key === templateKey() ? zlib.gunzipSync(fs.readFileSync(file)) : undefined;
-  } catch {
-    return undefined; // no build yet
-  }
+  return isCurrentTemplate(file) ? zlib.gunzipSync(fs.readFileSync(file)) : undefined;
 }
 
 declare module 'vitest' {
