@@ -12,6 +12,7 @@ import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
 import * as schema from './schema/index.js';
 import { packagePath } from '../package-root.js';
+import { oneCallClient, type QueryClient } from './pglite-one-call.js';
 
 export type Schema = typeof schema;
 /** One handle type for both drivers: shared query code never knows which one it talks to. */
@@ -28,12 +29,12 @@ export const MIGRATIONS_DIR = packagePath('drizzle');
  * drizzle declares PGlite's session client private (it is a plain property), hence the one cast,
  * kept here beside the code that creates both drivers. The dataset tests fail if drizzle changes it.
  */
-export type DriverConnection = { postgres: postgres.Sql } | { pglite: Pick<PGlite, 'query'> };
+export type DriverConnection = { postgres: postgres.Sql } | { pglite: QueryClient };
 
 export function driverConnectionOf(db: DbOrTx): DriverConnection {
   const session = db._.session;
   if (is(session, PostgresJsSession)) return { postgres: session.client as postgres.Sql };
-  if (is(session, PgliteSession)) return { pglite: (session as unknown as { client: Pick<PGlite, 'query'> }).client };
+  if (is(session, PgliteSession)) return { pglite: (session as unknown as { client: QueryClient }).client };
   throw new Error('COPY needs a postgres.js or PGlite drizzle handle');
 }
 
@@ -137,7 +138,8 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     loadDataDir: options.loadDataDir,
     startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers ?? PGLITE_SHARED_BUFFERS}`],
   });
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  // drizzle calls only `query` and `transaction` on its client: one call into PGlite per statement.
+  const db = drizzlePglite(oneCallClient(client) as unknown as PGlite, { schema }) as unknown as Db;
   if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
   return {
     db,
