@@ -23,6 +23,7 @@ import {
   waitForPayment,
   type PaymentKey,
   type PaymentRow,
+  type SettledPayment,
 } from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
 import { buildReceipt, storeReceipt } from '../payments/receipts.js';
@@ -91,7 +92,7 @@ function replayedAnswer(deps: Deps, row: PaymentRow, p: PaymentAttempt): AgentAn
   return storedAnswer(row, p, { 'x-svc-replayed': 'true' });
 }
 
-function storedAnswer(row: PaymentRow, p: PaymentAttempt, extra: Record<string, string>): AgentAnswer {
+function storedAnswer(row: SettledPayment, p: PaymentAttempt, extra: Record<string, string>): AgentAnswer {
   return {
     status: Number(row.responseStatus ?? 200),
     body: row.response as Record<string, unknown>,
@@ -166,7 +167,7 @@ export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Prom
     await runAfterCommit(deps, worked.work);
     if (!collect) return { status: worked.status, body: worked.body, headers: paymentResponseHeader(p.attempt, redeemed ?? '', p.wallet) };
     // 7. Collect the money, outside any transaction.
-    return settleWorkedCall(deps, p.key, p.verified, p.attempt, {});
+    return settleWorkedCall(deps, p.key, p.verified, p.attempt, {}, worked.body);
   }
   throw new AppError('conflict', 'this payment is being processed concurrently; retry');
 }
@@ -385,7 +386,8 @@ async function verifyOnChain(deps: Deps, verified: VerifiedPayment, wallet: stri
  * Settles a payment whose work is committed (row in `settling`) and answers with the stored answer.
  * When the chain refuses (the payer's funds moved away since verify, the facilitator is down), the
  * work stands and the row becomes `failed`: the same payment sent again, or reconcile while the
- * authorization is valid, collects it; the caller gets 502 without the answer meanwhile.
+ * authorization is valid, collects it; the caller gets 502 without the answer meanwhile. `stored`: the
+ * answer just stored with the work, when this call did it.
  */
 async function settleWorkedCall(
   deps: Deps,
@@ -393,8 +395,9 @@ async function settleWorkedCall(
   verified: VerifiedPayment,
   attempt: PaymentAttempt,
   extraHeaders: Record<string, string>,
+  stored?: Record<string, unknown>,
 ): Promise<AgentAnswer> {
-  const outcome = await settleOnce(deps, key, verified);
+  const outcome = await settleOnce(deps, key, verified, stored);
   deps.metrics.payments.inc({ outcome: outcome.settled ? 'settled' : 'settlement_failed' });
   if (outcome.settled) return storedAnswer(outcome.row, attempt, extraHeaders);
   throw new AppError(

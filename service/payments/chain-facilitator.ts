@@ -4,7 +4,6 @@ import {
   defineChain,
   encodeFunctionData,
   hashTypedData,
-  http,
   isAddressEqual,
   parseErc6492Signature,
   parseSignature,
@@ -21,6 +20,7 @@ import {
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
+import { jsonRpcTransport, type JsonRpcTransport } from './json-rpc-transport.js';
 import { USDC_ABI } from './usdc-abi.js';
 import { transferAuthorizationTypedData } from './verify-payment.js';
 import type { Logger } from '../logger.js';
@@ -103,6 +103,7 @@ export class ChainFacilitator implements Facilitator {
   protected readonly wallet: WalletClient;
   protected readonly account: PrivateKeyAccount;
   private readonly sendLock = new Mutex();
+  private readonly rpc: JsonRpcTransport;
   private chainChecked: Promise<void> | undefined;
 
   constructor(protected readonly options: ChainFacilitatorOptions) {
@@ -117,12 +118,9 @@ export class ChainFacilitator implements Facilitator {
       rpcUrls: { default: { http: [options.rpcUrl] } },
     });
     this.account = privateKeyToAccount(options.settlerKey);
-    this.publicClient = createPublicClient({
-      chain: this.chain,
-      transport: http(options.rpcUrl, { retryCount: 0 }),
-      pollingInterval: options.pollingIntervalMs,
-    }) as PublicClient;
-    this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: http(options.rpcUrl, { retryCount: 0 }) });
+    this.rpc = jsonRpcTransport(options.rpcUrl);
+    this.publicClient = createPublicClient({ chain: this.chain, transport: this.rpc.transport, pollingInterval: options.pollingIntervalMs }) as PublicClient;
+    this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: this.rpc.transport });
   }
 
   /** The RPC must be chain 8453: the signatures we accept bind that chain id. */
@@ -315,7 +313,9 @@ export class ChainFacilitator implements Facilitator {
     return this.publicClient.readContract({ address: USDC_ADDRESS, abi: USDC_ABI, functionName: 'balanceOf', args: [address as Address] });
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.rpc.close();
+  }
 }
 
 function errorMessage(e: unknown): string {

@@ -82,23 +82,55 @@ export function settledReceipt(r: Receipt, txHash: string): Receipt {
   return { ...base, receiptHash: receiptHashOf(base) };
 }
 
+/** What answering a settled call needs of its payment row. */
+export type SettledPayment = Pick<PaymentRow, 'payer' | 'txHash' | 'response' | 'responseStatus'>;
+
+/** The stored answer once its money moved: its receipt gets the transaction (and a new hash). */
+function settledResponse(stored: Record<string, unknown>, txHash: string): Record<string, unknown> {
+  const receipt = stored.receipt as Receipt | undefined;
+  return receipt ? { ...stored, receipt: settledReceipt(receipt, txHash) } : { ...stored };
+}
+
 /**
- * The money moved: the stored receipt and answer get the transaction hash and the row is committed,
- * in one short transaction. Idempotent (a second caller finds it committed and gets the stored row).
+ * The money moved: the stored receipt and answer get the transaction hash and the row is committed.
+ * Idempotent (a second caller finds it committed and gets the stored row). `stored` is the answer
+ * markWorked stored, when the caller still holds it (the call that did the work): then it is one
+ * statement (the payment row and its receipt, moved together); otherwise a short transaction reads it first.
  */
-export async function markSettled(db: Db, k: Key, txHash: string, now: Date): Promise<PaymentRow> {
+export async function markSettled(db: Db, k: Key, txHash: string, now: Date, stored?: Record<string, unknown>): Promise<SettledPayment> {
+  if (stored) {
+    const response = settledResponse(stored, txHash);
+    const receipt = response.receipt as Receipt | undefined;
+    const moved = db.$with('moved').as(
+      db
+        .update(x402Payments)
+        .set({ status: 'committed', txHash, response, updatedAt: now })
+        .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])))
+        .returning({ receiptId: x402Payments.receiptId, responseStatus: x402Payments.responseStatus }),
+    );
+    // The receipt row follows in the same statement (a data-modifying WITH runs whether or not it is read).
+    const receiptMoved = db.$with('receipt_moved').as(
+      db
+        .update(x402Receipts)
+        .set({ txHash, status: 'settled', receiptHash: receipt?.receiptHash ?? '' })
+        .where(inArray(x402Receipts.receiptId, db.select({ id: moved.receiptId }).from(moved)))
+        .returning({ receiptId: x402Receipts.receiptId }),
+    );
+    const [done] = await db
+      .with(...(receipt ? [moved, receiptMoved] : [moved]))
+      .select({ responseStatus: moved.responseStatus })
+      .from(moved);
+    if (done) return { payer: k.payer, txHash, response, responseStatus: done.responseStatus };
+    // Not in `settling` or `failed` any more: another caller settled it; its row says how.
+  }
   return db.transaction(async (tx) => {
     const row = await findPayment(tx, k.payer, k.nonce);
     if (!row) throw new Error(`payment ${k.payer}:${k.nonce} not found`);
     if (row.status === 'committed') return row;
-    const response = { ...(row.response as Record<string, unknown>) };
+    const response = settledResponse(row.response as Record<string, unknown>, txHash);
     const receipt = response.receipt as Receipt | undefined;
     if (receipt) {
-      response.receipt = settledReceipt(receipt, txHash);
-      await tx
-        .update(x402Receipts)
-        .set({ txHash, status: 'settled', receiptHash: (response.receipt as Receipt).receiptHash })
-        .where(eq(x402Receipts.receiptId, receipt.receiptId));
+      await tx.update(x402Receipts).set({ txHash, status: 'settled', receiptHash: receipt.receiptHash }).where(eq(x402Receipts.receiptId, receipt.receiptId));
     }
     const [done] = await tx
       .update(x402Payments)

@@ -1,9 +1,10 @@
+import { eq } from 'drizzle-orm';
 import { createWalletClient, http, parseAbi } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
-import { x402Idempotency, x402Payments } from '../../service/db/schema/index.js';
-import { pruneAnsweredPayments } from '../../service/payments/payment-store.js';
+import { x402Idempotency, x402Payments, x402Receipts } from '../../service/db/schema/index.js';
+import { markSettled, pruneAnsweredPayments } from '../../service/payments/payment-store.js';
 import type { Facilitator } from '../../service/payments/facilitator.js';
 import { requestHashOf } from '../../service/agent/paid-call.js';
 import { reconcileOrphanedPayments } from '../../service/payments/reconcile.js';
@@ -11,7 +12,8 @@ import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { createAppFromHtml } from '../../shared/agent-api/actions/apps.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { devChain, fundedWallet, html, jsonInit, signAuthorization, xPaymentHeader } from './helpers.js';
+import type { Receipt } from '../../shared/agent-api/receipt.js';
+import { devChain, fundedWallet, html, jsonInit, recomputeReceiptHash, signAuthorization, xPaymentHeader } from './helpers.js';
 
 const PRICE = 7000n;
 
@@ -42,6 +44,33 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     authorizationUsed: real.authorizationUsed.bind(real),
     close: async () => {},
     settle,
+  });
+
+  /** The payment row and the receipt row of a settled call agree with the receipt its answer carried. */
+  async function expectLedgerAgrees(payer: string, nonce: string, receipt: Receipt) {
+    expect(receipt).toMatchObject({ status: 'settled', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(receipt.receiptHash).toBe(recomputeReceiptHash(receipt));
+    const payment = await h.deps.db.query.x402Payments.findFirst({
+      where: (t, { and, eq }) => and(eq(t.payer, payer.toLowerCase()), eq(t.nonce, nonce.toLowerCase())),
+    });
+    expect(payment).toMatchObject({ status: 'committed', txHash: receipt.txHash, receiptId: receipt.receiptId });
+    expect((payment?.response as { receipt?: Receipt } | undefined)?.receipt).toEqual(receipt);
+    const [stored] = await h.deps.db.select().from(x402Receipts).where(eq(x402Receipts.receiptId, receipt.receiptId));
+    expect(stored).toMatchObject({ txHash: receipt.txHash, status: 'settled', receiptHash: receipt.receiptHash });
+  }
+
+  it('a settled call commits its payment row and its receipt row with the receipt it answered; settling it again changes nothing', async () => {
+    const payer = await fundedWallet(h, 100_000n);
+    const paid = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
+    const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `ledger-${kind}`, html: html('Ledger') }, xPaymentHeader(paid)));
+    expect(res.status).toBe(201);
+    const answer = await res.json();
+    await expectLedgerAgrees(payer.address, paid.authorization.nonce, answer.receipt);
+    // A second settle of the same row (a concurrent retry, reconcile) finds it committed and keeps it.
+    const key = { payer: payer.address.toLowerCase(), nonce: paid.authorization.nonce.toLowerCase() };
+    const again = await markSettled(h.deps.db, key, `0x${'ee'.repeat(32)}`, new Date(), answer);
+    expect(again).toMatchObject({ txHash: answer.receipt.txHash, responseStatus: 201 });
+    await expectLedgerAgrees(payer.address, paid.authorization.nonce, answer.receipt);
   });
 
   it('settlement refused on chain (funds gone between verify and settle): 502 without the answer, the work stands unpaid; the same payment sent again once funded pays once and gets the answer', async () => {
@@ -135,7 +164,8 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     h.deps.facilitator = withSettle(async () => {
       throw new Error('facilitator unreachable');
     });
-    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    const down = await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE });
+    const header = xPaymentHeader(down);
     const body = { name: `down-${kind}`, html: html('Down') };
     try {
       expect((await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header))).status).toBe(502);
@@ -149,7 +179,9 @@ describe.each(dbKinds())('settlement failures and crash recovery (%s)', (kind) =
     // The caller's retry now gets the answer, settled, without a second charge.
     const retry = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', body, header));
     expect(retry.status).toBe(201);
-    expect((await retry.json()).receipt).toMatchObject({ status: 'settled', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    const { receipt } = await retry.json();
+    // Settled by reconcile, which did not hold the answer: the same ledger as a call that settled itself.
+    await expectLedgerAgrees(payer.address, down.authorization.nonce, receipt);
     expect(await chain.balanceOf(payer.address)).toBe(100_000n - PRICE);
     // Reconcile again: nothing left to do.
     expect(await reconcileOrphanedPayments(h.deps, 0)).toMatchObject({ collected: 0, unpaid: 0 });

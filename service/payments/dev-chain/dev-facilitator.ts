@@ -1,7 +1,8 @@
-import { createPublicClient, encodeFunctionData, http, type Address } from 'viem';
+import { createPublicClient, encodeFunctionData, type Address } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
 import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
+import { jsonRpcTransport } from '../json-rpc-transport.js';
 import type { DevFacilitator, FacilitatorSettleResult, FacilitatorVerifyResult, SupportedKind, VerifiedPayment } from '../facilitator.js';
 import { AppError } from '../../http/app-error.js';
 import { USDC_ABI } from '../usdc-abi.js';
@@ -45,9 +46,11 @@ export class DevChainFacilitator implements DevFacilitator {
     this.started ??= (async () => {
       const anvil = await this.startOnPort();
       try {
-        const client = createPublicClient({ transport: http(anvil.rpcUrl, { retryCount: 0 }) });
+        const rpc = jsonRpcTransport(anvil.rpcUrl);
         const { deployedBytecode } = loadDevUsdcArtifact();
-        await client.request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never });
+        await createPublicClient({ transport: rpc.transport })
+          .request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never })
+          .finally(() => rpc.close());
         // anvil mines a transaction as it arrives: a receipt not there at once is there within
         // milliseconds, not the next Base block (a 1 s wait on some settlements otherwise).
         const chain = new DevChain({
@@ -134,6 +137,7 @@ export class DevChainFacilitator implements DevFacilitator {
   async close(): Promise<void> {
     this.closed = true;
     const s = await this.started?.catch(() => undefined);
+    await s?.chain.close();
     await s?.anvil.stop();
   }
 }
