@@ -37,6 +37,8 @@ export interface ChainFacilitatorOptions {
   replacedAfterMs?: number;
   /** How often a receipt not yet there is asked for again (default: viem's, half of Base's 2 s block time). */
   pollingIntervalMs?: number;
+  /** Requests made in the same turn of the event loop go to the node as one JSON-RPC batch (json-rpc-transport.ts). */
+  rpcBatch?: boolean;
   /** Told when a send lost the race for the settler's nonce and is sent again. */
   log?: Logger;
   /** Lower-case factory addresses an ERC-6492 signature may deploy a smart account through (x402-config.ts). */
@@ -118,7 +120,7 @@ export class ChainFacilitator implements Facilitator {
       rpcUrls: { default: { http: [options.rpcUrl] } },
     });
     this.account = privateKeyToAccount(options.settlerKey);
-    this.rpc = jsonRpcTransport(options.rpcUrl);
+    this.rpc = jsonRpcTransport(options.rpcUrl, { batch: options.rpcBatch });
     this.publicClient = createPublicClient({ chain: this.chain, transport: this.rpc.transport, pollingInterval: options.pollingIntervalMs }) as PublicClient;
     this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: this.rpc.transport });
   }

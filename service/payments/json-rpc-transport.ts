@@ -7,6 +7,10 @@ const MAX_RESPONSE_BYTES = 10_485_760;
 
 type RpcError = { code: number; message: string; data?: unknown };
 type JsonRpcAnswer = { result?: unknown; error?: RpcError };
+type RpcBody = { method: string; params?: unknown };
+type Queued = { body: RpcBody; id: number; resolve: (a: JsonRpcAnswer) => void; reject: (e: Error) => void };
+/** Requests in one JSON-RPC batch at most (viem's default is 1,000; nodes commonly accept 100 or more). */
+const MAX_BATCH = 100;
 const isRpcError = (e: unknown): e is RpcError => typeof e === 'object' && e !== null && 'code' in e && 'message' in e;
 
 export interface JsonRpcTransport {
@@ -23,7 +27,7 @@ export interface JsonRpcTransport {
  * viem's own (RpcRequestError, HttpRequestError, TimeoutError), raised where its `http` transport
  * raises them, so every action maps them as before (a revert's reason, a nonce taken).
  */
-export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000 }: { timeoutMs?: number } = {}): JsonRpcTransport {
+export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000, batch = false }: { timeoutMs?: number; batch?: boolean } = {}): JsonRpcTransport {
   const target = new URL(rpcUrl);
   // Credentials in the URL go in a header, and never into an error message.
   const authorization = target.username
@@ -36,9 +40,9 @@ export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000 }: { timeo
   const agent = new client.Agent({ keepAlive: true });
   let nextId = 0;
 
-  const post = (body: { method: string; params?: unknown }): Promise<JsonRpcAnswer> =>
+  /** One HTTP exchange: the parsed JSON of a 2xx answer, or the error viem's `http` transport raises. */
+  const exchange = (body: RpcBody | RpcBody[], payload: string): Promise<unknown> =>
     new Promise((resolve, reject) => {
-      const payload = stringify({ jsonrpc: '2.0', id: ++nextId, ...body });
       const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
       if (authorization) headers.authorization = authorization;
       // The whole exchange within timeoutMs, as viem's: a node that trickles its answer times out too.
@@ -67,8 +71,56 @@ export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000 }: { timeo
       req.end(payload);
     });
 
+  const single = (body: RpcBody, id = ++nextId) => exchange(body, stringify({ jsonrpc: '2.0', id, ...body })) as Promise<JsonRpcAnswer>;
+
+  // Batching: the requests made in one turn of the event loop go as one JSON-RPC batch (one HTTP
+  // exchange); a turn with one request sends it alone, exactly as without batching.
+  let queue: Queued[] = [];
+  const flush = () => {
+    const items = queue;
+    queue = [];
+    if (items.length === 1) {
+      const [only] = items as [Queued];
+      single(only.body, only.id).then(only.resolve, only.reject);
+      return;
+    }
+    for (let i = 0; i < items.length; i += MAX_BATCH) sendBatch(items.slice(i, i + MAX_BATCH));
+  };
+  const sendBatch = (items: Queued[]) => {
+    const bodies = items.map((q) => q.body);
+    exchange(bodies, stringify(items.map((q) => ({ jsonrpc: '2.0', id: q.id, ...q.body })))).then(
+      (data) => {
+        if (!Array.isArray(data)) {
+          // A node that refuses the whole batch answers one error (viem reads it the same way).
+          const one = (data as { error?: unknown } | null)?.error;
+          const err = isRpcError(one)
+            ? new RpcRequestError({ body: bodies, error: one, url })
+            : new HttpRequestError({ body: bodies, details: 'the node did not answer the batch', url });
+          for (const q of items) q.reject(err);
+          return;
+        }
+        const byId = new Map((data as (JsonRpcAnswer & { id?: number })[]).map((a) => [a.id, a]));
+        for (const q of items) {
+          const answer = byId.get(q.id);
+          if (answer) q.resolve(answer);
+          else q.reject(new HttpRequestError({ body: q.body, details: 'the node left this request out of its batch answer', url }));
+        }
+      },
+      (err: Error) => {
+        for (const q of items) q.reject(err);
+      },
+    );
+  };
+  const post = (body: RpcBody): Promise<JsonRpcAnswer> => {
+    if (!batch) return single(body);
+    return new Promise((resolve, reject) => {
+      queue.push({ body, id: ++nextId, resolve, reject });
+      if (queue.length === 1) setImmediate(flush);
+    });
+  };
+
   /** A response as viem's `http` transport reads it: the JSON-RPC answer, or the error it raises. */
-  const answerOf = (body: { [key: string]: unknown }, res: http.IncomingMessage, text: string): JsonRpcAnswer | Error => {
+  const answerOf = (body: RpcBody | RpcBody[], res: http.IncomingMessage, text: string): JsonRpcAnswer | Error => {
     const status = res.statusCode ?? 0;
     const ok = status >= 200 && status < 300;
     let data: { result?: unknown; error?: unknown };

@@ -16,6 +16,8 @@ export interface X402Config {
   recipient: string;
   rpcUrl?: string;
   settlerKey?: `0x${string}`;
+  /** `chain` mode: the settler's requests of one event-loop turn go as one JSON-RPC batch (SVC_X402_RPC_BATCH; off by default: not every node accepts batches). */
+  rpcBatch: boolean;
   facilitatorUrl?: string;
   /** Optional `Authorization` header value for the remote facilitator. */
   facilitatorAuth?: string;
@@ -52,6 +54,7 @@ export interface X402Env {
   SVC_X402_RECIPIENT?: string;
   SVC_X402_RPC_URL?: string;
   SVC_X402_SETTLER_KEY?: string;
+  SVC_X402_RPC_BATCH?: string;
   SVC_X402_FACILITATOR_URL?: string;
   SVC_X402_FACILITATOR_AUTH?: string;
   SVC_X402_PRICES?: string;
@@ -125,6 +128,7 @@ export function parseX402Config(e: X402Env): X402Config {
     recipient: recipient!,
     rpcUrl,
     settlerKey: settlerKey as `0x${string}` | undefined,
+    rpcBatch: ['1', 'true', 'yes'].includes(e.SVC_X402_RPC_BATCH?.trim().toLowerCase() ?? ''),
     facilitatorUrl,
     facilitatorAuth: e.SVC_X402_FACILITATOR_AUTH?.trim() || undefined,
     prices,

@@ -26,6 +26,8 @@ it('configuration: modes need their settings, prices are checked with integer ma
   expect(parseX402Config({}).recipient).toBe(DEV_RECIPIENT);
   expect(() => parseX402Config({ SVC_X402_MODE: 'chain', SVC_X402_RECIPIENT: DEV_RECIPIENT })).toThrow(/SVC_X402_RPC_URL/);
   expect(() => parseX402Config({ SVC_X402_MODE: 'remote' })).toThrow(/SVC_X402_RECIPIENT/);
+  expect(parseX402Config({}).rpcBatch).toBe(false);
+  expect(parseX402Config({ SVC_X402_RPC_BATCH: 'yes' }).rpcBatch).toBe(true);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.0000001"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/at most 6 decimals/);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"list_apps":"0.01"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/free action/);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.01"}' })).toThrow(/SVC_X402_PRICES_UPDATED_AT/);
@@ -86,7 +88,18 @@ describe.each(dbKinds())('chain and remote facilitators settle for real (%s)', (
 
   it('SVC_X402_MODE=chain (RPC URL + settler key) and SVC_X402_MODE=remote (facilitator URL) both move exactly the price', async () => {
     const modes = [
-      ['chain', { SVC_X402_MODE: 'chain', SVC_X402_RPC_URL: dev.rpcUrl, SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY, SVC_X402_RECIPIENT: DEV_RECIPIENT }, payV1],
+      // The chain mode batches its RPC requests here; the remote facilitator's settler does not.
+      [
+        'chain',
+        {
+          SVC_X402_MODE: 'chain',
+          SVC_X402_RPC_URL: dev.rpcUrl,
+          SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
+          SVC_X402_RECIPIENT: DEV_RECIPIENT,
+          SVC_X402_RPC_BATCH: '1',
+        },
+        payV1,
+      ],
       ['remote', { SVC_X402_MODE: 'remote', SVC_X402_FACILITATOR_URL: remote.url, SVC_X402_RECIPIENT: DEV_RECIPIENT }, payV2],
     ] as const;
     // One service at a time (each on a database of its own).

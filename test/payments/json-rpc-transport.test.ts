@@ -11,6 +11,8 @@ describe('the JSON-RPC transport (service/payments/json-rpc-transport.ts)', () =
   let base: string;
   let connections = 0;
   const authorizations: (string | undefined)[] = [];
+  const batches: string[][] = [];
+  const singles: string[] = [];
   let ours: JsonRpcTransport;
 
   beforeAll(async () => {
@@ -19,8 +21,22 @@ describe('the JSON-RPC transport (service/payments/json-rpc-transport.ts)', () =
       req.on('data', (c) => (text += c));
       req.on('end', () => {
         authorizations.push(req.headers.authorization);
-        const { id, method } = JSON.parse(text) as { id: number; method: string };
         const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        const parsed = JSON.parse(text) as { id: number; method: string } | { id: number; method: string }[];
+        if (Array.isArray(parsed)) {
+          batches.push(parsed.map((r) => r.method));
+          if (parsed.some((r) => r.method === 'eth_chainId'))
+            return json(400, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } });
+          // Answered out of order: matched by id.
+          const answers = parsed.map(({ id, method }) =>
+            method === 'eth_blockNumber'
+              ? { jsonrpc: '2.0', id, result: '0x2a' }
+              : { jsonrpc: '2.0', id, error: { code: -32601, message: `${method} does not exist` } },
+          );
+          return json(200, answers.reverse());
+        }
+        singles.push(parsed.method);
+        const { id, method } = parsed;
         if (method === 'eth_blockNumber') json(200, { jsonrpc: '2.0', id, result: '0x2a' });
         else if (method === 'eth_call')
           json(200, { jsonrpc: '2.0', id, error: { code: 3, message: 'execution reverted: FiatTokenV2: authorization is used or canceled', data: '0x' } });
@@ -107,5 +123,34 @@ describe('the JSON-RPC transport (service/payments/json-rpc-transport.ts)', () =
     expect(authorizations).toEqual([`Basic ${Buffer.from('rpc-user:s3cret!').toString('base64')}`]);
     const err = (await client.getChainId().catch((e: unknown) => e)) as Error;
     expect(err.message).not.toMatch(/s3cret|rpc-user/);
+  });
+
+  it('batching: the requests of one turn go as one exchange, each answered by its id; a lone request goes alone', async () => {
+    const batched = jsonRpcTransport(base, { batch: true });
+    const client = createPublicClient({ transport: batched.transport }) as PublicClient;
+    try {
+      batches.length = 0;
+      singles.length = 0;
+      const [a, b, c] = await Promise.allSettled([
+        client.getBlockNumber({ cacheTime: 0 }),
+        client.request({ method: 'eth_accounts' } as never),
+        client.request({ method: 'eth_coinbase' } as never),
+      ]);
+      expect(batches).toEqual([['eth_blockNumber', 'eth_accounts', 'eth_coinbase']]);
+      expect(a).toEqual({ status: 'fulfilled', value: 42n });
+      expect(seen((b as PromiseRejectedResult).reason)).toMatchObject({ code: -32601, details: 'eth_accounts does not exist' });
+      expect(seen((c as PromiseRejectedResult).reason)).toMatchObject({ code: -32601, details: 'eth_coinbase does not exist' });
+
+      expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+      expect(batches).toHaveLength(1);
+      expect(singles).toEqual(['eth_blockNumber']);
+
+      // A node that refuses the batch: every request in it fails with the node's error.
+      const refused = await Promise.allSettled([client.getChainId(), client.getBlockNumber({ cacheTime: 0 })]);
+      expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      expect(seen((refused[1] as PromiseRejectedResult).reason)).toMatchObject({ code: -32600, details: 'batch requests are not supported' });
+    } finally {
+      batched.close();
+    }
   });
 });

@@ -58,6 +58,7 @@ export class DevChainFacilitator implements DevFacilitator {
           settlerKey: DEV_SETTLER_KEY,
           erc6492Factories: this.options.erc6492Factories,
           pollingIntervalMs: 50,
+          rpcBatch: true,
         });
         this.current = { anvil, chain };
         this.options.log?.info('x402 dev chain started', { rpcUrl: anvil.rpcUrl, pid: anvil.pid, usdc: USDC_ADDRESS });
