@@ -71,9 +71,7 @@ export const adminOperations = {
   'site.file.put': op(z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }), async (deps, i) => {
     const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
     if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
-    await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
-    const [written] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
-    if (!written) throw new AppError('not_found', `site ${i.siteId} was deleted meanwhile`);
+    const written = await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
     return { site: await viewSite(deps, written) };
   }),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),

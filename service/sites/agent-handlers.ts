@@ -207,8 +207,12 @@ export const appAgentHandlers = {
     },
     async run({ deps, wallet, params, input, tx }) {
       const site = await ownedApp(tx, wallet, params.siteId);
-      await writeSiteFile(deps, site, { path: sitePath('path', input.path), bytes: Buffer.from(input.content, 'utf8'), contentType: input.contentType }, tx);
-      const row = await ownedApp(tx, wallet, params.siteId);
+      const row = await writeSiteFile(
+        deps,
+        site,
+        { path: sitePath('path', input.path), bytes: Buffer.from(input.content, 'utf8'), contentType: input.contentType },
+        tx,
+      );
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
   }),

@@ -329,18 +329,19 @@ export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string
 
 /**
  * Records a file whose bytes are already in the blob store under `blobKey` (the upload flow), or
- * stores `bytes` first. Bumps the site's contentVersion and sets its status.
+ * stores `bytes` first. Bumps the site's contentVersion and sets its status; returns the site as it
+ * now is.
  */
 export async function writeSiteFile(
   deps: Deps,
   site: SiteRow,
   file: { path: string; bytes: Buffer; contentType?: string },
   db: DbOrTx = deps.db,
-): Promise<void> {
+): Promise<SiteRow> {
   const path = normaliseSitePath(file.path);
   const written: string[] = [];
   try {
-    await db.transaction(async (tx) => {
+    return await db.transaction(async (tx) => {
       await lockSiteOwner(tx, site);
       await assertCanWriteFile(deps, site, path, file.bytes.length, tx);
       const sha256 = createHash('sha256').update(file.bytes).digest('hex');
@@ -352,7 +353,7 @@ export async function writeSiteFile(
         written.push(blobKey);
         await deps.blobs.put(blobKey, file.bytes, contentType);
       }
-      await recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
+      return recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
     });
   } catch (e) {
     await forgetBlobs(deps, written, e);

@@ -82,4 +82,19 @@ describe('svc CLI and persistence across restarts (PGlite on disk)', { timeout: 
     expect(page.status).toBe(200);
     expect(await page.text()).toBe('<h1>kept</h1>');
   });
+
+  it('puts a file into a site through the running service and prints the site as it now is', async () => {
+    const [site] = await service!.runtime.deps.db.query.sites.findMany({ where: (t, { eq }) => eq(t.slug, 'kept-site') });
+    const local = path.join(dataDir, 'about.html');
+    fs.writeFileSync(local, '<p>about</p>');
+    const put = await cli('site', 'put-file', '--site', site!.id, '--path', 'about.html', '--file', local);
+    expect(put.code).toBe(0);
+    const printed = JSON.parse(put.stdout).site;
+    expect(printed).toMatchObject({ id: site!.id, slug: 'kept-site', status: 'updated', fileCount: 2, bytes: '<h1>kept</h1>'.length + '<p>about</p>'.length });
+    expect(Date.parse(printed.updatedAt)).toBeGreaterThan(site!.updatedAt.getTime());
+    expect(await (await fetch(`${service!.url}/s/kept-site/about.html`)).text()).toBe('<p>about</p>');
+    const missing = await cli('site', 'put-file', '--site', 'site_nope', '--path', 'x.html', '--file', local);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/site site_nope not found/);
+  });
 });
