@@ -47,9 +47,10 @@ export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000, batch = f
       if (authorization) headers.authorization = authorization;
       // The whole exchange within timeoutMs, as viem's: a node that trickles its answer times out too.
       const timer = setTimeout(() => req.destroy(new TimeoutError({ body, url })), timeoutMs);
-      const fail = (err: Error) => {
+      // A timeout is ours (req.destroy above); anything else the socket says is viem's HttpRequestError.
+      const fail = (cause: Error) => {
         clearTimeout(timer);
-        reject(err);
+        reject(cause instanceof TimeoutError ? cause : new HttpRequestError({ body, cause, url }));
       };
       const req = client.request(target, { method: 'POST', agent, headers }, (res) => {
         const chunks: Buffer[] = [];
@@ -59,7 +60,7 @@ export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000, batch = f
           if (size > MAX_RESPONSE_BYTES) req.destroy(new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`));
           else chunks.push(chunk);
         });
-        res.on('error', (cause) => fail(cause instanceof TimeoutError ? cause : new HttpRequestError({ body, cause, url })));
+        res.on('error', fail);
         res.on('end', () => {
           clearTimeout(timer);
           const answer = answerOf(body, res, Buffer.concat(chunks).toString('utf8'));
@@ -67,7 +68,7 @@ export function jsonRpcTransport(rpcUrl: string, { timeoutMs = 10_000, batch = f
           else resolve(answer);
         });
       });
-      req.on('error', (cause) => fail(cause instanceof TimeoutError ? cause : new HttpRequestError({ body, cause, url })));
+      req.on('error', fail);
       req.end(payload);
     });
 

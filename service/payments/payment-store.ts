@@ -98,26 +98,31 @@ function settledResponse(stored: Record<string, unknown>, txHash: string): Recor
  * statement (the payment row and its receipt, moved together); otherwise a short transaction reads it first.
  */
 export async function markSettled(db: Db, k: Key, txHash: string, now: Date, stored?: Record<string, unknown>): Promise<SettledPayment> {
+  // The two row changes, the same on both paths: the payment committed with its answer (if it is
+  // still owed), the receipt settled.
+  const commitPayment = (d: DbOrTx, response: Record<string, unknown>) =>
+    d
+      .update(x402Payments)
+      .set({ status: 'committed', txHash, response, updatedAt: now })
+      .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])));
+  const settleReceipt = (d: DbOrTx, receipt: Receipt) => d.update(x402Receipts).set({ txHash, status: 'settled', receiptHash: receipt.receiptHash });
+
   if (stored) {
     const response = settledResponse(stored, txHash);
     const receipt = response.receipt as Receipt | undefined;
-    const moved = db.$with('moved').as(
-      db
-        .update(x402Payments)
-        .set({ status: 'committed', txHash, response, updatedAt: now })
-        .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])))
-        .returning({ receiptId: x402Payments.receiptId, responseStatus: x402Payments.responseStatus }),
-    );
+    const moved = db
+      .$with('moved')
+      .as(commitPayment(db, response).returning({ receiptId: x402Payments.receiptId, responseStatus: x402Payments.responseStatus }));
     // The receipt row follows in the same statement (a data-modifying WITH runs whether or not it is read).
-    const receiptMoved = db.$with('receipt_moved').as(
-      db
-        .update(x402Receipts)
-        .set({ txHash, status: 'settled', receiptHash: receipt?.receiptHash ?? '' })
-        .where(inArray(x402Receipts.receiptId, db.select({ id: moved.receiptId }).from(moved)))
-        .returning({ receiptId: x402Receipts.receiptId }),
-    );
+    const receiptMoved =
+      receipt &&
+      db.$with('receipt_moved').as(
+        settleReceipt(db, receipt)
+          .where(inArray(x402Receipts.receiptId, db.select({ id: moved.receiptId }).from(moved)))
+          .returning({ receiptId: x402Receipts.receiptId }),
+      );
     const [done] = await db
-      .with(...(receipt ? [moved, receiptMoved] : [moved]))
+      .with(...(receiptMoved ? [moved, receiptMoved] : [moved]))
       .select({ responseStatus: moved.responseStatus })
       .from(moved);
     if (done) return { payer: k.payer, txHash, response, responseStatus: done.responseStatus };
@@ -129,14 +134,8 @@ export async function markSettled(db: Db, k: Key, txHash: string, now: Date, sto
     if (row.status === 'committed') return row;
     const response = settledResponse(row.response as Record<string, unknown>, txHash);
     const receipt = response.receipt as Receipt | undefined;
-    if (receipt) {
-      await tx.update(x402Receipts).set({ txHash, status: 'settled', receiptHash: receipt.receiptHash }).where(eq(x402Receipts.receiptId, receipt.receiptId));
-    }
-    const [done] = await tx
-      .update(x402Payments)
-      .set({ status: 'committed', txHash, response, updatedAt: now })
-      .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])))
-      .returning();
+    if (receipt) await settleReceipt(tx, receipt).where(eq(x402Receipts.receiptId, receipt.receiptId));
+    const [done] = await commitPayment(tx, response).returning();
     return done ?? row;
   });
 }

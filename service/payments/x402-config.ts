@@ -54,7 +54,8 @@ export interface X402Env {
   SVC_X402_RECIPIENT?: string;
   SVC_X402_RPC_URL?: string;
   SVC_X402_SETTLER_KEY?: string;
-  SVC_X402_RPC_BATCH?: string;
+  /** Parsed by config.ts like its other on/off settings (1, true or yes). */
+  SVC_X402_RPC_BATCH?: boolean;
   SVC_X402_FACILITATOR_URL?: string;
   SVC_X402_FACILITATOR_AUTH?: string;
   SVC_X402_PRICES?: string;
@@ -128,7 +129,7 @@ export function parseX402Config(e: X402Env): X402Config {
     recipient: recipient!,
     rpcUrl,
     settlerKey: settlerKey as `0x${string}` | undefined,
-    rpcBatch: ['1', 'true', 'yes'].includes(e.SVC_X402_RPC_BATCH?.trim().toLowerCase() ?? ''),
+    rpcBatch: e.SVC_X402_RPC_BATCH ?? false,
     facilitatorUrl,
     facilitatorAuth: e.SVC_X402_FACILITATOR_AUTH?.trim() || undefined,
     prices,

@@ -6,6 +6,7 @@ import { ChainFacilitator } from '../../service/payments/chain-facilitator.js';
 import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
 import { loadDevUsdcArtifact } from '../../service/payments/dev-chain/artifact.js';
 import { compiledDevUsdc } from '../helpers/compile-dev-usdc.js';
+import { loadConfig } from '../../service/config.js';
 import { DEV_RECIPIENT, DEV_SETTLER_KEY, parseX402Config } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness } from '../helpers/harness.js';
@@ -27,7 +28,8 @@ it('configuration: modes need their settings, prices are checked with integer ma
   expect(() => parseX402Config({ SVC_X402_MODE: 'chain', SVC_X402_RECIPIENT: DEV_RECIPIENT })).toThrow(/SVC_X402_RPC_URL/);
   expect(() => parseX402Config({ SVC_X402_MODE: 'remote' })).toThrow(/SVC_X402_RECIPIENT/);
   expect(parseX402Config({}).rpcBatch).toBe(false);
-  expect(parseX402Config({ SVC_X402_RPC_BATCH: 'yes' }).rpcBatch).toBe(true);
+  expect(loadConfig({ SVC_X402_RPC_BATCH: 'yes' }).x402.rpcBatch).toBe(true);
+  expect(loadConfig({}).x402.rpcBatch).toBe(false);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.0000001"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/at most 6 decimals/);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"list_apps":"0.01"}', SVC_X402_PRICES_UPDATED_AT: '1' })).toThrow(/free action/);
   expect(() => parseX402Config({ SVC_X402_PRICES: '{"create_app_from_html":"0.01"}' })).toThrow(/SVC_X402_PRICES_UPDATED_AT/);

@@ -1,8 +1,7 @@
-import { createPublicClient, encodeFunctionData, type Address } from 'viem';
+import { encodeFunctionData, type Address, type Hex } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
 import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
-import { jsonRpcTransport } from '../json-rpc-transport.js';
 import type { DevFacilitator, FacilitatorSettleResult, FacilitatorVerifyResult, SupportedKind, VerifiedPayment } from '../facilitator.js';
 import { AppError } from '../../http/app-error.js';
 import { USDC_ABI } from '../usdc-abi.js';
@@ -45,25 +44,22 @@ export class DevChainFacilitator implements DevFacilitator {
     if (this.closed) return Promise.reject(new Error('dev chain closed'));
     this.started ??= (async () => {
       const anvil = await this.startOnPort();
+      // anvil mines a transaction as it arrives: a receipt not there at once is there within
+      // milliseconds, not the next Base block (a 1 s wait on some settlements otherwise).
+      const chain = new DevChain({
+        rpcUrl: anvil.rpcUrl,
+        settlerKey: DEV_SETTLER_KEY,
+        erc6492Factories: this.options.erc6492Factories,
+        pollingIntervalMs: 50,
+        rpcBatch: true,
+      });
       try {
-        const rpc = jsonRpcTransport(anvil.rpcUrl);
-        const { deployedBytecode } = loadDevUsdcArtifact();
-        await createPublicClient({ transport: rpc.transport })
-          .request({ method: 'anvil_setCode' as never, params: [USDC_ADDRESS, deployedBytecode] as never })
-          .finally(() => rpc.close());
-        // anvil mines a transaction as it arrives: a receipt not there at once is there within
-        // milliseconds, not the next Base block (a 1 s wait on some settlements otherwise).
-        const chain = new DevChain({
-          rpcUrl: anvil.rpcUrl,
-          settlerKey: DEV_SETTLER_KEY,
-          erc6492Factories: this.options.erc6492Factories,
-          pollingIntervalMs: 50,
-          rpcBatch: true,
-        });
+        await chain.placeCode(USDC_ADDRESS, loadDevUsdcArtifact().deployedBytecode);
         this.current = { anvil, chain };
         this.options.log?.info('x402 dev chain started', { rpcUrl: anvil.rpcUrl, pid: anvil.pid, usdc: USDC_ADDRESS });
         return this.current;
       } catch (e) {
+        await chain.close();
         await anvil.stop();
         throw e;
       }
@@ -145,6 +141,10 @@ export class DevChainFacilitator implements DevFacilitator {
 
 class DevChain extends ChainFacilitator {
   override readonly kind = 'dev' as const;
+  /** Places contract code at an address (anvil_setCode): our DevUSDC at the real USDC address. */
+  async placeCode(address: Address, code: Hex): Promise<void> {
+    await this.publicClient.request({ method: 'anvil_setCode' as never, params: [address, code] as never });
+  }
   async mint(to: string, atomic: bigint): Promise<string> {
     const sent = await this.sendFromSettler({
       to: USDC_ADDRESS,
