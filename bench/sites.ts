@@ -6,8 +6,25 @@ import { benchServiceEnv, cliPersonalKey, ensureDebianBinary, freePort, load, pr
 /**
  * Hosted-site serving: GET of index.html and of a 200 KB asset, svc (separate process, embedded
  * defaults) beside nginx serving the same files and beside node:http alone answering the same bytes
- * (what any Node server pays), same load from autocannon on loopback.
+ * (what any Node server pays), same load from autocannon on loopback, in interleaved rounds
+ * (BENCH_SITES_ROUNDS, default 3, of BENCH_SITES_SECONDS, default 5) with medians.
  */
+const ROUNDS = Number(process.env.BENCH_SITES_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SITES_SECONDS ?? 5);
+const SVC_INDEX = 'svc  GET index.html (1 KB, path URL)';
+const FLOOR_INDEX = 'node:http alone, same bytes (floor of Node)';
+const NGINX_INDEX = 'nginx GET index.html';
+const SVC_ASSET = 'svc  GET 200 KB asset';
+const NGINX_ASSET = 'nginx GET 200 KB asset';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The round with the median req/s (its latencies and errors stay together). */
+function medianRun(rounds: LoadResult[]): LoadResult {
+  const sorted = [...rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 export async function run(): Promise<void> {
   const html = `<!doctype html><html><head><title>bench</title></head><body>${'<p>hello world</p>'.repeat(40)}</body></html>`;
   const asset = Buffer.alloc(200 * 1024, 'x');
@@ -15,7 +32,6 @@ export async function run(): Promise<void> {
   const key = cliPersonalKey(env);
 
   const svc = spawnService(env);
-  const results: LoadResult[] = [];
   let nginx: ReturnType<typeof spawn> | undefined;
   let floor: ReturnType<typeof spawn> | undefined;
   try {
@@ -63,21 +79,33 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
     floor = spawn(process.execPath, ['-e', floorScript], { stdio: 'ignore' });
     await waitForHttp(`http://127.0.0.1:${floorPort}/`);
 
-    // Warm up both, then measure one after the other with the same settings.
+    // Warm up, then interleaved rounds (each target once per round, in the same order), medians.
     await load('warmup', `${base}/s/bench/`, { seconds: 2 });
-    results.push(await load('svc  GET index.html (1 KB, path URL)', `${base}/s/bench/`));
-    results.push(await load('node:http alone, same bytes (floor of Node)', `http://127.0.0.1:${floorPort}/`));
-    if (nginxBase) results.push(await load('nginx GET index.html', `${nginxBase}/index.html`));
-    results.push(await load('svc  GET 200 KB asset', `${base}/s/bench/asset.bin`));
-    if (nginxBase) results.push(await load('nginx GET 200 KB asset', `${nginxBase}/asset.bin`));
-    printTable('Hosted site serving (32 connections, 8 s each, loopback; 1 svc process vs 1 nginx worker)', results);
-    if (nginxBase) {
-      const ratio = (a: string, b: string) =>
-        (results.find((r) => r.label === a)!.requestsPerSec / results.find((r) => r.label === b)!.requestsPerSec).toFixed(2);
+    const targets: [string, string][] = [
+      [SVC_INDEX, `${base}/s/bench/`],
+      [FLOOR_INDEX, `http://127.0.0.1:${floorPort}/`],
+      ...(nginxBase ? ([[NGINX_INDEX, `${nginxBase}/index.html`]] as [string, string][]) : []),
+      [SVC_ASSET, `${base}/s/bench/asset.bin`],
+      ...(nginxBase ? ([[NGINX_ASSET, `${nginxBase}/asset.bin`]] as [string, string][]) : []),
+    ];
+    const runs = new Map<string, LoadResult[]>(targets.map(([label]) => [label, []]));
+    for (let round = 0; round < ROUNDS; round++) for (const [label, url] of targets) runs.get(label)!.push(await load(label, url, { seconds: SECONDS }));
+    const results = targets.map(([label]) => medianRun(runs.get(label)!));
+    printTable(
+      `Hosted site serving (32 connections, ${ROUNDS} interleaved rounds of ${SECONDS} s each, medians; loopback; 1 svc process vs 1 nginx worker)`,
+      results,
+    );
+    const perRound = (a: string, b: string) =>
+      runs
+        .get(a)!
+        .map((r, i) => (r.requestsPerSec / runs.get(b)![i]!.requestsPerSec).toFixed(2))
+        .join(' ');
+    const ratio = (a: string, b: string) => median(runs.get(a)!.map((r, i) => r.requestsPerSec / runs.get(b)![i]!.requestsPerSec)).toFixed(2);
+    console.log(`svc / Node floor, index: ${ratio(SVC_INDEX, FLOOR_INDEX)}x (rounds ${perRound(SVC_INDEX, FLOOR_INDEX)})`);
+    if (nginxBase)
       console.log(
-        `svc / nginx: index ${ratio('svc  GET index.html (1 KB, path URL)', 'nginx GET index.html')}x, 200 KB asset ${ratio('svc  GET 200 KB asset', 'nginx GET 200 KB asset')}x (goal ≥ 0.9x); svc / Node floor: index ${ratio('svc  GET index.html (1 KB, path URL)', 'node:http alone, same bytes (floor of Node)')}x`,
+        `svc / nginx: index ${ratio(SVC_INDEX, NGINX_INDEX)}x (rounds ${perRound(SVC_INDEX, NGINX_INDEX)}), 200 KB asset ${ratio(SVC_ASSET, NGINX_ASSET)}x (rounds ${perRound(SVC_ASSET, NGINX_ASSET)}); goal ≥ 0.9x. Node floor / nginx, index: ${ratio(FLOOR_INDEX, NGINX_INDEX)}x`,
       );
-    }
   } finally {
     svc.kill('SIGTERM');
     nginx?.kill('SIGTERM');

@@ -54,10 +54,14 @@ export function drainable(server: unknown): Drainable {
   const closeAfterAnswer = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('connection', 'close');
   };
+  // One shared listener per response (not a closure with `once`'s wrapper): this runs for every request.
+  const forget = function (this: ServerResponse) {
+    inFlight.delete(this);
+  };
   node.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);
     if (draining) closeAfterAnswer(res);
-    res.once('close', () => inFlight.delete(res));
+    res.on('close', forget);
   });
   return {
     inFlight: () => inFlight.size,

@@ -21,8 +21,7 @@ export interface AnsweredRequest {
 
 /** Metrics by route pattern and one access log line (SVC_LOG_LEVEL=warn turns the line off). */
 export function recordRequest(deps: Deps, r: AnsweredRequest): void {
-  deps.metrics.httpRequests.inc({ method: r.method, route: r.route, status: r.status });
-  deps.metrics.httpDuration.observe({ method: r.method, route: r.route }, r.ms / 1000);
+  deps.metrics.http.record(r.method, r.route, r.status, r.ms / 1000);
   deps.log.info('request', { method: r.method, path: r.path, route: r.route, status: r.status, ms: Math.round(r.ms * 10) / 10, requestId: r.requestId });
 }
 

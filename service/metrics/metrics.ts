@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { HttpMetrics } from './http-metrics.js';
 
 /**
  * What a node counts, in the Prometheus text format at `GET /metrics` (prom-client, the standard
@@ -7,9 +8,8 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
  */
 export interface Metrics {
   registry: Registry;
-  /** Every HTTP request, by method, route pattern and status. Table API queries are the `/api/data/…` routes. */
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpDuration: Histogram<'method' | 'route'>;
+  /** Every HTTP request, by method, route pattern and status, and its duration. Table API queries are the `/api/data/…` routes. */
+  http: HttpMetrics;
   /**
    * Agent API payments: `required` (no payment sent), `refused` (a payment sent and refused: bad,
    * underpaid, replayed for another request, unfunded), `verified` (checked on chain, before the
@@ -34,14 +34,7 @@ export function createMetrics(): Metrics {
   const registers = [registry];
   return {
     registry,
-    httpRequests: new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers }),
-    httpDuration: new Histogram({
-      name: 'svc_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request (headers sent; a streamed body may take longer)',
-      labelNames: ['method', 'route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
+    http: new HttpMetrics(registry),
     payments: new Counter({ name: 'svc_x402_payments_total', help: 'Agent API payment outcomes', labelNames: ['outcome'], registers }),
     functionInvocations: new Counter({ name: 'svc_function_invocations_total', help: 'Function invocations by outcome', labelNames: ['outcome'], registers }),
     sandboxKills: new Counter({ name: 'svc_sandbox_kills_total', help: 'Function sandboxes stopped from outside', labelNames: ['reason'], registers }),

@@ -1,9 +1,9 @@
 /**
  * Node-local read cache for serving hosted sites, the hot path. A change on any node drops the
  * site's entries on every node (site-changes.ts: PostgreSQL LISTEN/NOTIFY); site rows also expire
- * after `ttlMs`, the fallback bound for a notification lost while a node was not listening. File
- * entries are keyed by the site's contentVersion, so once a node sees the new version it never
- * serves an old file.
+ * after `ttlMs`, the fallback bound for a notification lost while a node was not listening. A site's
+ * files are kept for one contentVersion, so once a node sees the new version it never serves an old
+ * file (and drops the old version's files when it caches the first new one).
  */
 export interface CachedSite {
   id: string;
@@ -24,9 +24,18 @@ export interface CachedFile {
   body?: Buffer;
 }
 
+/** One site's cached files, at one content version; `null`: known not to exist. */
+interface SiteFiles {
+  version: number;
+  byPath: Map<string, CachedFile | null>;
+  bytes: number;
+}
+
 export class SiteCache {
   private readonly sites = new Map<string, { site: CachedSite | null; at: number }>();
-  private readonly files = new Map<string, CachedFile | null>();
+  /** By site id: a lookup builds no key (this runs for every request of a site's file). */
+  private readonly files = new Map<string, SiteFiles>();
+  private fileEntries = 0;
   private fileBytes = 0;
 
   constructor(
@@ -48,39 +57,65 @@ export class SiteCache {
     this.sites.set(slug, { site, at: now });
   }
 
-  private fileKey(site: CachedSite, path: string): string {
-    return `${site.id}\u0000${site.contentVersion}\u0000${path}`;
-  }
-
   getFile(site: CachedSite, path: string): CachedFile | null | undefined {
-    return this.files.get(this.fileKey(site, path));
+    const files = this.files.get(site.id);
+    return files?.version === site.contentVersion ? files.byPath.get(path) : undefined;
   }
 
   setFile(site: CachedSite, path: string, file: CachedFile | null): void {
     if (this.ttlMs <= 0) return;
-    const size = file?.body?.length ?? 0;
-    if (this.files.size >= this.maxEntries || this.fileBytes + size > this.maxTotalBytes) {
-      this.files.clear();
-      this.fileBytes = 0;
+    let files = this.files.get(site.id);
+    if (files && files.version > site.contentVersion) return; // read from a site row older than what this node holds
+    if (files && files.version < site.contentVersion) {
+      this.dropSiteFiles(site.id, files);
+      files = undefined;
     }
-    this.files.set(this.fileKey(site, path), file);
-    this.fileBytes += size;
+    const previous = files?.byPath.get(path);
+    if (files && previous !== undefined) {
+      files.byPath.delete(path);
+      this.account(files, -(previous?.body?.length ?? 0), -1);
+    }
+    const size = file?.body?.length ?? 0;
+    if (this.fileEntries >= this.maxEntries || this.fileBytes + size > this.maxTotalBytes) {
+      this.dropFiles();
+      files = undefined;
+    }
+    if (!files) {
+      files = { version: site.contentVersion, byPath: new Map(), bytes: 0 };
+      this.files.set(site.id, files);
+    }
+    files.byPath.set(path, file);
+    this.account(files, size, 1);
   }
 
   /** Drops everything: what changed while this node was not told is unknown. */
   clear(): void {
     this.sites.clear();
-    this.files.clear();
-    this.fileBytes = 0;
+    this.dropFiles();
   }
 
   /** Drops everything cached for a site (by slug and id) after a change on this node. */
   invalidate(site: { id: string; slug: string }): void {
     this.sites.delete(site.slug);
-    for (const [key, file] of this.files) {
-      if (!key.startsWith(`${site.id}\u0000`)) continue;
-      this.fileBytes -= file?.body?.length ?? 0;
-      this.files.delete(key);
-    }
+    const files = this.files.get(site.id);
+    if (files) this.dropSiteFiles(site.id, files);
+  }
+
+  private dropFiles(): void {
+    this.files.clear();
+    this.fileEntries = 0;
+    this.fileBytes = 0;
+  }
+
+  private dropSiteFiles(siteId: string, files: SiteFiles): void {
+    this.files.delete(siteId);
+    this.fileEntries -= files.byPath.size;
+    this.fileBytes -= files.bytes;
+  }
+
+  private account(files: SiteFiles, bytes: number, entries: number): void {
+    files.bytes += bytes;
+    this.fileBytes += bytes;
+    this.fileEntries += entries;
   }
 }
