@@ -29,16 +29,55 @@ export async function load(
   return { label, requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
+/** One load target of `interleavedLoads`: a label, a URL and `load`'s options for it. */
+export interface LoadTarget {
+  label: string;
+  url: string;
+  options?: Parameters<typeof load>[2];
+}
+
+/** What `interleavedLoads` measured: each target's median round, and every round kept for ratios. */
+export interface InterleavedLoads {
+  /** The round with the median req/s, per target in the targets' order (its latencies and errors stay together). */
+  medians: LoadResult[];
+  /** Median over rounds of `a`'s req/s divided by `b`'s in the same round, and each round's ratio. */
+  ratio(a: string, b: string): { median: number; rounds: number[] };
+}
+
+/**
+ * Each target loaded once per round, in the same order, for `rounds` rounds: a busy moment of the
+ * machine falls on every target alike, and medians leave the outlying round out.
+ */
+export async function interleavedLoads(targets: LoadTarget[], rounds: number): Promise<InterleavedLoads> {
+  const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.label, []]));
+  for (let round = 0; round < rounds; round++) for (const t of targets) runs.get(t.label)!.push(await load(t.label, t.url, t.options));
+  const middle = <T>(xs: T[], by: (x: T) => number) => [...xs].sort((x, y) => by(x) - by(y))[Math.floor(xs.length / 2)]!;
+  return {
+    medians: targets.map((t) => middle(runs.get(t.label)!, (r) => r.requestsPerSec)),
+    ratio(a, b) {
+      const other = runs.get(b)!;
+      const each = runs.get(a)!.map((r, i) => r.requestsPerSec / other[i]!.requestsPerSec);
+      return { median: middle(each, (x) => x), rounds: each };
+    },
+  };
+}
+
+/** `0.74x (rounds 0.80 0.64 0.74)` */
+export function formatRatio(r: { median: number; rounds: number[] }): string {
+  return `${r.median.toFixed(2)}x (rounds ${r.rounds.map((x) => x.toFixed(2)).join(' ')})`;
+}
+
 export function printTable(title: string, rows: LoadResult[], reference?: string): void {
+  const width = Math.max(44, ...rows.map((r) => r.label.length));
   console.log(`\n${title}`);
   console.log(
-    `${'target'.padEnd(44)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)}${reference ? ` ${'vs ref'.padStart(7)}` : ''}`,
+    `${'target'.padEnd(width)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(7)}${reference ? ` ${'vs ref'.padStart(7)}` : ''}`,
   );
   const ref = rows.find((r) => r.label === reference);
   for (const r of rows) {
     const ratio = ref ? ` ${(r.requestsPerSec / ref.requestsPerSec).toFixed(2).padStart(6)}x` : '';
     console.log(
-      `${r.label.padEnd(44)} ${r.requestsPerSec.toFixed(0).padStart(9)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.errors + r.non2xx).padStart(7)}${ratio}`,
+      `${r.label.padEnd(width)} ${r.requestsPerSec.toFixed(0).padStart(9)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.errors + r.non2xx).padStart(7)}${ratio}`,
     );
   }
 }

@@ -1,7 +1,19 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchServiceEnv, cliPersonalKey, ensureDebianBinary, freePort, load, printTable, spawnService, waitForHttp, type LoadResult } from './lib.js';
+import {
+  benchServiceEnv,
+  cliPersonalKey,
+  ensureDebianBinary,
+  formatRatio,
+  freePort,
+  interleavedLoads,
+  type LoadTarget,
+  load,
+  printTable,
+  spawnService,
+  waitForHttp,
+} from './lib.js';
 
 /**
  * Hosted-site serving: GET of index.html and of a 200 KB asset, svc (separate process, embedded
@@ -16,14 +28,6 @@ const FLOOR_INDEX = 'node:http alone, same bytes (floor of Node)';
 const NGINX_INDEX = 'nginx GET index.html';
 const SVC_ASSET = 'svc  GET 200 KB asset';
 const NGINX_ASSET = 'nginx GET 200 KB asset';
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** The round with the median req/s (its latencies and errors stay together). */
-function medianRun(rounds: LoadResult[]): LoadResult {
-  const sorted = [...rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 export async function run(): Promise<void> {
   const html = `<!doctype html><html><head><title>bench</title></head><body>${'<p>hello world</p>'.repeat(40)}</body></html>`;
@@ -79,32 +83,25 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
     floor = spawn(process.execPath, ['-e', floorScript], { stdio: 'ignore' });
     await waitForHttp(`http://127.0.0.1:${floorPort}/`);
 
-    // Warm up, then interleaved rounds (each target once per round, in the same order), medians.
+    // Warm up, then interleaved rounds, medians.
     await load('warmup', `${base}/s/bench/`, { seconds: 2 });
-    const targets: [string, string][] = [
-      [SVC_INDEX, `${base}/s/bench/`],
-      [FLOOR_INDEX, `http://127.0.0.1:${floorPort}/`],
-      ...(nginxBase ? ([[NGINX_INDEX, `${nginxBase}/index.html`]] as [string, string][]) : []),
-      [SVC_ASSET, `${base}/s/bench/asset.bin`],
-      ...(nginxBase ? ([[NGINX_ASSET, `${nginxBase}/asset.bin`]] as [string, string][]) : []),
+    const options = { seconds: SECONDS };
+    const targets: LoadTarget[] = [
+      { label: SVC_INDEX, url: `${base}/s/bench/`, options },
+      { label: FLOOR_INDEX, url: `http://127.0.0.1:${floorPort}/`, options },
+      ...(nginxBase ? [{ label: NGINX_INDEX, url: `${nginxBase}/index.html`, options }] : []),
+      { label: SVC_ASSET, url: `${base}/s/bench/asset.bin`, options },
+      ...(nginxBase ? [{ label: NGINX_ASSET, url: `${nginxBase}/asset.bin`, options }] : []),
     ];
-    const runs = new Map<string, LoadResult[]>(targets.map(([label]) => [label, []]));
-    for (let round = 0; round < ROUNDS; round++) for (const [label, url] of targets) runs.get(label)!.push(await load(label, url, { seconds: SECONDS }));
-    const results = targets.map(([label]) => medianRun(runs.get(label)!));
+    const measured = await interleavedLoads(targets, ROUNDS);
     printTable(
       `Hosted site serving (32 connections, ${ROUNDS} interleaved rounds of ${SECONDS} s each, medians; loopback; 1 svc process vs 1 nginx worker)`,
-      results,
+      measured.medians,
     );
-    const perRound = (a: string, b: string) =>
-      runs
-        .get(a)!
-        .map((r, i) => (r.requestsPerSec / runs.get(b)![i]!.requestsPerSec).toFixed(2))
-        .join(' ');
-    const ratio = (a: string, b: string) => median(runs.get(a)!.map((r, i) => r.requestsPerSec / runs.get(b)![i]!.requestsPerSec)).toFixed(2);
-    console.log(`svc / Node floor, index: ${ratio(SVC_INDEX, FLOOR_INDEX)}x (rounds ${perRound(SVC_INDEX, FLOOR_INDEX)})`);
+    console.log(`svc / Node floor, index: ${formatRatio(measured.ratio(SVC_INDEX, FLOOR_INDEX))}`);
     if (nginxBase)
       console.log(
-        `svc / nginx: index ${ratio(SVC_INDEX, NGINX_INDEX)}x (rounds ${perRound(SVC_INDEX, NGINX_INDEX)}), 200 KB asset ${ratio(SVC_ASSET, NGINX_ASSET)}x (rounds ${perRound(SVC_ASSET, NGINX_ASSET)}); goal ≥ 0.9x. Node floor / nginx, index: ${ratio(FLOOR_INDEX, NGINX_INDEX)}x`,
+        `svc / nginx: index ${formatRatio(measured.ratio(SVC_INDEX, NGINX_INDEX))}, 200 KB asset ${formatRatio(measured.ratio(SVC_ASSET, NGINX_ASSET))}; goal ≥ 0.9x. Node floor / nginx, index: ${formatRatio(measured.ratio(FLOOR_INDEX, NGINX_INDEX))}`,
       );
   } finally {
     svc.kill('SIGTERM');
