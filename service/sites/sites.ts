@@ -226,6 +226,8 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
         await deps.blobs.put(blobKey, f.bytes, f.contentType);
         await tx.insert(siteFiles).values({ siteId: id, path: f.path, blobKey, size: f.bytes.length, contentType: f.contentType, sha256 });
       }
+      // Any node that answered this slug before holds "no such site" for it.
+      await siteChanged(deps, tx, row);
       return row;
     });
   } catch (e) {

@@ -75,10 +75,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const [n1, n2, n3] = nodes;
     const payer = await wallet();
     const pay = payV1(payer);
-    const created = await pay(`${n1!.url}/api/x402/apps`, jsonInit('POST', { name: `cross-${Date.now()}`, html: html('first') }));
+    const name = `cross-${Date.now()}`;
+    // Visited before it exists: node 2 and node 3 cache "no such site" for the slug.
+    for (const n of [n2, n3]) expect((await fetch(`${n!.url}/s/${name}/`)).status).toBe(404);
+    const created = await pay(`${n1!.url}/api/x402/apps`, jsonInit('POST', { name, html: html('first') }));
     expect(created.status).toBe(201);
     const { app } = await created.json();
-    // Node 2 and node 3 read the site: now it is in their caches (30 s TTL by default).
+    expect(new URL(app.pathUrl).pathname).toBe(`/s/${name}/`);
+    // Node 2 and node 3 serve it at once, and now it is in their caches (30 s TTL by default).
     for (const n of [n2, n3]) expect(await (await fetch(on(n!, app.pathUrl))).text()).toContain('<h1>first</h1>');
 
     const updated = await pay(`${n3!.url}/api/x402/apps/${app.appId}/files`, jsonInit('POST', { path: 'index.html', content: html('second') }));

@@ -30,6 +30,20 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
     expect(again.status).toBe(304);
   });
 
+  it('a name visited before its site exists is served as soon as the site is published (no cached "no such site")', async () => {
+    const { key } = await h.account();
+    const before = await fetch(`${h.url}/s/early-bird/`);
+    expect(before.status).toBe(404);
+    expect(await before.text()).toContain('no published site named &quot;early-bird&quot;');
+    expect((await getWithHost(`${h.url}/`, 'early-bird.localhost')).status).toBe(404);
+    const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'r1', html: html('Early'), slug: 'early-bird' } });
+    expect(res.status).toBe(201);
+    const page = await fetch(`${h.url}/s/early-bird/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<h1>Early</h1>');
+    expect((await getWithHost(`${h.url}/`, 'early-bird.localhost')).status).toBe(200);
+  });
+
   it('serves by Host header too, and keeps /api/data on site hosts for the Table API', async () => {
     const { key } = await h.account();
     await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'r1', html: html('Host'), slug: 'by-host' } });

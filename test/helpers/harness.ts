@@ -53,7 +53,6 @@ export async function startHarness(
     SVC_BASE_URL: url,
     SVC_SITES_DOMAIN: 'localhost',
     SVC_LOG_LEVEL: 'silent',
-    SVC_SITE_CACHE_TTL_MS: '0',
     // Many harnesses run at once: each dev chain on a free port.
     SVC_DEV_CHAIN_PORT: '0',
     // The lowest scrypt cost: a sign-in costs ~5 ms instead of ~0.2 s (test/auth covers the default).
