@@ -39,8 +39,7 @@ function remember(server: McpServer, entry: Entry): void {
 export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
   const on = toolset === null || ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) {
-    // Unlisted, but a call says which toolset to ask for instead of the SDK's bare "Tool … not found".
-    server.registerTool(name, { inputSchema: z.looseObject({}) } as never, (() => toolsetOff(ctx, name, toolset!)) as never);
+    addUnavailableTool(server, name, toolsetOff(ctx, name, toolset!));
     return;
   }
   // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
@@ -51,19 +50,20 @@ export function addTool(server: McpServer, ctx: McpContext, name: string, config
   remember(server, { name, toolset, config, tool });
 }
 
-/** The answer of a tool whose toolset this session did not turn on. */
-function toolsetOff(ctx: McpContext, name: string, toolset: Toolset) {
+/**
+ * A tool this session does not have, for a reason the caller can act on: unlisted (it costs no
+ * tokens in tools/list), and a call answers `why` (what to do instead) rather than the SDK's bare
+ * "Tool … not found".
+ */
+export function addUnavailableTool(server: McpServer, name: string, why: string): void {
+  server.registerTool(name, { inputSchema: z.looseObject({}) } as never, (() => ({ isError: true, content: [{ type: 'text', text: why }] })) as never);
+}
+
+/** Why a tool whose toolset this session did not turn on is not here. */
+function toolsetOff(ctx: McpContext, name: string, toolset: Toolset): string {
   const wanted = [...ctx.toolsets.enabled, toolset].join(',');
   const how = ctx.hosted ? `add ?toolsets=${wanted} to the endpoint's URL` : `start svc-mcp with SVC_TOOLSETS=${wanted}`;
-  return {
-    isError: true,
-    content: [
-      {
-        type: 'text',
-        text: `${name} is in the "${toolset}" toolset, which this session did not turn on: ${how} ("dynamic" lets the session turn toolsets on itself).`,
-      },
-    ],
-  };
+  return `${name} is in the "${toolset}" toolset, which this session did not turn on: ${how} ("dynamic" lets the session turn toolsets on itself).`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
-import { addTool, installCompactToolList, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, installCompactToolList, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
 import { registerAccountTools } from './tools/account-tools.js';
@@ -94,6 +94,20 @@ function instructionsFor(ctx: McpContext): string {
   return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
 }
 
+const NO_WALLET_HERE =
+  'describes the wallet of svc-mcp, the local MCP server that pays from a wallet you configure; this endpoint holds no wallet. Here your client signs each paid call: a paid tool answers with what to sign, and the call is repeated with it in _meta["x402/payment"]. Prices: list_pricing (toolset "advanced").';
+const FILES_ON_YOUR_DISK =
+  'reads files on your disk and pays several calls in one, so it runs in svc-mcp (npx svc-mcp, the local MCP server with a wallet), not here.';
+
+/** Tools of svc-mcp that a hosted endpoint has not, and what to call there instead. */
+const LOCAL_ONLY_TOOLS: Record<string, string> = {
+  wallet_status: `wallet_status ${NO_WALLET_HERE}`,
+  quote: `quote ${NO_WALLET_HERE}`,
+  list_receipts: `list_receipts ${NO_WALLET_HERE}`,
+  deploy_site: `deploy_site ${FILES_ON_YOUR_DISK} Here: create_app_from_html, then update_app_file for each other file.`,
+  upload_dataset: `upload_dataset ${FILES_ON_YOUR_DISK} Here: create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").`,
+};
+
 /** One MCP server (per session/connection) over the shared context. */
 export function buildMcpServer(ctx: McpContext): McpServer {
   const server = new McpServer(
@@ -115,6 +129,8 @@ export function buildMcpServer(ctx: McpContext): McpServer {
       registerDeploySite(server, ctx);
       registerUploadDataset(server, ctx);
       registerResources(server, ctx);
+    } else {
+      for (const [name, why] of Object.entries(LOCAL_ONLY_TOOLS)) addUnavailableTool(server, name, why);
     }
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { z } from 'zod';
 import { ACCOUNT_OPERATIONS, type AccountOperation } from '../../shared/account-api/operations.js';
 import type { McpContext } from '../context.js';
-import { addTool } from '../register.js';
+import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { accountAnswerAsApps } from '../vocabulary.js';
@@ -46,11 +46,24 @@ function nextStep(op: AccountOperation, status: number, code: string | undefined
   return 'Retry later; if it keeps failing, tell the user.';
 }
 
-/** Whether this session may use `op`: hosted callers by their scopes; svc-mcp when SVC_API_KEY is set. */
-function allowed(ctx: McpContext, op: AccountOperation): boolean {
-  if (ctx.hosted) return ctx.hosted.scopes.includes(op.scope) && !(op.personalKeyOnly && ctx.hosted.credentialKind === 'oauth_token');
-  if (!ctx.config.apiKey) return false;
-  return !ctx.config.readOnly || op.readOnly;
+/**
+ * Why this session may not use `op` (what to do instead), or null when it may: hosted callers by
+ * their credential and its scopes; svc-mcp when SVC_API_KEY is set (and, read-only, for reads).
+ */
+function whyNotAllowed(ctx: McpContext, op: AccountOperation): string | null {
+  const hosted = ctx.hosted;
+  if (hosted?.credentialKind === 'wallet')
+    return `${op.tool} acts as an account, and /mcp/x402 has none (the wallet that pays is the caller): connect to ${ctx.config.serviceUrl}/mcp instead, signing in with OAuth or a personal key (svc_pat_…).`;
+  if (hosted && !hosted.scopes.includes(op.scope))
+    return `${op.tool} needs the scope ${op.scope}, which this credential was not granted: sign in again granting it, or connect with a personal key that has it.`;
+  if (hosted && op.personalKeyOnly && hosted.credentialKind === 'oauth_token')
+    return `${op.tool} takes a personal key (svc_pat_…), not an OAuth sign-in: connect to ${ctx.config.serviceUrl}/mcp with a personal key that has the scope ${op.scope}.`;
+  if (hosted) return null;
+  if (!ctx.config.apiKey)
+    return `${op.tool} acts as an account: start svc-mcp with SVC_API_KEY=svc_pat_… (a personal key of the account) and the "${op.toolset}" toolset in SVC_TOOLSETS.`;
+  if (ctx.config.readOnly && !op.readOnly)
+    return `${op.tool} changes the account, and this svc-mcp runs read-only (SVC_READ_ONLY): start it without SVC_READ_ONLY to use it.`;
+  return null;
 }
 
 async function callOperation(ctx: McpContext, op: AccountOperation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -93,7 +106,11 @@ async function callOperation(ctx: McpContext, op: AccountOperation, args: Record
  */
 export function registerAccountTools(server: McpServer, ctx: McpContext): void {
   for (const op of ACCOUNT_OPERATIONS) {
-    if (!allowed(ctx, op)) continue;
+    const refusal = whyNotAllowed(ctx, op);
+    if (refusal) {
+      addUnavailableTool(server, op.tool, refusal);
+      continue;
+    }
     addTool(
       server,
       ctx,

@@ -1,0 +1,83 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { call, connectHttp, text } from './helpers.js';
+
+// A tool that exists in svc but not in this session answers why and what to do instead (not the
+// SDK's bare "Tool … not found"), and is never listed: it costs a model no tokens.
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
+}, 60_000);
+afterAll(async () => h?.close());
+
+async function hosted(path: string, key?: string): Promise<Client> {
+  const client = new Client({ name: 'unavailable-test', version: '1.0.0' });
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}${path}`), { requestInit: { headers } }));
+  return client;
+}
+
+async function expectUnavailable(client: Client, name: string, why: RegExp): Promise<void> {
+  expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
+  const r = await call(client, name, {});
+  expect(r.isError, name).toBe(true);
+  expect(text(r)).toMatch(why);
+  expect(text(r)).not.toMatch(/not found/);
+}
+
+describe('tools this session has not', () => {
+  it('on /mcp: the local wallet and file tools point at svc-mcp and at what to call here; a scope not granted is named', async () => {
+    const client = await hosted('/mcp', (await h.account(['svc.sites.read'])).key);
+    try {
+      await expectUnavailable(client, 'wallet_status', /^wallet_status describes the wallet of svc-mcp.*holds no wallet.*_meta\["x402\/payment"\]/);
+      await expectUnavailable(client, 'quote', /^quote describes the wallet of svc-mcp/);
+      await expectUnavailable(client, 'list_receipts', /^list_receipts describes the wallet of svc-mcp/);
+      await expectUnavailable(client, 'deploy_site', /^deploy_site reads files on your disk.*Here: create_app_from_html, then update_app_file/);
+      await expectUnavailable(client, 'upload_dataset', /^upload_dataset reads files on your disk.*create_data_file_upload_url.*convert_data_file_to_api/);
+      await expectUnavailable(client, 'account_publish_app', /^account_publish_app needs the scope svc\.publish, which this credential was not granted/);
+      // What the scope allows is there and works.
+      expect((await call(client, 'account_list_apps', {})).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('on /mcp/x402: an account tool says to connect to /mcp', async () => {
+    const client = await hosted('/mcp/x402');
+    try {
+      await expectUnavailable(
+        client,
+        'account_usage',
+        new RegExp(`^account_usage acts as an account, and /mcp/x402 has none.*connect to ${h.url}/mcp instead`),
+      );
+      await expectUnavailable(client, 'function_create', /^function_create acts as an account/);
+      await expectUnavailable(client, 'wallet_status', /holds no wallet/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('in svc-mcp without SVC_API_KEY an account tool says to set it; read-only, a change says so', async () => {
+    const noKey = await connectHttp({ SVC_URL: h.url });
+    try {
+      await expectUnavailable(noKey.client, 'account_usage', /^account_usage acts as an account: start svc-mcp with SVC_API_KEY=svc_pat_… .*"account" toolset/);
+      await expectUnavailable(noKey.client, 'function_invoke', /"functions" toolset in SVC_TOOLSETS/);
+    } finally {
+      await noKey.close();
+    }
+    const readOnly = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_READ_ONLY: '1', SVC_TOOLSETS: 'account' });
+    try {
+      await expectUnavailable(
+        readOnly.client,
+        'account_publish_app',
+        /^account_publish_app changes the account, and this svc-mcp runs read-only \(SVC_READ_ONLY\)/,
+      );
+      expect((await call(readOnly.client, 'account_usage', {})).isError).toBeFalsy();
+    } finally {
+      await readOnly.close();
+    }
+  });
+});
