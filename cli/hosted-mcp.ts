@@ -6,7 +6,7 @@ import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
 import { parseToolsets } from '../mcp/toolsets.js';
 import { authenticate } from '../service/auth/require-scope.js';
-import { MCP_GATEWAY_ENV, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
+import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -39,12 +39,9 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     if (c.req.method !== 'POST') return onlyPost(c, '/mcp');
     const authorization = c.req.header('authorization');
     const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
-    const caller: HostedCaller = {
-      scopes: principal.scopes,
-      credential: authorization!.replace(/^Bearer\s+/i, '').trim(),
-      credentialKind: principal.credential.kind,
-    };
-    return hosted.answer(c, caller, authorization, HOSTED_DEFAULT_TOOLSETS);
+    const credential = authorization!.replace(/^Bearer\s+/i, '').trim();
+    const caller: HostedCaller = { scopes: principal.scopes, credential, credentialKind: principal.credential.kind };
+    return hosted.answer(c, caller, { authorization: authorization!, env: mcpGatewayEnv({ credential, principal }) }, HOSTED_DEFAULT_TOOLSETS);
   });
 
   // No sign-in, so no 401 (an MCP client meeting a 401 starts OAuth); a credential sent here is
@@ -60,10 +57,17 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
   });
 }
 
+/** The caller a POST to /mcp signed in: its Authorization header, and the env its in-process calls carry. */
+interface SignedIn {
+  authorization: string;
+  env: ReturnType<typeof mcpGatewayEnv>;
+}
+
 /** The pools of MCP servers behind the hosted endpoints, one pool per kind of caller, and the in-process fetch their tools use. */
 class HostedMcp {
   readonly #deps: Deps;
-  /** In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only). */
+  readonly #app: Hono<AppEnv>;
+  /** In process, marked as coming through this endpoint (tokens bound to {base}/mcp are accepted there only), with no caller signed in. */
   readonly #inProcess: typeof fetch;
   /**
    * Built on the first request, not at mount: the first in-process request builds Hono's matcher,
@@ -75,14 +79,19 @@ class HostedMcp {
 
   constructor(app: Hono<AppEnv>, deps: Deps) {
     this.#deps = deps;
-    this.#inProcess = ((input: string | URL | Request, init?: RequestInit) =>
-      app.request(input instanceof Request ? input : String(input), init, MCP_GATEWAY_ENV)) as typeof fetch;
+    this.#app = app;
+    this.#inProcess = this.#inProcessWith(mcpGatewayEnv());
+  }
+
+  #inProcessWith(env: ReturnType<typeof mcpGatewayEnv>): typeof fetch {
+    return ((input: string | URL | Request, init?: RequestInit) =>
+      this.#app.request(input instanceof Request ? input : String(input), init, env)) as typeof fetch;
   }
 
   /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
-  async answer(c: Context<AppEnv>, hosted: HostedCaller, authorization: string | undefined, defaultToolsets: string): Promise<Response> {
+  async answer(c: Context<AppEnv>, hosted: HostedCaller, signedIn: SignedIn | undefined, defaultToolsets: string): Promise<Response> {
     const toolsets = toolsetsOf(c.req.query('toolsets') ?? defaultToolsets);
-    const forward = this.#forwarder(authorization);
+    const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
     this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
@@ -99,13 +108,14 @@ class HostedMcp {
     return pool.handle(c.req.raw, (server) => Object.assign(this.#contexts.get(server)!, { fetch: forward, hosted }));
   }
 
-  /** The in-process fetch with the caller's credential on every request. */
-  #forwarder(authorization: string | undefined): typeof fetch {
-    if (!authorization) return this.#inProcess;
+  /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */
+  #forwarder(signedIn: SignedIn | undefined): typeof fetch {
+    if (!signedIn) return this.#inProcess;
+    const inProcess = this.#inProcessWith(signedIn.env);
     return ((input: string | URL | Request, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
-      headers.set('authorization', authorization);
-      return this.#inProcess(input, { ...init, headers });
+      headers.set('authorization', signedIn.authorization);
+      return inProcess(input, { ...init, headers });
     }) as typeof fetch;
   }
 

@@ -5,7 +5,7 @@ import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { resolveCredential } from './credentials.js';
-import { assertAudience, resourceOfRequest, viaMcpGateway } from './resources.js';
+import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } from './resources.js';
 import type { Principal } from './principal.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -56,7 +56,9 @@ export function assertScope(principal: Principal, scope: Scope, resourceMetadata
 /** Route guard: authenticates, then demands `scope`. The principal is in `c.var.principal`. */
 export function requireScope(deps: Deps, scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const principal = await authenticate(deps, c.req.header('authorization'), resourceOfRequest(deps, c));
+    const authorization = c.req.header('authorization');
+    const principal =
+      gatewayPrincipal(c, authorization && BEARER.exec(authorization)?.[1]) ?? (await authenticate(deps, authorization, resourceOfRequest(deps, c)));
     assertScope(principal, scope, `${deps.config.baseUrl}/.well-known/oauth-protected-resource${viaMcpGateway(c) ? '/mcp' : '/api/v1'}`);
     c.set('principal', principal);
     await next();

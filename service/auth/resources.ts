@@ -25,16 +25,39 @@ export function knownResources(deps: Deps): string[] {
   return [accountApiResource(deps), mcpResource(deps)];
 }
 
+/** Key of the hosted MCP endpoint's mark in an in-process request's env: private to this module. */
+const GATEWAY = Symbol('svc.mcpGateway');
+
+/** Who the hosted MCP endpoint already signed in for an in-process request: the credential and what it resolved to. */
+interface GatewayCaller {
+  credential: string;
+  principal: Principal;
+}
+
 /**
- * The Hono `env` the hosted MCP endpoint passes to `app.request(url, init, MCP_GATEWAY_ENV)` when it
- * calls the service's routes in process for a caller. Compared by identity: a request that arrives
- * over HTTP carries @hono/node-server's own env object, so no header or parameter can claim to come
- * through the MCP endpoint.
+ * The Hono `env` the hosted MCP endpoint passes to `app.request(url, init, env)` when it calls the
+ * service's routes in process, with the caller it signed in (none on `/mcp/x402`). Marked by a symbol
+ * only this module holds: a request that arrives over HTTP carries @hono/node-server's own env
+ * object, so no header or parameter can claim to come through the MCP endpoint.
  */
-export const MCP_GATEWAY_ENV: Readonly<Record<string, unknown>> = Object.freeze({ svcMcpGateway: true });
+export function mcpGatewayEnv(caller?: GatewayCaller): Record<symbol, GatewayCaller | null> {
+  return { [GATEWAY]: caller ?? null };
+}
 
 export function viaMcpGateway(c: Context): boolean {
-  return c.env === MCP_GATEWAY_ENV;
+  const env = c.env as Record<symbol, unknown> | undefined;
+  return typeof env === 'object' && env !== null && GATEWAY in env;
+}
+
+/**
+ * The principal the hosted MCP endpoint signed in for this in-process request when `credential` is
+ * the one it signed in with: its POST was authenticated and counted against the rate limit, and the
+ * tool's call of a route is part of that request, not another.
+ */
+export function gatewayPrincipal(c: Context, credential: string | undefined): Principal | undefined {
+  if (!viaMcpGateway(c) || credential === undefined) return undefined;
+  const caller = (c.env as Record<symbol, GatewayCaller | null>)[GATEWAY];
+  return caller && caller.credential === credential ? caller.principal : undefined;
 }
 
 /** The resource a request is for: the MCP endpoint's when it comes through the gateway, else the Account API's. */

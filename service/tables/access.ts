@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { assertAudience, resourceOfRequest, viaMcpGateway } from '../auth/resources.js';
+import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } from '../auth/resources.js';
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import { ACCESS_TOKEN_PREFIX, resolveCredential } from '../auth/credentials.js';
@@ -58,7 +58,8 @@ export async function authorizeTableRequest(
     const key = apiKey.trim();
     // A personal key; through the hosted MCP endpoint also the caller's OAuth token bound to it.
     const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
-    const found = accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+    const signedIn = gatewayPrincipal(c, key);
+    const found = signedIn ? { status: 'ok' as const, principal: signedIn } : accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
     if (found.status !== 'ok')
       throw new AppError(
         'unauthorized',
