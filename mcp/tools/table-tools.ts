@@ -52,14 +52,22 @@ const RecordArgs = { ...target, recordId, writeKey };
 const CreateArgs = { ...target, record: z.record(z.string(), z.unknown()).describe('Field name → value'), writeKey };
 const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey };
 
-/** What to try after a Table API refusal, by status. */
-function failureHint(ctx: McpContext, status: number): string {
+/** What to try after a Table API refusal, by status (`what`: the service's message). */
+function failureHint(ctx: McpContext, status: number, what: string): string {
   if (status === 401 || status === 403)
     return ctx.hosted ? 'Pass the Table write key (writeKey).' : 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.';
   if (status === 405) return 'This method is not enabled for the Table.';
-  if (status === 404) return 'Check appName, table and recordId (list_apps, table_schema).';
+  if (status === 404) return what.startsWith('record ') ? 'Check recordId (table_query lists the records with their ids).' : whereTablesAreListed(ctx);
   if (status === 400) return 'Fix the parameters named above (use exact schema field names; table_schema lists them).';
   return 'Retry later.';
+}
+
+/** The tools of this session that list apps and their Tables. */
+function whereTablesAreListed(ctx: McpContext): string {
+  const account = ctx.hosted ? (ctx.hosted.credentialKind === 'wallet' ? [] : ctx.hosted.scopes) : ctx.config.apiKey ? ['svc.sites.read', 'svc.data.read'] : [];
+  if (account.includes('svc.data.read'))
+    return `Check appName and table: ${account.includes('svc.sites.read') ? 'account_list_apps lists your apps, ' : ''}account_list_tables (appId) lists an app's Tables.`;
+  return "Check appName and table: list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered.";
 }
 
 /** The Table API names a `where` filter by its query parameter, `filter[price][gte]`; the tool's caller wrote `where` price gte. */
@@ -92,7 +100,7 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status)}`);
+    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status, f.what)}`);
   }
   return answer.json;
 }

@@ -5,8 +5,9 @@ import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { call, connectHttp, text } from './helpers.js';
 
-// A tool that exists in svc but not in this session answers why and what to do instead (not the
-// SDK's bare "Tool … not found"), and is never listed: it costs a model no tokens.
+// Answers that say what to do next. A tool that exists in svc but not in this session answers why and
+// what to do instead (not the SDK's bare "Tool … not found"), and is never listed: it costs a model no
+// tokens. A Table or record that is not there names the tools of this session that find the right one.
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
@@ -28,7 +29,7 @@ async function expectUnavailable(client: Client, name: string, why: RegExp): Pro
   expect(text(r)).not.toMatch(/not found/);
 }
 
-describe('tools this session has not', () => {
+describe('answers that say what to do next', () => {
   it('on /mcp: the local wallet and file tools point at svc-mcp and at what to call here; a scope not granted is named', async () => {
     const client = await hosted('/mcp', (await h.account(['svc.sites.read'])).key);
     try {
@@ -78,6 +79,33 @@ describe('tools this session has not', () => {
       expect((await call(readOnly.client, 'account_usage', {})).isError).toBeFalsy();
     } finally {
       await readOnly.close();
+    }
+  });
+
+  it('a Table or record that is not there names the tools of this session that list them', async () => {
+    const account = await hosted('/mcp', (await h.account()).key);
+    const wallet = await hosted('/mcp/x402');
+    try {
+      const published = await call(account, 'account_publish_app', { requestId: 'r1', html: '<h1>hints</h1>', appName: 'hint-app' });
+      const appId = (published.structuredContent as { app: { appId: string } }).app.appId;
+      expect(
+        (await call(account, 'account_create_table', { appId, name: 'Items', slug: 'items', schema: { fields: [{ name: 'title' }] } })).isError,
+      ).toBeFalsy();
+
+      const noTable = await call(account, 'table_query', { appName: 'hint-app', table: 'itmes' });
+      expect(noTable.isError).toBe(true);
+      expect(text(noTable)).toMatch(
+        /table hint-app\/itmes not found.*account_list_apps lists your apps, account_list_tables \(appId\) lists an app's Tables\.$/,
+      );
+      const noRecord = await call(account, 'table_get_record', { appName: 'hint-app', table: 'items', recordId: 'rec_missing' });
+      expect(text(noRecord)).toMatch(/not found.*Check recordId \(table_query lists the records with their ids\)\.$/);
+
+      const fromWallet = await call(wallet, 'table_query', { appName: 'hint-app', table: 'itmes' });
+      expect(text(fromWallet)).toMatch(
+        /list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered\.$/,
+      );
+    } finally {
+      await Promise.all([account.close(), wallet.close()]);
     }
   });
 });
