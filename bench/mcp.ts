@@ -115,6 +115,41 @@ function cli(dir: string, svcUrl: string, args: string[]): string {
 }
 
 /**
+ * A signed-in call through the hosted endpoint (account_usage with a personal key) against the same
+ * Account API request over HTTP (GET /api/v1/usage): what the endpoint adds to a call that is
+ * authenticated, counted against the rate limit and answered from the database.
+ */
+async function hostedAccountCalls(svcUrl: string, key: string): Promise<void> {
+  const hosted = new Client({ name: 'bench', version: '1' });
+  await hosted.connect(
+    new StreamableHTTPClientTransport(new URL(`${svcUrl}/mcp?toolsets=account`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  const [viaHttp, viaMcp] = await measureInterleaved([
+    async () => {
+      const r = await fetch(`${svcUrl}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+      if (!r.ok) throw new Error(`usage ${r.status}`);
+      await r.json();
+    },
+    async () => {
+      const r = await hosted.callTool({ name: 'account_usage', arguments: {} });
+      if (r.isError) throw new Error(JSON.stringify(r.content));
+    },
+  ]);
+  await hosted.close();
+  console.log(`
+signed-in call (personal key), ${CALLS} sequential calls per path in 6 interleaved rounds; load ${os.loadavg()[0]!.toFixed(1)}`);
+  console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
+  for (const [label, m] of [
+    ['HTTP GET /api/v1/usage (ref)', viaHttp],
+    ['hosted /mcp account_usage', viaMcp],
+  ] as const) {
+    console.log(
+      `${label.padEnd(52)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${(m!.p50 / viaHttp!.p50).toFixed(2).padStart(7)}x`,
+    );
+  }
+}
+
+/**
  * A paid call through the hosted endpoint (tool → PaymentRequired → sign → tool with _meta) against the
  * same call on the HTTP Agent API through @x402/fetch (402 → sign → retry): update_app_meta on one app.
  */
@@ -250,6 +285,7 @@ export async function run(): Promise<void> {
       );
     }
     await toolListSizes(svcUrl, env, dir);
+    await hostedAccountCalls(svcUrl, key);
     await hostedPaidCalls(svcUrl, dir);
   } finally {
     await stdio?.close().catch(() => undefined);
