@@ -4,10 +4,16 @@ const REQUESTS = 'svc_http_requests_total';
 const DURATION = 'svc_http_request_duration_seconds';
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Answers of one method, route pattern and status. */
+interface StatusCount {
+  labels: { method: string; route: string; status: number };
+  value: number;
+}
+
 /** One method and route pattern: its answers by status and its durations by bucket. */
 interface Series {
   labels: { method: string; route: string };
-  statuses: Map<number, number>;
+  statuses: Map<number, StatusCount>;
   /** Observations per bucket (not cumulative); the last slot is above the largest bound. */
   buckets: number[];
   sum: number;
@@ -25,8 +31,9 @@ interface Series {
 export class HttpMetrics {
   /** By method, then route: two lookups of interned strings, no key built per request. */
   private readonly series = new Map<string, Map<string, Series>>();
-  /** Every series in the order first seen (prom-client's order at /metrics). */
+  /** Every series, and every status count, in the order first seen (prom-client's order at /metrics). */
   private readonly ordered: Series[] = [];
+  private readonly orderedCounts: StatusCount[] = [];
 
   constructor(registry: Registry) {
     registry.registerMetric(this.metric(REQUESTS, 'HTTP requests answered', 'counter', () => this.requestValues()) as never);
@@ -50,7 +57,13 @@ export class HttpMetrics {
       byRoute.set(route, s);
       this.ordered.push(s);
     }
-    s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+    let answered = s.statuses.get(status);
+    if (!answered) {
+      answered = { labels: { method, route, status }, value: 0 };
+      s.statuses.set(status, answered);
+      this.orderedCounts.push(answered);
+    }
+    answered.value++;
     let b = 0;
     while (b < BUCKETS.length && seconds > BUCKETS[b]!) b++;
     s.buckets[b]!++;
@@ -63,9 +76,7 @@ export class HttpMetrics {
   }
 
   private requestValues() {
-    const values: unknown[] = [];
-    for (const s of this.ordered) for (const [status, value] of s.statuses) values.push({ labels: { ...s.labels, status }, value });
-    return values;
+    return this.orderedCounts.map(({ labels, value }) => ({ labels, value }));
   }
 
   /** prom-client's shape: cumulative `_bucket` lines with `le` first, then `_sum` and `_count`. */

@@ -34,6 +34,8 @@ describe('HTTP request metrics', () => {
       ['POST', '/api/x402/:action', 200, 12.5], // above the largest bound: only in +Inf
       ['GET', '/api/data/:appName/:tableSlug', 200, 0.0061],
       ['GET', '/s/:slug/*', 200, 0.049],
+      ['HEAD', '*', 404, 0.0002], // a new status of a series seen before, after other series
+      ['GET', '/s/:slug/*', 404, 0.3],
     ];
     const registry = new Registry();
     const metrics = new HttpMetrics(registry);
