@@ -25,6 +25,7 @@ async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
   const now = Date.now();
   const hit = deps.siteCache.getSite(slug, now);
   if (hit !== undefined) return hit;
+  const generation = deps.siteCache.generation;
   const [row] = await deps.db
     .select({
       id: sites.id,
@@ -38,7 +39,7 @@ async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
     .from(sites)
     .where(eq(sites.slug, slug));
   const site = row ?? null;
-  deps.siteCache.setSite(slug, site, now);
+  deps.siteCache.setSite(slug, site, now, generation);
   return site;
 }
 

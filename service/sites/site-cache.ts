@@ -37,6 +37,8 @@ export class SiteCache {
   private readonly files = new Map<string, SiteFiles>();
   private fileEntries = 0;
   private fileBytes = 0;
+  /** Bumped by every invalidation: a site row read before one is not cached after it (`setSite`). */
+  #generation = 0;
 
   constructor(
     readonly ttlMs: number,
@@ -51,8 +53,18 @@ export class SiteCache {
     return hit.site;
   }
 
-  setSite(slug: string, site: CachedSite | null, now: number): void {
-    if (this.ttlMs <= 0) return;
+  /** Taken before reading a site row from the database, and handed to `setSite` with the row. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Caches a site row read at `generation`, unless a change was announced since: the row may predate
+   * it (read before the change committed, cached after its notification), and would be served for
+   * the TTL (a site just made private, still public on this node).
+   */
+  setSite(slug: string, site: CachedSite | null, now: number, generation: number): void {
+    if (this.ttlMs <= 0 || generation !== this.#generation) return;
     if (this.sites.size >= this.maxEntries) this.sites.clear();
     this.sites.set(slug, { site, at: now });
   }
@@ -90,12 +102,14 @@ export class SiteCache {
 
   /** Drops everything: what changed while this node was not told is unknown. */
   clear(): void {
+    this.#generation++;
     this.sites.clear();
     this.dropFiles();
   }
 
   /** Drops everything cached for a site (by slug and id) after a change on this node. */
   invalidate(site: { id: string; slug: string }): void {
+    this.#generation++;
     this.sites.delete(site.slug);
     const files = this.files.get(site.id);
     if (files) this.dropSiteFiles(site.id, files);

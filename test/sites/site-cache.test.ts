@@ -35,7 +35,7 @@ describe('site cache', () => {
 
   it("drops one site's files on invalidate and keeps the other sites'", () => {
     const cache = new SiteCache(60_000);
-    cache.setSite('blog', site(1), 0);
+    cache.setSite('blog', site(1), 0, cache.generation);
     cache.setFile(site(1), 'index.html', file(10));
     cache.setFile(site(1, 'site-2', 'shop'), 'index.html', file(10, 'shop'));
     cache.invalidate({ id: 'site-1', slug: 'blog' });
@@ -67,9 +67,23 @@ describe('site cache', () => {
     expect(cache.getFile(site(1, 'site-2', 'shop'), 'z')).toBeNull();
   });
 
+  it('does not cache a site row read before a change that was announced while it was read', () => {
+    const cache = new SiteCache(60_000);
+    const before = cache.generation; // a request starts reading the row…
+    cache.invalidate({ id: 'site-1', slug: 'blog' }); // …the change commits and is announced…
+    cache.setSite('blog', { ...site(1), visibility: 'public' }, 0, before); // …the row it read arrives
+    expect(cache.getSite('blog', 0)).toBeUndefined(); // the next request reads it again
+    cache.setSite('blog', { ...site(2), visibility: 'private' }, 0, cache.generation);
+    expect(cache.getSite('blog', 0)?.visibility).toBe('private');
+    const beforeClear = cache.generation;
+    cache.clear(); // a LISTEN connection (re)established: what it missed is unknown
+    cache.setSite('blog', site(2), 0, beforeClear);
+    expect(cache.getSite('blog', 0)).toBeUndefined();
+  });
+
   it('caches nothing when its TTL is 0 (the cache switched off)', () => {
     const cache = new SiteCache(0);
-    cache.setSite('blog', site(1), 0);
+    cache.setSite('blog', site(1), 0, cache.generation);
     cache.setFile(site(1), 'index.html', file(10));
     expect(cache.getSite('blog', 0)).toBeUndefined();
     expect(cache.getFile(site(1), 'index.html')).toBeUndefined();
