@@ -114,6 +114,17 @@ function cli(dir: string, svcUrl: string, args: string[]): string {
   return r.stdout + r.stderr;
 }
 
+/** Rows of p50/p95/mean beside the first row (the HTTP reference). */
+function printVsHttp(title: string, rows: [string, Figures][]): void {
+  const ref = rows[0]![1];
+  console.log(`\n${title}`);
+  console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
+  for (const [label, m] of rows)
+    console.log(
+      `${label.padEnd(52)} ${m.p50.toFixed(2).padStart(8)} ${m.p95.toFixed(2).padStart(8)} ${m.mean.toFixed(2).padStart(8)} ${(m.p50 / ref.p50).toFixed(2).padStart(7)}x`,
+    );
+}
+
 /**
  * A signed-in call through the hosted endpoint (account_usage with a personal key) against the same
  * Account API request over HTTP (GET /api/v1/usage): what the endpoint adds to a call that is
@@ -136,17 +147,10 @@ async function hostedAccountCalls(svcUrl: string, key: string): Promise<void> {
     },
   ]);
   await hosted.close();
-  console.log(`
-signed-in call (personal key), ${CALLS} sequential calls per path in 6 interleaved rounds; load ${os.loadavg()[0]!.toFixed(1)}`);
-  console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
-  for (const [label, m] of [
-    ['HTTP GET /api/v1/usage (ref)', viaHttp],
-    ['hosted /mcp account_usage', viaMcp],
-  ] as const) {
-    console.log(
-      `${label.padEnd(52)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${(m!.p50 / viaHttp!.p50).toFixed(2).padStart(7)}x`,
-    );
-  }
+  printVsHttp(`signed-in call (personal key), ${CALLS} sequential calls per path in 6 interleaved rounds; load ${os.loadavg()[0]!.toFixed(1)}`, [
+    ['HTTP GET /api/v1/usage (ref)', viaHttp!],
+    ['hosted /mcp account_usage', viaMcp!],
+  ]);
 }
 
 /**
@@ -192,18 +196,13 @@ async function hostedPaidCalls(svcUrl: string, dir: string): Promise<void> {
     CALLS_PAID,
   );
   await hosted.close();
-  console.log(
-    `\npaid call (update_app_meta, 0.001 USDC, settled on the dev chain), ${CALLS_PAID} sequential calls per path, interleaved; load ${os.loadavg()[0]!.toFixed(1)}`,
+  printVsHttp(
+    `paid call (update_app_meta, 0.001 USDC, settled on the dev chain), ${CALLS_PAID} sequential calls per path, interleaved; load ${os.loadavg()[0]!.toFixed(1)}`,
+    [
+      ['HTTP Agent API via @x402/fetch (ref)', viaHttp!],
+      ['hosted /mcp tool, paid via _meta["x402/payment"]', viaMcp!],
+    ],
   );
-  console.log(`${'path'.padEnd(52)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'vs HTTP'.padStart(8)}`);
-  for (const [label, m] of [
-    ['HTTP Agent API via @x402/fetch (ref)', viaHttp],
-    ['hosted /mcp tool, paid via _meta["x402/payment"]', viaMcp],
-  ] as const) {
-    console.log(
-      `${label.padEnd(52)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${(m!.p50 / viaHttp!.p50).toFixed(2).padStart(7)}x`,
-    );
-  }
 }
 
 export async function run(): Promise<void> {
