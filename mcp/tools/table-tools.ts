@@ -28,15 +28,22 @@ const recordId = z.string().min(1).max(100).describe('Record id');
 const Q = TableQuerySchema.shape;
 const QueryArgs = {
   ...target,
-  limit: Q.limit.describe('Default 50, at most 1000'),
+  limit: Q.limit.describe('Default 50, max 1000'),
   offset: Q.offset.describe('Records to skip'),
-  cursor: Q.cursor.describe('nextCursor of the previous page'),
+  cursor: Q.cursor.describe('nextCursor of the last page'),
   includeTotal: Q.includeTotal.describe('Add total'),
   where: z
-    .array(z.object({ field: z.string(), op: TableFilterSchema.shape.op.describe('in: a,b,c; ilike: * wildcards'), value: z.string() }))
+    .array(
+      z.object({
+        field: z.string(),
+        op: TableFilterSchema.shape.op.describe('in: a,b,c; ilike: * wildcards'),
+        // A model writes 1000 and true as JSON numbers and booleans; the Table API takes them as text.
+        value: z.union([z.string(), z.number(), z.boolean()]),
+      }),
+    )
     .max(TABLE_LIMITS.maxFilters)
     .optional()
-    .describe('Filters, all must match'),
+    .describe('All must match'),
   sort: Q.sort.describe('e.g. "-price,name" (- descending)'),
   q: Q.q.describe('Text search'),
   fields: Q.fields.describe('Fields to return, comma-separated'),
@@ -130,8 +137,9 @@ const TABLE_TOOLS: TableTool[] = [
     description: 'Read records of a Table: filters, sort, search, paging, aggregates, map area (fields as table_schema names them). Free.',
     inputSchema: QueryArgs,
     hints: [true, false, true],
-    request: ({ appName, table, writeKey, ...query }) => {
-      const qs = tableQueryToSearchParams(query as TableQueryInput).toString();
+    request: ({ appName, table, writeKey, where, ...query }) => {
+      const filters = (where as { field: string; op?: string; value: string | number | boolean }[] | undefined)?.map((f) => ({ ...f, value: String(f.value) }));
+      const qs = tableQueryToSearchParams({ ...query, where: filters } as TableQueryInput).toString();
       return { method: 'GET', path: `${tablePath({ appName, table })}${qs ? `?${qs}` : ''}` };
     },
   },

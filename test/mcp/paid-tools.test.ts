@@ -311,6 +311,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });
       const agg = await call(s.client, 'table_query', { ...target, aggregate: 'sum', aggregateField: 'price' });
       expect(agg.structuredContent).toMatchObject({ aggregate: 'sum', value: 210 });
+      // A filter value written as a JSON number, as a model writes it.
+      const numeric = await call(s.client, 'table_query', { ...target, where: [{ field: 'price', op: 'gte', value: 50 }], sort: 'price' });
+      expect(numeric.isError, text(numeric)).toBeFalsy();
+      expect(numeric.structuredContent).toMatchObject({ records: [{ fields: { title: 'chair' } }, { fields: { title: 'desk' } }] });
       expect((await call(s.client, 'table_update_record', { ...target, recordId: ids[0], fields: { price: 35 }, writeKey })).isError).toBeFalsy();
       expect((await call(s.client, 'table_get_record', { ...target, recordId: ids[0] })).structuredContent).toMatchObject({
         record: { fields: { title: 'lamp', price: 35 } },
