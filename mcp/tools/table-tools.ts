@@ -17,7 +17,8 @@ const target = {
 const writeKey = z.string().min(1).optional().describe('Table write key if needed');
 /** A local server's: the key create_table_api answered is remembered (table-write-keys.ts). */
 const localWriteKey = z.string().min(1).optional().describe('Table write key if needed (default: from create_table_api, else SVC_TABLE_WRITE_KEY)');
-const recordId = z.string().min(1).max(100).describe('Record id');
+/** Records of a Table are numbered ("1", "2", …): a model passes 1 as often as "1". */
+const recordId = z.union([z.string().min(1).max(100), z.number().int().nonnegative()]).describe('Record id');
 
 /**
  * table_query takes the Table API's query schema (shared/tables/query.ts) minus its aliases and the
@@ -118,7 +119,7 @@ interface TableRequest {
   path: string;
   body?: unknown;
 }
-type TableArgs = Record<string, unknown> & { appName: string; table: string; writeKey?: string; recordId?: string };
+type TableArgs = Record<string, unknown> & { appName: string; table: string; writeKey?: string; recordId?: string | number };
 interface TableTool {
   name: string;
   description: string;
@@ -129,7 +130,7 @@ interface TableTool {
 }
 
 const tablePath = (a: TableArgs) => `${encodeURIComponent(a.appName)}/${encodeURIComponent(a.table)}`;
-const recordPath = (a: TableArgs) => `${tablePath(a)}/${encodeURIComponent(a.recordId ?? '')}`;
+const recordPath = (a: TableArgs) => `${tablePath(a)}/${encodeURIComponent(String(a.recordId ?? ''))}`;
 
 const TABLE_TOOLS: TableTool[] = [
   {

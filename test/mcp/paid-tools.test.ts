@@ -319,6 +319,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect((await call(s.client, 'table_get_record', { ...target, recordId: ids[0] })).structuredContent).toMatchObject({
         record: { fields: { title: 'lamp', price: 35 } },
       });
+      // Record ids are numbers as text ("1"); the number itself is taken too, as a model often writes it.
+      expect(ids[0]).toMatch(/^\d+$/);
+      expect((await call(s.client, 'table_get_record', { ...target, recordId: Number(ids[0]) })).structuredContent).toMatchObject({
+        record: { id: ids[0], fields: { title: 'lamp' } },
+      });
       expect((await call(s.client, 'table_delete_record', { ...target, recordId: ids[1], writeKey })).structuredContent).toMatchObject({
         deleted: { id: ids[1] },
       });
