@@ -32,8 +32,8 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
     details?: { issues?: { field: string; message: string }[] };
   };
   const message = err.message ?? (text.slice(0, 300) || response.statusText);
-  // The fields the message does not already name (a one-issue refusal often says it whole).
-  const issues = (err.details?.issues ?? []).map((i) => `${i.field}: ${i.message}`).filter((issue) => !message.includes(issue));
+  // The issues the message does not already state (a one-issue refusal often says it whole).
+  const issues = (err.details?.issues ?? []).filter((i) => !message.includes(i.message)).map((i) => `${i.field}: ${i.message}`);
   const fields = issues.length ? ` (${issues.join('; ')})` : '';
   return {
     what: `${message}${fields}`,

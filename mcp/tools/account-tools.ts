@@ -39,7 +39,11 @@ function shapeOf(op: AccountOperation): AccountToolShape {
 function nextStep(op: AccountOperation, status: number, code: string | undefined): string {
   if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
   if (status === 401) return 'The credential is missing, expired or revoked: sign in again (or set SVC_API_KEY).';
-  if (status === 404) return 'Check the id (account_list_apps or function_list list them).';
+  if (code === 'function_failed')
+    return "The function's own code failed or went over its limits, so the same call fails again: change the code (function_update_draft, then function_publish) and invoke again.";
+  if (status === 404 && op.tool === 'function_invoke')
+    return "function_list lists your functions with their status: a function answers only once published (function_publish), and another account's only when it allows user invoke.";
+  if (status === 404) return op.toolset === 'functions' ? 'Check the id (function_list lists them).' : 'Check the id (account_list_apps lists your apps).';
   if (status === 400) return 'Fix the arguments named above and call again.';
   if (status === 409) return 'It conflicts with what exists: pick another name or change the existing one.';
   if (status === 429) return 'A rate limit was reached; wait a minute and retry.';

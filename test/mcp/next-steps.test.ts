@@ -108,4 +108,30 @@ describe('answers that say what to do next', () => {
       await Promise.all([account.close(), wallet.close()]);
     }
   });
+
+  it("a function's refusals say what to do: publish it first, fix the code rather than retry; a compile error is said once", async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const slug = `hint-fn-${Date.now()}`;
+      const created = await call(client, 'function_create', { name: 'Hint', slug, code: 'export default () => ({ status: 200, body: { ok: 1 } })' });
+      expect(created.isError, text(created)).toBeFalsy();
+      const functionId = (created.structuredContent as { function: { id: string } }).function.id;
+      const draft = await call(client, 'function_invoke', { slug, method: 'GET', path: '/' });
+      expect(text(draft)).toMatch(
+        /\[HTTP 404 not_found\]\. function_list lists your functions with their status: a function answers only once published \(function_publish\)/,
+      );
+
+      expect((await call(client, 'function_update_draft', { functionId, code: 'export default () => { throw new Error("boom") }' })).isError).toBeFalsy();
+      expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
+      const threw = await call(client, 'function_invoke', { slug, method: 'GET', path: '/' });
+      expect(text(threw)).toMatch(/Error: boom \[HTTP 502 function_failed\]\. The function's own code failed.*function_update_draft, then function_publish/);
+      expect(text(threw)).not.toMatch(/Retry later/);
+
+      const broken = text(await call(client, 'function_create', { name: 'Broken', slug: `${slug}-b`, code: 'export default (req => ' }));
+      expect(broken).toMatch(/^function_create failed: code does not compile: SyntaxError/);
+      expect(broken.split('SyntaxError').length).toBe(2); // the issue is not repeated after the message that states it
+    } finally {
+      await client.close();
+    }
+  });
 });
