@@ -67,7 +67,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
     }),
   );
   app.route('/', healthRoutes(deps, options.isStopping ?? (() => false)));
-  app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) => respondWithError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}${whereRoutesAreListed(c.req.path)}`)));
   app.onError((err, c) => respondWithError(c, err, deps.log));
   return app;
 }
@@ -107,4 +107,11 @@ function accountApi(deps: Deps) {
   v1.route('/', tableRoutes(deps));
   v1.route('/', datasetRoutes(deps));
   return v1;
+}
+
+/** For a path under an API with a catalogue: where its routes are listed. */
+function whereRoutesAreListed(path: string): string {
+  if (path === '/api/x402' || path.startsWith('/api/x402/')) return ': GET /api/x402 lists every action with its method, path and price';
+  if (path === '/api/v1' || path.startsWith('/api/v1/')) return ': GET /api/v1/openapi.json describes every route';
+  return '';
 }

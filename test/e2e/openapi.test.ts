@@ -18,6 +18,17 @@ describe('Account API discovery and OpenAPI 3.1 document', () => {
     expect(body.scopes.map((s: { scope: string }) => s.scope)).toEqual([...SCOPES]);
   });
 
+  it('a path no route answers says where the routes of its API are listed', async () => {
+    const message = async (path: string) => {
+      const res = await h.fetch(path);
+      expect(res.status).toBe(404);
+      return ((await res.json()) as { error: { message: string } }).error.message;
+    };
+    expect(await message('/api/x402/nope')).toBe('no route for GET /api/x402/nope: GET /api/x402 lists every action with its method, path and price');
+    expect(await message('/api/v1/nope')).toBe('no route for GET /api/v1/nope: GET /api/v1/openapi.json describes every route');
+    expect(await message('/api/nope')).toBe('no route for GET /api/nope');
+  });
+
   it('is a valid OpenAPI 3.1 document (swagger-parser) with paths, scopes and error responses', async () => {
     const res = await h.fetch('/api/v1/openapi.json');
     expect(res.status).toBe(200);
