@@ -138,6 +138,7 @@ async function faucet({ config, positionals }: Invocation): Promise<unknown> {
 }
 
 async function createKey(i: Invocation): Promise<void> {
+  const email = i.need('email');
   if (!i.values['all-scopes'] && !i.values.scopes) throw new CliError('give --scopes a,b,c or --all-scopes');
   let scopes: string[];
   try {
@@ -145,7 +146,7 @@ async function createKey(i: Invocation): Promise<void> {
   } catch (e) {
     throw new CliError((e as Error).message);
   }
-  const result = (await runOperation(i.config, 'key.create', { email: i.need('email'), scopes, name: i.values.name })) as { secret: string };
+  const result = (await runOperation(i.config, 'key.create', { email, scopes, name: i.values.name })) as { secret: string };
   print(result);
   process.stderr.write(`\nThis is the only time the key is shown. Store it now:\n${result.secret}\n`);
 }

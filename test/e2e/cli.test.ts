@@ -65,6 +65,10 @@ describe('svc CLI and persistence across restarts (PGlite on disk)', { timeout: 
     const bad = await cli('key', 'create', '--email', 'a@b.c', '--scopes', 'svc.everything');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/unknown scope\(s\): svc\.everything/);
+    // With nothing given, the first thing asked for is whose key it is.
+    const bare = await cli('key', 'create');
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toMatch(/--email is required/);
 
     const revoked = await cli('key', 'revoke', '--email', 'a@b.c', '--id', key.id);
     expect(JSON.parse(revoked.stdout).key.revokedAt).toBeTruthy();
