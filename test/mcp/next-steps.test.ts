@@ -7,7 +7,8 @@ import { call, connectHttp, text } from './helpers.js';
 
 // Answers that say what to do next. A tool that exists in svc but not in this session answers why and
 // what to do instead (not the SDK's bare "Tool … not found"), and is never listed: it costs a model no
-// tokens. A Table or record that is not there names the tools of this session that find the right one.
+// tokens. A Table or record that is not there names the tools of this session that find the right one;
+// a function's refusal says whether to publish it or change its code.
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
@@ -15,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 async function hosted(path: string, key?: string): Promise<Client> {
-  const client = new Client({ name: 'unavailable-test', version: '1.0.0' });
+  const client = new Client({ name: 'next-steps-test', version: '1.0.0' });
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}${path}`), { requestInit: { headers } }));
   return client;
