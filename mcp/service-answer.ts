@@ -19,6 +19,8 @@ export interface ServiceFailure {
   /** The service's message, with the fields it names: `name: taken (name: …)`. */
   what: string;
   code?: string;
+  /** `details.reason` where the service gives one (a function's failure: `threw`, `timeout`, `sandbox_error`…). */
+  reason?: string;
   /** `[HTTP 409 slug_taken]` */
   tag: string;
 }
@@ -29,7 +31,7 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
   const err = (typeof json.error === 'string' ? { code: json.error, message: json.message } : (json.error ?? {})) as {
     code?: string;
     message?: string;
-    details?: { issues?: { field: string; message: string }[] };
+    details?: { issues?: { field: string; message: string }[]; reason?: unknown };
   };
   const message = err.message ?? (text.slice(0, 300) || response.statusText);
   // The issues the message does not already state (a one-issue refusal often says it whole).
@@ -38,6 +40,7 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
   return {
     what: `${message}${fields}`,
     code: err.code,
+    reason: typeof err.details?.reason === 'string' ? err.details.reason : undefined,
     tag: `[HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]`,
   };
 }

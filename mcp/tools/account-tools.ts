@@ -36,9 +36,10 @@ function shapeOf(op: AccountOperation): AccountToolShape {
   return hit;
 }
 
-function nextStep(op: AccountOperation, status: number, code: string | undefined): string {
+function nextStep(op: AccountOperation, status: number, code: string | undefined, reason: string | undefined): string {
   if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
   if (status === 401) return 'The credential is missing, expired or revoked: sign in again (or set SVC_API_KEY).';
+  if (code === 'function_failed' && reason === 'sandbox_error') return 'The sandbox running the function failed, not its code: call again.';
   if (code === 'function_failed')
     return "The function's own code failed or went over its limits, so the same call fails again: change the code (function_update_draft, then function_publish) and invoke again.";
   if (status === 404 && op.tool === 'function_invoke')
@@ -98,7 +99,7 @@ async function callOperation(ctx: McpContext, op: AccountOperation, args: Record
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f.code)}`, { status: res.status, code: f.code });
+    throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f.code, f.reason)}`, { status: res.status, code: f.code });
   }
   return accountAnswerAsApps(answer.json);
 }

@@ -135,4 +135,28 @@ describe('answers that say what to do next', () => {
       await client.close();
     }
   });
+
+  it('a function stopped by a failed sandbox (not its code) says to call again', async () => {
+    // The service's answer when the worker running a function died (service/functions/invoke.ts).
+    const sandboxFailed = (input: string | URL | Request, init?: RequestInit) =>
+      String(input instanceof Request ? input.url : input).includes('/api/v1/functions/invoke/')
+        ? Promise.resolve(
+            Response.json(
+              {
+                ok: false,
+                error: { code: 'function_failed', message: 'function echo failed (sandbox_error): the worker exited', details: { reason: 'sandbox_error' } },
+              },
+              { status: 502 },
+            ),
+          )
+        : fetch(input, init);
+    const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_TOOLSETS: 'functions' }, { fetch: sandboxFailed as typeof fetch });
+    try {
+      const r = await call(s.client, 'function_invoke', { slug: 'echo', method: 'GET', path: '/' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/\(sandbox_error\).*\[HTTP 502 function_failed\]\. The sandbox running the function failed, not its code: call again\.$/);
+    } finally {
+      await s.close();
+    }
+  });
 });
