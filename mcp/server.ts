@@ -97,7 +97,7 @@ function instructionsFor(ctx: McpContext): string {
 const NO_WALLET_HERE =
   'describes the wallet of svc-mcp, the local MCP server that pays from a wallet you configure; this endpoint holds no wallet. Here your client signs each paid call: a paid tool answers with what to sign, and the call is repeated with it in _meta["x402/payment"]. Prices: list_pricing (toolset "advanced").';
 const FILES_ON_YOUR_DISK =
-  'reads files on your disk and pays several calls in one, so it runs in svc-mcp (npx svc-mcp, the local MCP server with a wallet), not here.';
+  'reads files on your disk and pays several calls in one, so it runs in svc-mcp (the local MCP server with a wallet: npx -y -p svc-agent-host svc-mcp), not here.';
 
 /** Tools of svc-mcp that a hosted endpoint has not, and what to call there instead. */
 const LOCAL_ONLY_TOOLS: Record<string, string> = {

@@ -37,7 +37,12 @@ describe('answers that say what to do next', () => {
       await expectUnavailable(client, 'wallet_status', /^wallet_status describes the wallet of svc-mcp.*holds no wallet.*_meta\["x402\/payment"\]/);
       await expectUnavailable(client, 'quote', /^quote describes the wallet of svc-mcp/);
       await expectUnavailable(client, 'list_receipts', /^list_receipts describes the wallet of svc-mcp/);
-      await expectUnavailable(client, 'deploy_site', /^deploy_site reads files on your disk.*Here: create_app_from_html, then update_app_file/);
+      // The command names our package: `npx svc-mcp` alone would fetch whatever the registry holds under that name.
+      await expectUnavailable(
+        client,
+        'deploy_site',
+        /^deploy_site reads files on your disk.*npx -y -p svc-agent-host svc-mcp\).*Here: create_app_from_html, then update_app_file/,
+      );
       await expectUnavailable(client, 'upload_dataset', /^upload_dataset reads files on your disk.*create_data_file_upload_url.*convert_data_file_to_api/);
       await expectUnavailable(client, 'account_publish_app', /^account_publish_app needs the scope svc\.publish, which this credential was not granted/);
       // What the scope allows is there and works.
