@@ -5,7 +5,7 @@ import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
 import { parseToolsets } from '../mcp/toolsets.js';
-import { authenticate } from '../service/auth/require-scope.js';
+import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
@@ -39,7 +39,8 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<voi
     if (c.req.method !== 'POST') return onlyPost(c, '/mcp');
     const authorization = c.req.header('authorization');
     const principal = await authenticate(deps, authorization, mcpResource(deps), mcpResourceMetadataUrl(deps));
-    const credential = authorization!.replace(/^Bearer\s+/i, '').trim();
+    // authenticate accepted the header, so it is a Bearer credential.
+    const credential = bearerToken(authorization)!;
     const caller: HostedCaller = { scopes: principal.scopes, credential, credentialKind: principal.credential.kind };
     return hosted.answer(c, caller, { authorization: authorization!, env: mcpGatewayEnv({ credential, principal }) }, HOSTED_DEFAULT_TOOLSETS);
   });

@@ -71,6 +71,12 @@ function whyNotAllowed(ctx: McpContext, op: AccountOperation): string | null {
   return null;
 }
 
+/** Whether this session has the Account API tool `tool` (its toolset aside). */
+export function hasAccountTool(ctx: McpContext, tool: string): boolean {
+  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);
+  return op !== undefined && whyNotAllowed(ctx, op) === null;
+}
+
 async function callOperation(ctx: McpContext, op: AccountOperation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const { fields } = shapeOf(op);
   const parts = { params: {} as Record<string, unknown>, query: new URLSearchParams(), body: {} as Record<string, unknown> };

@@ -4,6 +4,7 @@ import { TableFilterSchema, TableQuerySchema, tableQueryToSearchParams, type Tab
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import type { McpContext } from '../context.js';
 import { addTool, type ToolConfig } from '../register.js';
+import { hasAccountTool } from './account-tools.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { knownTableWriteKey } from '../table-write-keys.js';
@@ -72,9 +73,8 @@ function failureHint(ctx: McpContext, status: number, what: string): string {
 
 /** The tools of this session that list apps and their Tables. */
 function whereTablesAreListed(ctx: McpContext): string {
-  const account = ctx.hosted ? (ctx.hosted.credentialKind === 'wallet' ? [] : ctx.hosted.scopes) : ctx.config.apiKey ? ['svc.sites.read', 'svc.data.read'] : [];
-  if (account.includes('svc.data.read'))
-    return `Check appName and table: ${account.includes('svc.sites.read') ? 'account_list_apps lists your apps, ' : ''}account_list_tables (appId) lists an app's Tables.`;
+  if (hasAccountTool(ctx, 'account_list_tables'))
+    return `Check appName and table: ${hasAccountTool(ctx, 'account_list_apps') ? 'account_list_apps lists your apps, ' : ''}account_list_tables (appId) lists an app's Tables.`;
   return "Check appName and table: list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered.";
 }
 

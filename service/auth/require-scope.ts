@@ -10,6 +10,11 @@ import type { Principal } from './principal.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** The credential of an `Authorization: Bearer <credential>` header, or undefined when it is not one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
+
 function unauthorized(
   deps: Deps,
   message: string,
@@ -29,9 +34,9 @@ function unauthorized(
 export async function authenticate(deps: Deps, authorization: string | undefined, resource: string, resourceMetadata?: string): Promise<Principal> {
   const refuse = (message: string, error: 'invalid_request' | 'invalid_token') => unauthorized(deps, message, error, resourceMetadata);
   if (!authorization) throw refuse('missing credential: send Authorization: Bearer svc_pat_… or sign in with OAuth', 'invalid_request');
-  const m = BEARER.exec(authorization);
-  if (!m) throw refuse('malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
-  const found = await resolveCredential(deps, m[1]!);
+  const credential = bearerToken(authorization);
+  if (!credential) throw refuse('malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
+  const found = await resolveCredential(deps, credential);
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
   if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
@@ -57,8 +62,7 @@ export function assertScope(principal: Principal, scope: Scope, resourceMetadata
 export function requireScope(deps: Deps, scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
-    const principal =
-      gatewayPrincipal(c, authorization && BEARER.exec(authorization)?.[1]) ?? (await authenticate(deps, authorization, resourceOfRequest(deps, c)));
+    const principal = gatewayPrincipal(c, bearerToken(authorization)) ?? (await authenticate(deps, authorization, resourceOfRequest(deps, c)));
     assertScope(principal, scope, `${deps.config.baseUrl}/.well-known/oauth-protected-resource${viaMcpGateway(c) ? '/mcp' : '/api/v1'}`);
     c.set('principal', principal);
     await next();
