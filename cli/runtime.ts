@@ -7,6 +7,7 @@ import { packagePath } from '../service/package-root.js';
 import { systemClock, type Clock, type Deps } from '../service/deps.js';
 import { createLogger, type Logger } from '../service/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
+import { TableLists } from '../service/tables/table-lists.js';
 import { SiteCache } from '../service/sites/site-cache.js';
 import { createMetrics } from '../service/metrics/metrics.js';
 import { followSiteChanges } from '../service/sites/site-changes.js';
@@ -54,6 +55,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
+  const metrics = createMetrics();
   const deps: Deps = {
     config,
     db: database.db,
@@ -63,8 +65,9 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
+    tableLists: new TableLists(tableReads.db, metrics),
     facilitator: createFacilitator(config, log),
-    metrics: createMetrics(),
+    metrics,
   };
   const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log);
   return {

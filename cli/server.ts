@@ -8,6 +8,7 @@ import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js'
 import { DEFAULT_PASSWORD_HASH_COST } from '../service/auth/passwords.js';
 import { buildApp } from '../service/app.js';
 import { withSiteFastPath } from '../service/sites/fast-path.js';
+import { withTableListFastPath } from '../service/tables/list-fast-path.js';
 import type { Config } from '../service/config.js';
 import type { Deps } from '../service/deps.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -29,9 +30,13 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** What the service's HTTP server runs per request: cached files of public sites first (service/sites/fast-path.ts), then the app. */
+/**
+ * What the service's HTTP server runs per request: cached files of public sites first
+ * (service/sites/fast-path.ts), then record reads of tables read before (service/tables/list-fast-path.ts),
+ * then the app.
+ */
 export function serviceListener(deps: Deps, app: Hono<AppEnv>, hostname?: string): RequestListener {
-  return withSiteFastPath(deps, getRequestListener(app.fetch, { hostname }));
+  return withSiteFastPath(deps, withTableListFastPath(deps, getRequestListener(app.fetch, { hostname })));
 }
 
 export interface StartServiceOptions {

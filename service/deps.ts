@@ -3,6 +3,7 @@ import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
+import type { TableLists } from './tables/table-lists.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { BlobStore } from './storage/blob-store.js';
 
@@ -32,6 +33,8 @@ export interface Deps {
   secret: string;
   /** Node-local cache of the site-serving hot path; writers invalidate it. */
   siteCache: SiteCache;
+  /** Node-local Table API reads: the tables read before (checked inside each statement) and the reads in flight. */
+  tableLists: TableLists;
   /** Verifies and settles Agent API payments (SVC_X402_MODE: dev chain, chain RPC, or remote facilitator). */
   facilitator: Facilitator;
   /** This node's Prometheus counters (GET /metrics). */

@@ -8,6 +8,13 @@ export interface PublicCorsOptions {
   maxAge?: number;
 }
 
+/** The headers `publicCors` adds to every answer but a preflight's. */
+export function publicCorsHeaders(options: PublicCorsOptions): Record<string, string> {
+  const headers: Record<string, string> = { 'access-control-allow-origin': '*' };
+  if (options.exposeHeaders?.length) headers['access-control-expose-headers'] = options.exposeHeaders.join(',');
+  return headers;
+}
+
 /**
  * CORS for routes open to every origin. Preflights (OPTIONS) are answered by hono's `cors`; every
  * other response gets its headers after the handler ran. (hono's `cors` touches the response before
@@ -16,11 +23,10 @@ export interface PublicCorsOptions {
  */
 export function publicCors(options: PublicCorsOptions): MiddlewareHandler {
   const preflight = cors({ origin: '*', ...options });
-  const expose = options.exposeHeaders?.join(',');
+  const headers = Object.entries(publicCorsHeaders(options));
   return async (c, next) => {
     if (c.req.method === 'OPTIONS') return preflight(c, next);
     await next();
-    c.res.headers.set('Access-Control-Allow-Origin', '*');
-    if (expose) c.res.headers.set('Access-Control-Expose-Headers', expose);
+    for (const [name, value] of headers) c.res.headers.set(name, value);
   };
 }

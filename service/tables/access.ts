@@ -39,46 +39,59 @@ export async function authorizeTableRequest(
   method: TableMethod,
   op: TableOperation,
 ): Promise<TableAccess> {
-  if (!table.methods.includes(method)) {
-    const allow = enabledMethods(table);
-    throw new AppError(
-      'method_not_allowed',
-      `${method} is not enabled for the ${table.kind === 'dataset' ? 'dataset' : 'table'} "${table.slug}" (enabled: ${allow.join(', ')})`,
-      { method, enabled: allow },
-      { Allow: [...allow, 'OPTIONS'].join(', ') },
-    );
-  }
   const writeKey = c.req.header(WRITE_KEY_HEADER);
   const apiKey = c.req.header(API_KEY_HEADER);
-  let access: TableAccess | null = null;
+  if (writeKey !== undefined || apiKey === undefined) return authorizeWithoutApiKey(table, method, op, writeKey);
+  assertMethodEnabled(table, method);
+  return apiKeyAccess(deps, c, site, apiKey.trim(), op);
+}
+
+/**
+ * `authorizeTableRequest` for a request that sends no `x-svc-api-key` (or sends a write key, which
+ * is checked first): synchronous, as neither the write key nor the table's own settings need the
+ * database.
+ */
+export function authorizeWithoutApiKey(table: TableRow, method: TableMethod, op: TableOperation, writeKey: string | undefined): TableAccess {
+  assertMethodEnabled(table, method);
   if (writeKey !== undefined) {
     if (!writeKeyMatches(table, writeKey.trim())) throw new AppError('unauthorized', `invalid ${WRITE_KEY_HEADER} for this table`);
-    access = { kind: 'write_key' };
-  } else if (apiKey !== undefined) {
-    const key = apiKey.trim();
-    // A personal key; through the hosted MCP endpoint also the caller's OAuth token bound to it.
-    const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
-    const signedIn = gatewayPrincipal(c, key);
-    const found = signedIn ? { status: 'ok' as const, principal: signedIn } : accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
-    if (found.status !== 'ok')
-      throw new AppError(
-        'unauthorized',
-        `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`,
-      );
-    const { principal } = found;
-    assertAudience(principal, resourceOfRequest(deps, c), (message) => new AppError('unauthorized', message));
-    if (site.ownerAccountId !== principal.accountId)
-      throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
-    const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];
-    if (!principal.scopes.some((s) => needed.includes(s))) {
-      const required = op === 'read' ? 'svc.data.read' : 'svc.data.write';
-      throw new AppError('insufficient_scope', `this ${API_KEY_HEADER} lacks the scope ${required}`, { required, granted: principal.scopes });
-    }
-    access = { kind: 'api_key', accountId: principal.accountId };
+    return { kind: 'write_key' };
   }
-  if (access) return access;
   if (op === 'read' && !table.requireReadKey) return { kind: 'public' };
   if (op === 'insert' && table.publicInsert) return { kind: 'public_insert' };
   const why = op === 'read' ? 'this table requires a key for reads' : op === 'insert' ? 'this table does not allow public inserts' : `${method} needs a key`;
   throw new AppError('unauthorized', `${why}: send ${WRITE_KEY_HEADER} (the table's write key) or ${API_KEY_HEADER} (a personal key of the site owner)`);
+}
+
+function assertMethodEnabled(table: TableRow, method: TableMethod): void {
+  if (table.methods.includes(method)) return;
+  const allow = enabledMethods(table);
+  throw new AppError(
+    'method_not_allowed',
+    `${method} is not enabled for the ${table.kind === 'dataset' ? 'dataset' : 'table'} "${table.slug}" (enabled: ${allow.join(', ')})`,
+    { method, enabled: allow },
+    { Allow: [...allow, 'OPTIONS'].join(', ') },
+  );
+}
+
+/** A personal key of the site's owner (through the hosted MCP endpoint also its OAuth token) with a data scope for `op`. */
+async function apiKeyAccess(deps: Deps, c: Context, site: SiteRow, key: string, op: TableOperation): Promise<TableAccess> {
+  const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
+  const signedIn = gatewayPrincipal(c, key);
+  const found = signedIn ? { status: 'ok' as const, principal: signedIn } : accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+  if (found.status !== 'ok')
+    throw new AppError(
+      'unauthorized',
+      `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`,
+    );
+  const { principal } = found;
+  assertAudience(principal, resourceOfRequest(deps, c), (message) => new AppError('unauthorized', message));
+  if (site.ownerAccountId !== principal.accountId)
+    throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
+  const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];
+  if (!principal.scopes.some((s) => needed.includes(s))) {
+    const required = op === 'read' ? 'svc.data.read' : 'svc.data.write';
+    throw new AppError('insufficient_scope', `this ${API_KEY_HEADER} lacks the scope ${required}`, { required, granted: principal.scopes });
+  }
+  return { kind: 'api_key', accountId: principal.accountId };
 }

@@ -1,17 +1,15 @@
 import { Hono, type Context } from 'hono';
-import type { SQL } from 'drizzle-orm';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
-import type { DbOrTx } from '../db/client.js';
-import { isDataException, rowsOf, sqlStateOf } from '../db/client.js';
+import { isDataException, sqlStateOf } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { publicCors } from '../http/cors.js';
+import { publicCors, publicCorsHeaders, type PublicCorsOptions } from '../http/cors.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
-import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, parseTableQuery, recordSource, type TableQueryPlan } from './query.js';
-import { CoalescedReads } from './coalesced-reads.js';
-import { currentRowsGuard, lookupVersionedTable, STALE_TABLE_ROWS, TableRowCache } from './table-rows.js';
-import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord, type TableRow } from './tables.js';
+import { parseTableQuery, type TableQueryPlan } from './query.js';
+import { tableListKey } from './table-lists.js';
+import { lookupVersionedTable, STALE_TABLE_ROWS } from './table-rows.js';
+import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
 
 /**
  * What a failed Table API read tells the client: a value that passed the query checks but not the
@@ -34,54 +32,6 @@ function tableReadError(e: unknown, timeoutMs: number): unknown {
   return e;
 }
 
-/**
- * Executes a checked plan (the record page, default or compact shape, or an aggregate), each
- * statement carrying `guard` (table-rows.ts). With a total, the page and the count run side by side
- * on two connections: each is exact for its own snapshot.
- */
-export async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, guard: SQL | null = null): Promise<Record<string, unknown>> {
-  const src = recordSource(table, guard);
-  if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await db.execute(compileAggregateQuery(src, plan)));
-    const a = plan.aggregate;
-    const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
-    if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
-    const truncated = rows.length > TABLE_LIMITS.maxGroups;
-    return {
-      ...base,
-      groupBy: a.groupBy.name,
-      groups: rows.slice(0, TABLE_LIMITS.maxGroups).map((r) => ({ key: r.key ?? null, value: numeric(r.value), count: Number(r.count) })),
-      truncated,
-    };
-  }
-  const [list, count] = await Promise.all([
-    db.execute(compileListQuery(src, plan)),
-    plan.includeTotal ? db.execute(compileCountQuery(src, plan)) : Promise.resolve(undefined),
-  ]);
-  const raw = rowsOf<Record<string, unknown>>(list);
-  const more = raw.length > plan.limit;
-  const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
-  const total = count === undefined ? undefined : Number(rowsOf<{ n: number }>(count)[0]?.n ?? 0);
-  const last = page.at(-1);
-  const nextCursor = more && last ? nextCursorFor(plan, last) : null;
-  const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
-  const names = plan.projection ?? table.schema.fields.map((f) => f.name);
-  if (plan.compact) {
-    return { ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging };
-  }
-  const pick = plan.projection
-    ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
-    : (f: Record<string, unknown>) => f;
-  return { ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging };
-}
-
-/** min/max of text fields stay text; numbers arrive as numbers (float8) under both drivers. */
-function numeric(v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return Number(v);
-  return v;
-}
-
 async function readJson(c: Context): Promise<Record<string, unknown>> {
   const body = await c.req.json().catch(() => {
     throw new AppError('bad_request', 'body must be a JSON object');
@@ -99,12 +49,15 @@ function onlyKeys(body: Record<string, unknown>, allowed: string[], what: string
   }
 }
 
-export const TABLE_API_CORS = publicCors({
+const TABLE_API_CORS_OPTIONS: PublicCorsOptions = {
   allowHeaders: ['Content-Type', 'X-Svc-Write-Key', 'X-Svc-Api-Key', 'X-Request-Id'],
   allowMethods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
   exposeHeaders: ['X-Request-Id', 'Allow', 'Retry-After'],
   maxAge: 600,
-});
+};
+export const TABLE_API_CORS = publicCors(TABLE_API_CORS_OPTIONS);
+/** What TABLE_API_CORS adds to an answer (the fast path's answers carry them too). */
+export const TABLE_API_CORS_HEADERS = publicCorsHeaders(TABLE_API_CORS_OPTIONS);
 
 /**
  * The Table API at `/api/data/:siteSlug/:tableSlug[/schema|/:recordId]`. Served on the service host
@@ -202,20 +155,20 @@ function refuseWrongAddresses(r: Hono<AppEnv>, deps: Deps, base: string): void {
  * GET on a table: the record reads. The table row comes from this node's cache, checked inside the
  * read statement itself (table-rows.ts), so a read is one statement on the read pool, with no
  * transaction; a refusal or a stale row read from the cache is asked again with a fresh row.
- * Identical reads in flight at once share one statement (coalesced-reads.ts).
+ * Identical reads in flight at once share one statement (table-lists.ts). The plain success of a
+ * table read before is usually answered before the app (list-fast-path.ts), the rest here.
  */
 function listRecords(deps: Deps) {
-  const tableRows = new TableRowCache();
-  const reads = new CoalescedReads<string>((shared) => deps.metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
+  const { rows } = deps.tableLists;
   return async (c: Context<AppEnv>) => {
     const siteSlug = c.req.param('siteSlug')!;
     const tableSlug = c.req.param('tableSlug')!;
-    const key = `${siteSlug.toLowerCase()}/${tableSlug.toLowerCase()}`;
+    const key = tableListKey(siteSlug, tableSlug);
     const { search, searchParams: params } = new URL(c.req.url);
     for (let attempt = 1; ; attempt++) {
-      const cached = attempt === 1 ? tableRows.get(key) : undefined;
+      const cached = attempt === 1 ? rows.get(key) : undefined;
       const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
-      if (!cached) tableRows.set(key, current);
+      if (!cached) rows.set(key, current);
       let plan: TableQueryPlan;
       try {
         await authorizeTableRequest(deps, c, current.site, current.table, 'GET', 'read');
@@ -223,22 +176,16 @@ function listRecords(deps: Deps) {
       } catch (e) {
         // A refusal (key, method, unknown field) may come from a row changed since: ask again.
         if (!cached) throw e;
-        tableRows.delete(key);
+        rows.delete(key);
         continue;
       }
       try {
-        // The answer depends on the table and site rows and the query only, not on who asks (each
-        // request was authorized above): identical reads share a run (coalesced-reads.ts).
-        const readKey = `${current.table.id} ${current.tableVersion} ${current.siteVersion} ${search}`;
-        const answer = await reads.read(readKey, async () =>
-          JSON.stringify(await runTableQuery(deps.tableReads, current.table, plan, currentRowsGuard(current))),
-        );
-        return c.body(answer, 200, { 'content-type': 'application/json' });
+        return c.body(await deps.tableLists.answer(current, plan, search), 200, { 'content-type': 'application/json' });
       } catch (e) {
         // A stale row (SV001), or a replaced dataset whose column table is dropped (42P01): read again.
         const state = sqlStateOf(e);
         if (attempt >= 3 || (state !== STALE_TABLE_ROWS && state !== '42P01')) throw tableReadError(e, deps.config.tables.statementTimeoutMs);
-        tableRows.delete(key);
+        rows.delete(key);
       }
     }
   };
