@@ -229,7 +229,7 @@ export async function run(): Promise<void> {
             .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds! / ref!.seconds!).toFixed(2)}x`.padStart(8)}   ${perRound}`,
         );
       }
-      console.log('goal: convert ≤ 2.00x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
+      console.log('goal (issue 14): convert ≤ 1.20x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
       console.log('storage of hand-made Tables (GIN jsonb_path_ops + btree), where datasets lived before column storage.');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
