@@ -116,9 +116,13 @@ export function profileFlags(): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
+/** A rate limit (per minute) no bench reaches: every signed-in request is still counted, as in production. */
+export const UNREACHED_RATE_LIMIT = '1000000000';
+
 /**
  * A temp folder, a free loopback port and the environment of the `svc serve` a bench starts there:
- * data in `<dir>/svc`, warnings only, no rate limit; `extra` adds to or overrides it.
+ * data in `<dir>/svc`, warnings only, a rate limit no bench reaches (each signed-in request is still
+ * counted, as with the default limit); `extra` adds to or overrides it.
  */
 export async function benchServiceEnv(
   name: string,
@@ -128,7 +132,7 @@ export async function benchServiceEnv(
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = path.join(dir, 'svc');
-  const env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: '0', ...extra };
+  const env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT, ...extra };
   return { dir, dataDir, base, env };
 }
 

@@ -10,7 +10,7 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { freePort, profileFlags, spawnService, waitForHttp } from './lib.js';
+import { freePort, profileFlags, spawnService, UNREACHED_RATE_LIMIT, waitForHttp } from './lib.js';
 
 /**
  * MCP overhead: the same free action (x402.list_pricing, GET /api/x402/pricing) called
@@ -214,7 +214,7 @@ export async function run(): Promise<void> {
     SVC_DATA_DIR: path.join(dir, 'data'),
     SVC_BASE_URL: svcUrl,
     SVC_LOG_LEVEL: 'silent',
-    SVC_RATE_LIMIT_PER_MINUTE: '0',
+    SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
   });
   const mcpPort = await freePort();
   const env = {

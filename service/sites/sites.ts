@@ -6,6 +6,7 @@ import { countOf, isDatabaseUnavailable, isUniqueViolation, onlyRow } from '../d
 import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
+import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
 import { dropColumnTablesOfSite } from '../db/column-storage.js';
 import { AppError } from '../http/app-error.js';
@@ -17,7 +18,7 @@ import { normaliseSitePath, SitePathSchema } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
 
-export type SiteRow = typeof sites.$inferSelect;
+export type { SiteRow };
 
 export interface SiteView {
   id: string;

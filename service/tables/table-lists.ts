@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { CoalescedReads } from './coalesced-reads.js';
 import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, recordSource, type TableQueryPlan } from './query.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
-import type { TableRow } from './tables.js';
+import type { TableRow } from '../db/schema/tables.js';
 
 /**
  * The Table API's record reads (GET on a table), shared by its route (table-api.ts) and its fast

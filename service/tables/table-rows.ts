@@ -3,8 +3,8 @@ import type { DbOrTx } from '../db/client.js';
 import { sites, tables } from '../db/schema/index.js';
 import { AppError } from '../http/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
-import type { SiteRow } from '../sites/sites.js';
-import type { TableRow } from './tables.js';
+import type { SiteRow } from '../db/schema/sites.js';
+import type { TableRow } from '../db/schema/tables.js';
 
 /**
  * A table and its site as one node last read them, with the row versions (`xmin`) they had then.

@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../service/db/client.js';
 import { revokePersonalKey } from '../../service/accounts/personal-keys.js';
 import { SCOPES } from '../../shared/scopes.js';
 import { dbKinds } from '../helpers/db.js';
@@ -101,6 +103,11 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
     expect((await limited.json()).error).toMatchObject({ code: 'rate_limited', details: { limit: 5, retryAfterSeconds: 50 } });
     const other = await h.account();
     expect((await h.fetch('/api/v1/usage', { key: other.key })).status).toBe(200);
+    // Counted without a WAL flush per request (migration 0005): the counters are an unlogged table.
+    const [table] = rowsOf<{ persistence: string }>(
+      await h.deps.db.execute(sql`select relpersistence as persistence from pg_class where relname = 'rate_limit_windows'`),
+    );
+    expect(table?.persistence).toBe('u');
   });
 
   it('a quota reached is a 429 quota_exceeded naming the limit, and nothing is created', async () => {

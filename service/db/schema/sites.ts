@@ -31,6 +31,8 @@ export const sites = pgTable(
   (t) => [uniqueIndex('sites_slug_idx').on(t.slug), index('sites_owner_account_idx').on(t.ownerAccountId), index('sites_owner_wallet_idx').on(t.ownerWallet)],
 );
 
+export type SiteRow = typeof sites.$inferSelect;
+
 export const siteFiles = pgTable(
   'site_files',
   {
