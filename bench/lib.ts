@@ -132,7 +132,14 @@ export async function benchServiceEnv(
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = path.join(dir, 'svc');
-  const env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_BASE_URL: base, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT, ...extra };
+  const env = {
+    SVC_DATA_DIR: dataDir,
+    PORT: String(port),
+    SVC_BASE_URL: base,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
+    ...extra,
+  };
   return { dir, dataDir, base, env };
 }
 
