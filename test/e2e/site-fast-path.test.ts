@@ -1,41 +1,21 @@
-import http, { type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../service/app.js';
 import { accountOwner } from '../../service/sites/owner.js';
 import { withSiteFastPath } from '../../service/sites/fast-path.js';
 import { createSite, updateSite, writeSiteFile } from '../../service/sites/sites.js';
-import { listen } from '../../shared/http-server.js';
+import { fastPathServer, type FastPathServer } from '../helpers/fast-path.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-  /** Whether the app (hono) answered, not the fast path. */
-  byApp: boolean;
-}
 
 // A public site's cached small files are answered before the app (service/sites/fast-path.ts). Each
 // request goes twice: the first fills the cache through the app, the second is the fast path's when
 // it can be. Both answers must be the same, header for header and byte for byte.
 describe('the hosted-site fast path', () => {
   let h: Harness;
-  let server: http.Server;
-  let base: string;
-  let appCalls = 0;
+  let server: FastPathServer;
+  const send: FastPathServer['send'] = (path, init) => server.send(path, init);
 
   beforeAll(async () => {
     h = await startHarness('pglite', { SVC_SITE_CACHE_TTL_MS: '60000' });
-    const app = getRequestListener(buildApp(h.deps).fetch);
-    const counted: RequestListener = (req, res) => {
-      appCalls++;
-      app(req, res);
-    };
-    server = http.createServer(withSiteFastPath(h.deps, counted));
-    await listen(server, 0, '127.0.0.1');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await fastPathServer(h, (app) => withSiteFastPath(h.deps, app));
     const { accountId } = await h.account();
     const site = await createSite(h.deps, accountOwner(accountId), { slug: 'fast', html: '<h1>Fast</h1>', status: 'created' });
     await writeSiteFile(h.deps, site, { path: 'about.html', bytes: Buffer.from('<h1>About</h1>') });
@@ -44,26 +24,9 @@ describe('the hosted-site fast path', () => {
     await createSite(h.deps, accountOwner(accountId), { slug: 'locked', html: '<h1>Locked</h1>', password: 'open sesame', status: 'created' });
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    await server?.close();
     await h?.close();
   });
-
-  function send(path: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
-    const before = appCalls;
-    return new Promise((resolve, reject) => {
-      const req = http.request(`${base}${path}`, { method: init.method ?? 'GET', headers: { 'x-request-id': 'same-id', ...init.headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = { ...res.headers } as Record<string, string>;
-          delete headers.date; // the clock's, not ours
-          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), byApp: appCalls > before });
-        });
-      });
-      req.on('error', reject).end();
-    });
-  }
 
   async function twice(path: string, init: { method?: string; headers?: Record<string, string> } = {}) {
     const first = await send(path, init);
@@ -129,7 +92,7 @@ describe('the hosted-site fast path', () => {
   });
 
   it('counts the fast answers in /metrics under the same route as the app', async () => {
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
     expect(metrics).toMatch(/svc_http_requests_total\{method="GET",route="\/s\/:slug\/\*",status="200"\} \d+/);
     expect(metrics).toMatch(/svc_http_requests_total\{method="GET",route="\*",status="200"\} \d+/);
   });

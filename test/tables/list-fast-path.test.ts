@@ -1,22 +1,10 @@
-import http, { type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../service/app.js';
 import { withTableListFastPath } from '../../service/tables/list-fast-path.js';
-import { listen } from '../../shared/http-server.js';
 import { dbKinds } from '../helpers/db.js';
+import { fastPathServer, type FastPathServer } from '../helpers/fast-path.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { makeTable, type TableFixture } from './helpers.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  /** Whether the app (hono) answered, not the fast path. */
-  byApp: boolean;
-}
 
 const SCHEMA = {
   fields: [
@@ -32,20 +20,15 @@ const SCHEMA = {
 describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
   let h: Harness;
   let t: TableFixture;
-  let server: http.Server;
-  let base: string;
-  let appCalls = 0;
+  let server: FastPathServer;
+  const send = async (path: string, init?: Parameters<FastPathServer['send']>[1]) => {
+    const answer = await server.send(path, init);
+    return { ...answer, body: answer.body.toString() };
+  };
 
   beforeAll(async () => {
     h = await startHarness(kind);
-    const app = getRequestListener(buildApp(h.deps).fetch);
-    const counted: RequestListener = (req, res) => {
-      appCalls++;
-      app(req, res);
-    };
-    server = http.createServer(withTableListFastPath(h.deps, counted));
-    await listen(server, 0, '127.0.0.1');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await fastPathServer(h, (app) => withTableListFastPath(h.deps, app));
     t = await makeTable(h, { name: 'Items', schema: SCHEMA });
     const records = [
       { name: 'pen', price: 2 },
@@ -56,26 +39,9 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
     expect(res.status).toBe(201);
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    await server?.close();
     await h?.close();
   });
-
-  function send(path: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
-    const before = appCalls;
-    return new Promise((resolve, reject) => {
-      const req = http.request(`${base}${path}`, { method: init.method ?? 'GET', headers: { 'x-request-id': 'same-id', ...init.headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = { ...res.headers } as Record<string, string>;
-          delete headers.date; // the clock's, not ours
-          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString(), byApp: appCalls > before });
-        });
-      });
-      req.on('error', reject).end();
-    });
-  }
 
   /** The app's answer (its table row dropped from the cache first), then the same request again. */
   async function appThenAgain(path: string, init: { method?: string; headers?: Record<string, string> } = {}) {
@@ -144,7 +110,7 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
   });
 
   it('counts its answers in /metrics under the same route as the app', async () => {
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
     expect(metrics).toMatch(/svc_http_requests_total\{method="GET",route="\/api\/data\/:siteSlug\/:tableSlug",status="200"\} \d+/);
   });
 });
