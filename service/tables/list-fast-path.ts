@@ -59,19 +59,26 @@ function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: ListRead, app: RequestListener): void {
   const started = performance.now();
-  deps.tableLists.answer(read.current, read.plan, read.search).then(
-    (body) => {
-      const incoming = req.headers['x-request-id'];
-      const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        ...TABLE_API_CORS_HEADERS,
-        'x-request-id': requestId,
-      });
-      res.end(body);
-      recordRequest(deps, { method: 'GET', path: read.path, route: ROUTE, status: 200, ms: performance.now() - started, requestId });
-    },
-    () => app(req, res), // stale row, timeout, …: the app reads again or says what went wrong
-  );
+  deps.tableLists
+    .answer(read.current, read.plan, read.search)
+    .then(
+      (body) => {
+        const incoming = req.headers['x-request-id'];
+        const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...TABLE_API_CORS_HEADERS,
+          'x-request-id': requestId,
+        });
+        res.end(body);
+        recordRequest(deps, { method: 'GET', path: read.path, route: ROUTE, status: 200, ms: performance.now() - started, requestId });
+      },
+      () => app(req, res), // stale row, timeout, …: the app reads again or says what went wrong
+    )
+    .catch((e: unknown) => {
+      // A fault of ours while answering: this request's connection goes, never the process.
+      deps.log.error('table list fast path failed', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+      res.destroy();
+    });
 }
