@@ -78,8 +78,3 @@ export async function revokePersonalKey(db: DbOrTx, accountId: string, keyId: st
   if (!existing) throw new AppError('not_found', `key ${keyId} not found for this account`);
   return toInfo(existing); // already revoked: revoking again is a no-op
 }
-
-export async function findActiveKeyByHash(db: DbOrTx, hash: string) {
-  const [row] = await db.select().from(personalKeys).where(eq(personalKeys.hash, hash));
-  return row ?? null;
-}

@@ -1,61 +1,107 @@
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import type { Deps } from '../deps.js';
-import { oauthGrants, oauthTokens, personalKeys } from '../db/schema/index.js';
-import { findActiveKeyByHash, hashCredential, PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
+import { rowsOf } from '../db/client.js';
+import { oauthGrants, personalKeys } from '../db/schema/index.js';
+import { hashCredential, PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
+import { countRequests, type RateLimitWindow } from '../http/rate-limit.js';
 import type { CredentialLookup } from './principal.js';
 import { accountApiResource } from './resources.js';
 
 /** OAuth access tokens (issued by service/oauth/tokens.ts). */
 export const ACCESS_TOKEN_PREFIX = 'svc_oat_';
 
-export type CredentialResolver = (deps: Deps, token: string) => Promise<CredentialLookup>;
+/**
+ * What a sign-in found, and the count of its rate-limit window when it was asked to count the
+ * request (null when it did not: no window asked, or no usable credential to count against).
+ */
+export interface SignIn {
+  lookup: CredentialLookup;
+  counted: number | null;
+}
 
-async function resolvePersonalKey(deps: Deps, token: string): Promise<CredentialLookup> {
-  const row = await findActiveKeyByHash(deps.db, hashCredential(token));
-  if (!row) return { status: 'unknown' };
-  if (row.revokedAt) return { status: 'revoked' };
+/**
+ * Looks a credential up and, given a window, counts the request against it in the same statement
+ * (rate-limit.ts `countRequests`): a sign-in is one round trip. A revoked or expired credential is
+ * never counted.
+ */
+export type CredentialResolver = (deps: Deps, token: string, window: RateLimitWindow | null) => Promise<SignIn>;
+
+/** `with found as (<lookup>)` and, given a window, the count of the request against `key` (an SQL expression over `found`). */
+function lookUpAndCount(lookup: SQL, window: RateLimitWindow | null, key: SQL, usable: SQL): SQL {
+  if (!window) return sql`with found as (${lookup}) select found.*, null::int as counted from found`;
+  return sql`with found as (${lookup}), counted as (${countRequests(window, sql`select ${key} from found where ${usable}`)})
+    select found.*, (select count from counted) as counted from found`;
+}
+
+interface PersonalKeyRow {
+  id: string;
+  account_id: string;
+  scopes: string[];
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+  counted: number | null;
+}
+
+async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWindow | null): Promise<SignIn> {
+  const lookup = sql`select id, account_id, scopes, last_used_at, revoked_at from personal_keys where hash = ${hashCredential(token)}`;
+  const [row] = rowsOf<PersonalKeyRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.id`, sql`found.revoked_at is null`)));
+  if (!row) return { lookup: { status: 'unknown' }, counted: null };
+  if (row.revoked_at) return { lookup: { status: 'revoked' }, counted: null };
   // Record use at most once a minute per key: reads must not turn into a write per request.
   const now = deps.clock.now();
   const staleBefore = new Date(now.getTime() - 60_000);
-  if (!row.lastUsedAt || row.lastUsedAt < staleBefore) {
+  if (!row.last_used_at || new Date(row.last_used_at) < staleBefore) {
     await deps.db
       .update(personalKeys)
       .set({ lastUsedAt: now })
       .where(and(eq(personalKeys.id, row.id), or(isNull(personalKeys.lastUsedAt), lt(personalKeys.lastUsedAt, staleBefore))));
   }
   return {
-    status: 'ok',
-    principal: { accountId: row.accountId, scopes: row.scopes as Scope[], credential: { kind: 'personal_key', id: row.id } },
+    lookup: { status: 'ok', principal: { accountId: row.account_id, scopes: row.scopes as Scope[], credential: { kind: 'personal_key', id: row.id } } },
+    counted: row.counted,
   };
 }
 
-/** Credential resolver for `svc_oat_…` Bearer tokens on the Account API. */
-async function resolveAccessToken(deps: Deps, accessToken: string): Promise<CredentialLookup> {
-  const [row] = await deps.db
-    .select({ token: oauthTokens, grant: oauthGrants })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(and(eq(oauthTokens.hash, hashCredential(accessToken)), eq(oauthTokens.kind, 'access')));
-  if (!row) return { status: 'unknown' };
-  if (row.grant.revokedAt) return { status: 'revoked' };
+interface AccessTokenRow {
+  grant_id: string;
+  account_id: string;
+  scopes: string[];
+  resource: string | null;
+  expires_at: Date | string;
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+  counted: number | null;
+}
+
+/** Credential resolver for `svc_oat_…` Bearer tokens; the rate limit is the grant's (shared by the tokens it issues). */
+async function resolveAccessToken(deps: Deps, accessToken: string, window: RateLimitWindow | null): Promise<SignIn> {
   const now = deps.clock.now();
-  if (row.token.expiresAt <= now) return { status: 'expired' };
+  const lookup = sql`select g.id as grant_id, g.account_id, t.scopes, g.resource, t.expires_at, g.last_used_at, g.revoked_at
+    from oauth_tokens t join oauth_grants g on g.id = t.grant_id where t.hash = ${hashCredential(accessToken)} and t.kind = 'access'`;
+  const usable = sql`found.revoked_at is null and found.expires_at > ${now.toISOString()}::timestamptz`;
+  const [row] = rowsOf<AccessTokenRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.grant_id`, usable)));
+  if (!row) return { lookup: { status: 'unknown' }, counted: null };
+  if (row.revoked_at) return { lookup: { status: 'revoked' }, counted: null };
+  if (new Date(row.expires_at) <= now) return { lookup: { status: 'expired' }, counted: null };
   const staleBefore = new Date(now.getTime() - 60_000);
-  if (!row.grant.lastUsedAt || row.grant.lastUsedAt < staleBefore) {
+  if (!row.last_used_at || new Date(row.last_used_at) < staleBefore) {
     await deps.db
       .update(oauthGrants)
       .set({ lastUsedAt: now })
-      .where(and(eq(oauthGrants.id, row.grant.id), or(isNull(oauthGrants.lastUsedAt), lt(oauthGrants.lastUsedAt, staleBefore))));
+      .where(and(eq(oauthGrants.id, row.grant_id), or(isNull(oauthGrants.lastUsedAt), lt(oauthGrants.lastUsedAt, staleBefore))));
   }
   return {
-    status: 'ok',
-    principal: {
-      accountId: row.grant.accountId,
-      scopes: row.token.scopes as Scope[],
-      credential: { kind: 'oauth_token', id: row.grant.id },
-      resource: row.grant.resource ?? accountApiResource(deps),
+    lookup: {
+      status: 'ok',
+      principal: {
+        accountId: row.account_id,
+        scopes: row.scopes as Scope[],
+        credential: { kind: 'oauth_token', id: row.grant_id },
+        resource: row.resource ?? accountApiResource(deps),
+      },
     },
+    counted: row.counted,
   };
 }
 
@@ -68,9 +114,15 @@ export const credentialResolvers: Record<string, CredentialResolver> = {
   [ACCESS_TOKEN_PREFIX]: resolveAccessToken,
 };
 
+/** The credential `token` names, without counting the request anywhere. */
 export async function resolveCredential(deps: Deps, token: string): Promise<CredentialLookup> {
+  return (await signIn(deps, token, null)).lookup;
+}
+
+/** The credential `token` names and, given a window, the request counted against its rate limit (one statement). */
+export async function signIn(deps: Deps, token: string, window: RateLimitWindow | null): Promise<SignIn> {
   for (const [prefix, resolve] of Object.entries(credentialResolvers)) {
-    if (token.startsWith(prefix)) return resolve(deps, token);
+    if (token.startsWith(prefix)) return resolve(deps, token, window);
   }
-  return { status: 'unknown' };
+  return { lookup: { status: 'unknown' }, counted: null };
 }

@@ -3,8 +3,8 @@ import type { Scope } from '../../shared/scopes.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
-import { consumeRateLimit } from '../http/rate-limit.js';
-import { resolveCredential } from './credentials.js';
+import { enforceRateLimit, rateLimitWindow } from '../http/rate-limit.js';
+import { signIn } from './credentials.js';
 import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } from './resources.js';
 import type { Principal } from './principal.js';
 
@@ -36,12 +36,14 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (!authorization) throw refuse('missing credential: send Authorization: Bearer svc_pat_… or sign in with OAuth', 'invalid_request');
   const credential = bearerToken(authorization);
   if (!credential) throw refuse('malformed Authorization header: expected "Bearer <credential>"', 'invalid_request');
-  const found = await resolveCredential(deps, credential);
+  // The lookup and the count against the credential's rate limit are one statement.
+  const window = rateLimitWindow(deps.config.limits.rateLimitPerMinute, 60_000, deps.clock.now());
+  const { lookup: found, counted } = await signIn(deps, credential, window);
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
   if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
   assertAudience(found.principal, resource, (message) => refuse(message, 'invalid_token'));
-  await consumeRateLimit(deps.db, `cred:${found.principal.credential.id}`, deps.config.limits.rateLimitPerMinute, 60_000, deps.clock.now());
+  if (window && counted !== null) await enforceRateLimit(deps.db, window, counted);
   return found.principal;
 }
 

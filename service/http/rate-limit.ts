@@ -1,38 +1,59 @@
-import { sql } from 'drizzle-orm';
-import { type Db, onlyRow } from '../db/client.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { type DbOrTx, rowsOf } from '../db/client.js';
 import { rateLimitWindows } from '../db/schema/index.js';
 import { AppError } from './app-error.js';
+
+/** The fixed window (shared by all nodes) a request made at `at` is counted in. */
+export interface RateLimitWindow {
+  limit: number;
+  ms: number;
+  start: number;
+  at: number;
+}
+
+/** The window of a request at `now` under `limit` requests per `windowMs`; null when `limit` is 0 (no limit). */
+export function rateLimitWindow(limit: number, windowMs: number, now: Date): RateLimitWindow | null {
+  if (limit <= 0) return null;
+  const at = now.getTime();
+  return { limit, ms: windowMs, start: at - (at % windowMs), at };
+}
+
+/**
+ * The statement (an upsert, `returning count`) that counts one request against each key `keys`
+ * selects (an SQL `select <key expression> from …`), so a caller can count in the same statement
+ * that finds whom to count: a sign-in is one statement (service/auth/credentials.ts).
+ */
+export function countRequests(window: RateLimitWindow, keys: SQL): SQL {
+  return sql`insert into rate_limit_windows (key, window_start, count) select k.key, ${window.start}::bigint, 1 from (${keys}) as k(key)
+    on conflict (key, window_start) do update set count = rate_limit_windows.count + 1 returning count::int as count`;
+}
+
+/**
+ * After counting: a 429 with Retry-After when `count` passed the window's limit; now and then (the
+ * first request of a window, 1 in 100) the windows long past are deleted.
+ */
+export async function enforceRateLimit(db: DbOrTx, window: RateLimitWindow, count: number): Promise<void> {
+  if (count > window.limit) {
+    const retryAfter = Math.max(1, Math.ceil((window.start + window.ms - window.at) / 1000));
+    throw new AppError(
+      'rate_limited',
+      `rate limit of ${window.limit} requests per ${window.ms / 1000} s reached; retry in ${retryAfter} s`,
+      { limit: window.limit, windowSeconds: window.ms / 1000, retryAfterSeconds: retryAfter },
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+  if (count === 1 && Math.random() < 0.01) {
+    await db.delete(rateLimitWindows).where(sql`${rateLimitWindows.windowStart} < ${window.start - 10 * window.ms}`);
+  }
+}
 
 /**
  * Counts one request against `key` in a fixed window shared by all nodes (one upsert). Throws a 429
  * AppError with Retry-After when the window is full. `limit` 0 disables the check.
  */
-export async function consumeRateLimit(db: Db, key: string, limit: number, windowMs: number, now: Date): Promise<void> {
-  if (limit <= 0) return;
-  const t = now.getTime();
-  const windowStart = t - (t % windowMs);
-  const row = onlyRow(
-    await db
-      .insert(rateLimitWindows)
-      .values({ key, windowStart, count: 1 })
-      .onConflictDoUpdate({
-        target: [rateLimitWindows.key, rateLimitWindows.windowStart],
-        set: { count: sql`${rateLimitWindows.count} + 1` },
-      })
-      .returning({ count: rateLimitWindows.count }),
-    'count the request',
-  );
-  if (row.count > limit) {
-    const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - t) / 1000));
-    throw new AppError(
-      'rate_limited',
-      `rate limit of ${limit} requests per ${windowMs / 1000} s reached; retry in ${retryAfter} s`,
-      { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: retryAfter },
-      { 'Retry-After': String(retryAfter) },
-    );
-  }
-  // Old windows are dead weight: trim them now and then, not on every request.
-  if (row.count === 1 && Math.random() < 0.01) {
-    await db.delete(rateLimitWindows).where(sql`${rateLimitWindows.windowStart} < ${windowStart - 10 * windowMs}`);
-  }
+export async function consumeRateLimit(db: DbOrTx, key: string, limit: number, windowMs: number, now: Date): Promise<void> {
+  const window = rateLimitWindow(limit, windowMs, now);
+  if (!window) return;
+  const [row] = rowsOf<{ count: number }>(await db.execute(countRequests(window, sql`select ${key}::text`)));
+  await enforceRateLimit(db, window, row!.count);
 }

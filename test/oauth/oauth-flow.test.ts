@@ -1,5 +1,8 @@
+import { sql } from 'drizzle-orm';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashCredential } from '../../service/accounts/personal-keys.js';
+import { rowsOf } from '../../service/db/client.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { BrowserClient, formFields, signIn, signUp } from './browser-client.js';
@@ -306,6 +309,30 @@ describe.each(dbKinds())('OAuth 2.0 with PKCE, driven by oauth4webapi (%s)', (ki
       insecure,
     );
     expect(await late.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('expired') });
+  });
+
+  it("every request is counted once against its grant's rate limit, whichever of the grant's access tokens it carries; an expired one is not counted", async () => {
+    const { client, tokens } = await authorizedTokens();
+    const [token] = rowsOf<{ grant_id: string }>(
+      await h.deps.db.execute(sql`select grant_id from oauth_tokens where hash = ${hashCredential(tokens.access_token)}`),
+    );
+    const counted = async () => {
+      const rows = rowsOf<{ n: number | null }>(
+        await h.deps.db.execute(sql`select sum(count)::int as n from rate_limit_windows where key = ${`cred:${token!.grant_id}`}`),
+      );
+      return rows[0]?.n ?? 0;
+    };
+    for (let i = 0; i < 3; i++) expect((await api(tokens.access_token)).status).toBe(200);
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
+    for (let i = 0; i < 2; i++) expect((await api(refreshed.access_token)).status).toBe(200);
+    expect(await counted()).toBe(5);
+    clock.advance(901);
+    expect((await api(refreshed.access_token)).status).toBe(401);
+    expect(await counted()).toBe(5);
   });
 
   it('a refresh may narrow the scopes but never widen them', async () => {
