@@ -138,13 +138,16 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     loadDataDir: options.loadDataDir,
     startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers ?? PGLITE_SHARED_BUFFERS}`],
   });
-  // drizzle calls only `query` and `transaction` on its client: one call into PGlite per statement.
-  const db = drizzlePglite(oneCallClient(client) as unknown as PGlite, { schema }) as unknown as Db;
+  // drizzle calls only `query` and `transaction` on its client: one call into PGlite per statement,
+  // and statements kept prepared (parsed and planned once).
+  const db = drizzlePglite(oneCallClient(client, { prepare: true }) as unknown as PGlite, { schema }) as unknown as Db;
   if (migrate) await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
   return {
     db,
     kind: 'pglite',
-    openPool: () => ({ db, close: async () => {} }),
+    // The Table API's reads: the same database, with statements never kept prepared, so each read is
+    // planned for its own values (as on PostgreSQL, whose read pool forces custom plans).
+    openPool: () => ({ db: drizzlePglite(oneCallClient(client) as unknown as PGlite, { schema }) as unknown as Db, close: async () => {} }),
     listen: (channel, onMessage, onListening) => {
       const subscribed = client.listen(channel, onMessage).then((unsubscribe) => {
         onListening();

@@ -15,6 +15,13 @@ import { parse, protocol, type PGlite, type Results, type Transaction } from '@e
  * numbers, bigints, booleans and Dates; PostgreSQL infers each parameter's type from the statement,
  * as it does for PGlite's own path). A query with any other parameter (an object, an array, bytes)
  * or any option beyond `rowMode` and `parsers` (a COPY's `blob`) goes to PGlite's `query()` as before.
+ *
+ * With `prepare`, reads and writes of rows are kept prepared, by text (the 256 most recently used):
+ * parsing, analysing and planning a statement inside the wasm PostgreSQL cost 0.05–0.35 ms of every
+ * run (more than executing it, for the statements a request makes), a named statement's Bind and
+ * Execute 0.03–0.09 ms (docs/performance.md, "PGlite statements"). PostgreSQL's plan cache switches a
+ * statement to a generic plan when that is no worse; statements whose plan must see their values
+ * (the Table API's reads) go through a client without `prepare`.
  */
 export interface QueryClient {
   query<T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>>;
@@ -28,7 +35,7 @@ export interface OneCallClient extends QueryClient {
 type QueryOptions = NonNullable<Parameters<PGlite['query']>[2]>;
 type Parsers = Parameters<typeof parse.parseResults>[1];
 
-export function oneCallClient(pg: PGlite): OneCallClient {
+export function oneCallClient(pg: PGlite, options: { prepare?: boolean } = {}): OneCallClient {
   const merged = new Map<string, Parsers>();
   /** PGlite's parsers with the query's own on top, merged once per set of type ids (drizzle sends the same few with every query). */
   const parsersFor = (own: QueryOptions['parsers']): Parsers => {
@@ -42,16 +49,50 @@ export function oneCallClient(pg: PGlite): OneCallClient {
     return m;
   };
 
-  const run = async <T>(text: string, values: (string | null)[], options: QueryOptions | undefined): Promise<Results<T>> => {
-    const { serialize } = protocol;
-    const message = concat([serialize.parse({ text }), serialize.bind({ values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
-    let messages: Awaited<ReturnType<PGlite['execProtocol']>>['messages'];
+  const statements = options.prepare ? new PreparedStatements() : undefined;
+
+  /** Sends `parts` (and any Close of an evicted statement first) in one call; PGlite's error gets the query attached. */
+  const send = async (parts: Uint8Array[], text: string, values: (string | null)[], queryOptions: QueryOptions | undefined) => {
+    const closes = statements?.takeEvicted().map((name) => protocol.serialize.close({ type: 'S', name })) ?? [];
     try {
-      ({ messages } = await pg.execProtocol(message, { syncToFs: false }));
+      return (await pg.execProtocol(concat([...closes, ...parts]), { syncToFs: false })).messages;
     } catch (e) {
-      throw Object.assign(e as Error, { query: text, params: values, queryOptions: options });
+      throw Object.assign(e as Error, { query: text, params: values, queryOptions });
     }
-    return parse.parseResults(messages, parsersFor(options?.parsers), { rowMode: options?.rowMode })[0] as Results<T>;
+  };
+
+  const run = async <T>(text: string, values: (string | null)[], queryOptions: QueryOptions | undefined): Promise<Results<T>> => {
+    const { serialize } = protocol;
+    const execute = [serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()];
+    const unnamed = () => send([serialize.parse({ text }), serialize.bind({ values }), ...execute], text, values, queryOptions);
+    const name = statements && PREPARABLE.test(text) ? await preparedName(text, values, queryOptions) : undefined;
+    let messages: Awaited<ReturnType<typeof send>>;
+    if (name === undefined) messages = await unnamed();
+    else {
+      try {
+        messages = await send([serialize.bind({ statement: name, values }), ...execute], text, values, queryOptions);
+      } catch (e) {
+        // A schema change that alters the statement's result columns (0A000): forget it, run it afresh.
+        if ((e as { code?: string }).code !== '0A000') throw e;
+        statements!.forget(text);
+        messages = await unnamed();
+      }
+    }
+    return parse.parseResults(messages, parsersFor(queryOptions?.parsers), { rowMode: queryOptions?.rowMode })[0] as Results<T>;
+  };
+
+  /**
+   * The name of `text` prepared in this session, preparing it first with a Parse of its own, so a
+   * statement counts as prepared only once PostgreSQL holds it. A Parse that fails throws what the
+   * statement run unnamed would (its syntax, relations and types are checked there either way).
+   */
+  const preparedName = async (text: string, values: (string | null)[], queryOptions: QueryOptions | undefined): Promise<string> => {
+    const known = statements!.nameOf(text);
+    if (known) return known;
+    const name = statements!.nextName();
+    await send([protocol.serialize.parse({ name, text }), protocol.serialize.sync()], text, values, queryOptions);
+    statements!.add(text, name);
+    return name;
   };
 
   const clientOf = (inTransaction: Transaction | undefined): QueryClient => ({
@@ -107,4 +148,56 @@ function concat(parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+/** Statements worth keeping prepared: reads and writes of rows (not DDL, not transaction control). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+
+/**
+ * The statements this session keeps prepared, by text: the most recently used `capacity` (each
+ * holds its parse tree and plans in PGlite's memory, which never shrinks). An evicted statement is
+ * closed with the next call.
+ */
+class PreparedStatements {
+  private readonly names = new Map<string, string>();
+  private evicted: string[] = [];
+  private counter = 0;
+
+  constructor(private readonly capacity = 256) {}
+
+  nameOf(text: string): string | undefined {
+    const name = this.names.get(text);
+    if (name !== undefined) {
+      this.names.delete(text);
+      this.names.set(text, name);
+    }
+    return name;
+  }
+
+  nextName(): string {
+    return `svc_${++this.counter}`;
+  }
+
+  add(text: string, name: string): void {
+    this.names.set(text, name);
+    if (this.names.size > this.capacity) {
+      const [oldest, oldName] = this.names.entries().next().value!;
+      this.names.delete(oldest);
+      this.evicted.push(oldName);
+    }
+  }
+
+  forget(text: string): void {
+    const name = this.names.get(text);
+    if (name === undefined) return;
+    this.names.delete(text);
+    this.evicted.push(name);
+  }
+
+  takeEvicted(): string[] {
+    if (this.evicted.length === 0) return [];
+    const out = this.evicted;
+    this.evicted = [];
+    return out;
+  }
 }

@@ -128,3 +128,81 @@ describe('PGlite statements in one call', () => {
     await unlisten();
   });
 });
+
+// With `prepare` (the service's main handle on PGlite), reads and writes of rows are parsed and
+// planned once and then run by name. Everything a caller sees must stay what the unnamed path gives.
+describe('PGlite statements kept prepared', () => {
+  let pg: PGlite;
+  let prepared: OneCallClient;
+  let plain: OneCallClient;
+  let calls = 0;
+  const preparedCount = async () => (await pg.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements')).rows[0]!.n;
+
+  beforeAll(async () => {
+    pg = await PGlite.create({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]) });
+    const raw = pg.execProtocolRaw.bind(pg);
+    pg.execProtocolRaw = (message, options) => {
+      calls++;
+      return raw(message, options);
+    };
+    prepared = oneCallClient(pg, { prepare: true });
+    plain = oneCallClient(pg);
+    await pg.exec(`create table item (id int primary key, name text unique, price float8)`);
+  });
+  afterAll(async () => pg?.close());
+
+  it('answers as the unnamed path does, and a statement run again is one call', async () => {
+    const insert = 'insert into item (id, name, price) values ($1, $2, $3) returning id, name';
+    for (let id = 1; id <= 3; id++) {
+      const r = await prepared.query(insert, [id, `n${id}`, id * 1.5]);
+      expect(r).toMatchObject({ rows: [{ id, name: `n${id}` }], affectedRows: 1 });
+    }
+    const select = 'select id, name, price from item where price > $1 order by id';
+    for (const min of [0, 2, 4]) expect(await prepared.query(select, [min])).toEqual(await plain.query(select, [min]));
+    const before = calls;
+    await prepared.query(select, [1]);
+    expect(calls - before).toBe(1);
+    expect(await preparedCount()).toBe(2);
+  });
+
+  it('an error keeps its SQLSTATE, also when the statement fails to prepare inside a transaction', async () => {
+    const dup = await prepared.query('insert into item (id, name, price) values ($1, $2, $3) returning id, name', [9, 'n1', 1]).catch((e: unknown) => e);
+    expect(dup).toMatchObject({ code: '23505' });
+    const missing = await prepared
+      .transaction(async (tx) => {
+        await tx.query('select id from item where id = $1', [1]);
+        await tx.query('select id from no_such_table where id = $1', [1]);
+      })
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: '42P01', query: 'select id from no_such_table where id = $1' });
+    expect(pg.isInTransaction()).toBe(false);
+  });
+
+  it('a statement first prepared in a transaction that rolled back still runs afterwards', async () => {
+    const text = 'select name from item where id = $1';
+    await prepared
+      .transaction(async (tx) => {
+        await tx.query(text, [1]);
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    expect((await prepared.query(text, [2])).rows).toEqual([{ name: 'n2' }]);
+  });
+
+  it('a schema change that alters the result columns is answered with the new columns', async () => {
+    const text = 'select * from item where id = $1';
+    expect(Object.keys((await prepared.query<Record<string, unknown>>(text, [1])).rows[0]!)).toEqual(['id', 'name', 'price']);
+    await pg.exec('alter table item add column colour text');
+    expect(Object.keys((await prepared.query<Record<string, unknown>>(text, [1])).rows[0]!)).toEqual(['id', 'name', 'price', 'colour']);
+  });
+
+  it('keeps at most 256 statements prepared, closing the least recently used, and never DDL', async () => {
+    for (let i = 0; i < 300; i++) await prepared.query(`select $1::int + ${i} as n`, [1]);
+    await prepared.query('select 1 as one');
+    expect(await preparedCount()).toBeLessThanOrEqual(256);
+    expect((await prepared.query<{ n: number }>('select $1::int + 0 as n', [1])).rows).toEqual([{ n: 1 }]); // evicted, prepared again
+    await prepared.query('create table ddl_probe (id int)');
+    const names = (await pg.query<{ statement: string }>('select statement from pg_prepared_statements')).rows.map((r) => r.statement);
+    expect(names.some((s) => /create table/i.test(s))).toBe(false);
+  });
+});
