@@ -1,8 +1,9 @@
 /**
  * PGlite statements: the same drizzle queries through PGlite's own `query()` (six calls into the wasm
  * database per statement, its parser table copied per query) and through the client svc gives drizzle
- * (service/db/pglite-one-call.ts: one call). One in-memory PGlite, one table, both clients on it,
- * interleaved rounds; p50 per statement.
+ * (service/db/pglite-one-call.ts: one call; svc's main handle also keeps statements prepared, its
+ * Table API reads do not). One in-memory PGlite, one table, the three clients on it, interleaved
+ * rounds; p50 per statement.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { eq, sql } from 'drizzle-orm';
@@ -29,7 +30,11 @@ function p50(xs: number[]): number {
 export async function run(): Promise<void> {
   const pg = await PGlite.create();
   await pg.exec('create table bench_items (id text primary key, name text not null, qty integer not null, doc jsonb, at timestamptz not null)');
-  const clients = { 'PGlite query()': drizzle(pg), 'one call (svc)': drizzle(oneCallClient(pg) as unknown as PGlite) };
+  const clients = {
+    'PGlite query()': drizzle(pg),
+    'one call': drizzle(oneCallClient(pg) as unknown as PGlite),
+    'one call, prepared (svc)': drizzle(oneCallClient(pg, { prepare: true }) as unknown as PGlite),
+  };
   let n = 0;
   const cases: [string, (db: (typeof clients)[keyof typeof clients]) => Promise<unknown>][] = [
     ['select one row by primary key', (db) => db.select().from(items).where(eq(items.id, 'fixed'))],
@@ -69,11 +74,12 @@ export async function run(): Promise<void> {
     }
   }
   console.log(`drizzle on one in-memory PGlite, ${ROUNDS} interleaved rounds × ${PER_ROUND} statements; p50 ms`);
-  console.log(`${'statement'.padEnd(34)} ${'PGlite query()'.padStart(15)} ${'one call (svc)'.padStart(15)} ${'ratio'.padStart(7)}`);
+  const names = Object.keys(clients);
+  console.log(`${'statement'.padEnd(34)} ${names.map((c) => c.padStart(c.length + 2)).join('')}   ratio of the last`);
   for (const [label] of cases) {
-    const ref = p50(times.get(`${label}|PGlite query()`)!);
-    const ours = p50(times.get(`${label}|one call (svc)`)!);
-    console.log(`${label.padEnd(34)} ${ref.toFixed(3).padStart(15)} ${ours.toFixed(3).padStart(15)} ${(ours / ref).toFixed(2).padStart(6)}x`);
+    const figures = names.map((c) => p50(times.get(`${label}|${c}`)!));
+    const cells = figures.map((f, i) => f.toFixed(3).padStart(names[i]!.length + 2)).join('');
+    console.log(`${label.padEnd(34)} ${cells}   ${(figures.at(-1)! / figures[0]!).toFixed(2)}x`);
   }
   await pg.close();
 }
