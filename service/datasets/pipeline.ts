@@ -107,11 +107,11 @@ export async function prepareDataFile(open: OpenStream, declared: DataFileKind, 
       csv: (s) => parseCsv(s, limits),
       json: (s) => parseJson(s, limits),
       geojson: (s) => parseGeoJson(s, limits),
-      xlsx: async function* (s) {
-        const { parseXlsx } = await import('./parsers/xlsx.js');
-        yield* parseXlsx(s, limits, options.sheet);
-      },
     };
+    if (declared === 'xlsx') {
+      const { parseXlsx } = await import('./parsers/xlsx.js');
+      return { kind: 'xlsx', valueSource: 'typed', records: () => parseXlsx(open, limits, options.sheet), close };
+    }
     const parse = textual[declared];
     if (!parse) throw new DataFileError(`no parser for the format ${declared}`);
     return {

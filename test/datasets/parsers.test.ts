@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { detectKind } from '../../service/datasets/formats.js';
 import { fieldNameFor, typeOfValue, widen } from '../../service/datasets/infer.js';
@@ -142,6 +143,28 @@ describe('XLSX', () => {
     const r = await convert(await citiesXlsx(), 'xlsx', { chunk: 4096 });
     expect(typeMap(r.fields)).toMatchObject({ name: 'string', population: 'integer', area: 'number', capital: 'boolean', founded: 'date', density: 'integer' });
     expect(r.rows[0]).toMatchObject({ name: 'Berlin', founded: '1237-10-28', capital: true, density: Math.round(3645000 / 891.8) });
+  });
+
+  // exceljs's streaming reader sometimes never hands over the zip's last entry, xl/workbook.xml
+  // (exceljs#3064); here every other read of the file lacks that entry, as such a read sees it.
+  it('reads the file again when a read lost the workbook entry; a file without one is refused plainly', async () => {
+    const whole = await citiesXlsx();
+    const { 'xl/workbook.xml': _dropped, ...rest } = unzipSync(whole);
+    const lacking = zipOf(rest);
+    let opens = 0;
+    const flaky = async () => Readable.from([++opens % 2 === 0 ? lacking : whole]);
+    const file = await prepareDataFile(flaky, 'xlsx', { limits: DEFAULT_PARSE_LIMITS });
+    try {
+      const schema = await inferSchema(file, DEFAULT_PARSE_LIMITS);
+      const rows: Record<string, unknown>[] = [];
+      for await (const b of coercedBatches(file, schema, 100)) rows.push(...b);
+      expect(rows).toHaveLength(CITIES.length);
+      expect(rows[0]).toMatchObject({ name: 'Berlin' });
+      expect(opens).toBe(5); // the sniff, then two reads for each pass
+    } finally {
+      await file.close();
+    }
+    expect((await failure(lacking, 'xlsx')).message).toBe('not a readable XLSX workbook: its workbook part (xl/workbook.xml) could not be read');
   });
 
   it('reads a named sheet, and names the sheets when the name is wrong', async () => {

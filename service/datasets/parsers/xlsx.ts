@@ -24,12 +24,45 @@ function headerText(v: unknown): string {
 }
 
 /**
+ * exceljs's streaming reader, in one pass over the zip, sometimes never hands over its last entry, and
+ * the writer of most files (exceljs, and others) stores `xl/workbook.xml` last: the reader then fails
+ * on the first sheet with "Cannot read properties of undefined (reading 'sheets')" (exceljs#3064, a
+ * race seen on Node 18 and later; our test suite met it under load). Nothing has been read by then,
+ * so the file is read again from its start, up to `XLSX_READS` times in all; a file that truly lacks
+ * its workbook part fails the same way each time and gets the usual answer.
+ */
+const XLSX_READS = 3;
+const LOST_WORKBOOK = /reading 'sheets'/;
+
+/**
  * XLSX by exceljs's streaming WorkbookReader: the zip is read as it arrives and rows are handed
  * over one by one (worksheets that arrive before the shared strings are spooled to temp files by
  * exceljs, never held in memory). Reads the first sheet, or the sheet named `sheet`. The first
  * non-empty row is the header. Date-formatted cells come back as dates (styles are read for that).
+ * `open` gives the file from its start (more than once when exceljs loses its workbook entry).
  */
-export async function* parseXlsx(input: Readable, limits: ParseLimits, sheet?: string): AsyncGenerator<SourceRecord> {
+export async function* parseXlsx(open: () => Promise<Readable>, limits: ParseLimits, sheet?: string): AsyncGenerator<SourceRecord> {
+  for (let read = 1; ; read++) {
+    let yielded = false;
+    try {
+      for await (const record of readXlsx(await open(), limits, sheet)) {
+        yielded = true;
+        yield record;
+      }
+      return;
+    } catch (e) {
+      if (yielded || read >= XLSX_READS || !(e instanceof LostWorkbookEntry)) throw e instanceof LostWorkbookEntry ? e.asDataFileError() : e;
+    }
+  }
+}
+
+class LostWorkbookEntry extends Error {
+  asDataFileError(): DataFileError {
+    return new DataFileError('not a readable XLSX workbook: its workbook part (xl/workbook.xml) could not be read');
+  }
+}
+
+async function* readXlsx(input: Readable, limits: ParseLimits, sheet?: string): AsyncGenerator<SourceRecord> {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     worksheets: 'emit',
     sharedStrings: 'cache',
@@ -80,6 +113,7 @@ export async function* parseXlsx(input: Readable, limits: ParseLimits, sheet?: s
     }
   } catch (e) {
     if (e instanceof DataFileError) throw e;
+    if (LOST_WORKBOOK.test((e as Error).message)) throw new LostWorkbookEntry((e as Error).message);
     throw new DataFileError(`not a readable XLSX workbook: ${(e as Error).message}`);
   }
   if (!found) {
