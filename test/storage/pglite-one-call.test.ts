@@ -3,22 +3,29 @@ import { PGlite, types } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { oneCallClient, type OneCallClient } from '../../service/db/pglite-one-call.js';
 
+/** A PGlite from the migrated template, and the number of calls made into its wasm PostgreSQL so far. */
+async function countedPglite(): Promise<{ pg: PGlite; calls: () => number }> {
+  const pg = await PGlite.create({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]) });
+  let calls = 0;
+  const raw = pg.execProtocolRaw.bind(pg);
+  pg.execProtocolRaw = (message, options) => {
+    calls++;
+    return raw(message, options);
+  };
+  return { pg, calls: () => calls };
+}
+
 // The client drizzle uses on PGlite: each statement is one call into the wasm database, and every
 // answer, error, lock and notification is what PGlite's own query() gives.
 describe('PGlite statements in one call', () => {
   let pg: PGlite;
   let fast: OneCallClient;
-  let calls = 0;
+  let calls = () => 0;
   // drizzle's parsers: dates and times stay strings
   const drizzleParsers = { [types.TIMESTAMP]: (v: string) => v, [types.TIMESTAMPTZ]: (v: string) => v, [types.DATE]: (v: string) => v };
 
   beforeAll(async () => {
-    pg = await PGlite.create({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]) });
-    const raw = pg.execProtocolRaw.bind(pg);
-    pg.execProtocolRaw = (message, options) => {
-      calls++;
-      return raw(message, options);
-    };
+    ({ pg, calls } = await countedPglite());
     fast = oneCallClient(pg);
     await pg.exec(`create table probe (id int primary key, name text unique, doc jsonb, at timestamptz, tags text[], big int8, ok bool, price numeric(10,2))`);
   });
@@ -26,9 +33,9 @@ describe('PGlite statements in one call', () => {
 
   /** Both clients' answers to the same statement, the fast one asserted to be one call. */
   async function both(text: string, params: unknown[] = [], options?: Parameters<PGlite['query']>[2]) {
-    const before = calls;
+    const before = calls();
     const mine = await fast.query(text, params, options);
-    expect(calls - before).toBe(1);
+    expect(calls() - before).toBe(1);
     const theirs = await pg.query(text, params, options);
     return { mine, theirs };
   }
@@ -67,10 +74,10 @@ describe('PGlite statements in one call', () => {
   });
 
   it('hands objects, arrays and options it does not take to PGlite query()', async () => {
-    const before = calls;
+    const before = calls();
     const r = await fast.query<{ doc: unknown; tags: string[] }>('select $1::jsonb as doc, $2::text[] as tags', [{ k: [1, 2] }, ['a', 'b c']]);
     expect(r.rows).toEqual([{ doc: { k: [1, 2] }, tags: ['a', 'b c'] }]);
-    expect(calls - before).toBeGreaterThan(1); // PGlite's own path: one call per message
+    expect(calls() - before).toBeGreaterThan(1); // PGlite's own path: one call per message
   });
 
   it('an error carries its SQLSTATE and statement, and the next statement runs normally', async () => {
@@ -135,16 +142,11 @@ describe('PGlite statements kept prepared', () => {
   let pg: PGlite;
   let prepared: OneCallClient;
   let plain: OneCallClient;
-  let calls = 0;
+  let calls = () => 0;
   const preparedCount = async () => (await pg.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements')).rows[0]!.n;
 
   beforeAll(async () => {
-    pg = await PGlite.create({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]) });
-    const raw = pg.execProtocolRaw.bind(pg);
-    pg.execProtocolRaw = (message, options) => {
-      calls++;
-      return raw(message, options);
-    };
+    ({ pg, calls } = await countedPglite());
     prepared = oneCallClient(pg, { prepare: true });
     plain = oneCallClient(pg);
     await pg.exec(`create table item (id int primary key, name text unique, price float8)`);
@@ -159,9 +161,9 @@ describe('PGlite statements kept prepared', () => {
     }
     const select = 'select id, name, price from item where price > $1 order by id';
     for (const min of [0, 2, 4]) expect(await prepared.query(select, [min])).toEqual(await plain.query(select, [min]));
-    const before = calls;
+    const before = calls();
     await prepared.query(select, [1]);
-    expect(calls - before).toBe(1);
+    expect(calls() - before).toBe(1);
     expect(await preparedCount()).toBe(2);
   });
 
