@@ -38,20 +38,25 @@ interface PersonalKeyRow {
   id: string;
   account_id: string;
   scopes: string[];
-  last_used_at: Date | string | null;
-  revoked_at: Date | string | null;
+  revoked: boolean;
+  /** Its last use is older than a minute (or unrecorded). */
+  use_stale: boolean;
   counted: number | null;
 }
 
+/** A key's or grant's last use is recorded at most once a minute: reads must not turn into a write per request. */
+const USE_RECORDED_EVERY_MS = 60_000;
+
 async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWindow | null): Promise<SignIn> {
-  const lookup = sql`select id, account_id, scopes, last_used_at, revoked_at from personal_keys where hash = ${hashCredential(token)}`;
-  const [row] = rowsOf<PersonalKeyRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.id`, sql`found.revoked_at is null`)));
-  if (!row) return { lookup: { status: 'unknown' }, counted: null };
-  if (row.revoked_at) return { lookup: { status: 'revoked' }, counted: null };
-  // Record use at most once a minute per key: reads must not turn into a write per request.
   const now = deps.clock.now();
-  const staleBefore = new Date(now.getTime() - 60_000);
-  if (!row.last_used_at || new Date(row.last_used_at) < staleBefore) {
+  const staleBefore = new Date(now.getTime() - USE_RECORDED_EVERY_MS);
+  const lookup = sql`select id, account_id, scopes, revoked_at is not null as revoked,
+    (last_used_at is null or last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale
+    from personal_keys where hash = ${hashCredential(token)}`;
+  const [row] = rowsOf<PersonalKeyRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.id`, sql`not found.revoked`)));
+  if (!row) return { lookup: { status: 'unknown' }, counted: null };
+  if (row.revoked) return { lookup: { status: 'revoked' }, counted: null };
+  if (row.use_stale) {
     await deps.db
       .update(personalKeys)
       .set({ lastUsedAt: now })
@@ -68,24 +73,26 @@ interface AccessTokenRow {
   account_id: string;
   scopes: string[];
   resource: string | null;
-  expires_at: Date | string;
-  last_used_at: Date | string | null;
-  revoked_at: Date | string | null;
+  revoked: boolean;
+  expired: boolean;
+  use_stale: boolean;
   counted: number | null;
 }
 
 /** Credential resolver for `svc_oat_…` Bearer tokens; the rate limit is the grant's (shared by the tokens it issues). */
 async function resolveAccessToken(deps: Deps, accessToken: string, window: RateLimitWindow | null): Promise<SignIn> {
   const now = deps.clock.now();
-  const lookup = sql`select g.id as grant_id, g.account_id, t.scopes, g.resource, t.expires_at, g.last_used_at, g.revoked_at
+  const staleBefore = new Date(now.getTime() - USE_RECORDED_EVERY_MS);
+  const lookup = sql`select g.id as grant_id, g.account_id, t.scopes, g.resource, g.revoked_at is not null as revoked,
+    t.expires_at <= ${now.toISOString()}::timestamptz as expired,
+    (g.last_used_at is null or g.last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale
     from oauth_tokens t join oauth_grants g on g.id = t.grant_id where t.hash = ${hashCredential(accessToken)} and t.kind = 'access'`;
-  const usable = sql`found.revoked_at is null and found.expires_at > ${now.toISOString()}::timestamptz`;
+  const usable = sql`not found.revoked and not found.expired`;
   const [row] = rowsOf<AccessTokenRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.grant_id`, usable)));
   if (!row) return { lookup: { status: 'unknown' }, counted: null };
-  if (row.revoked_at) return { lookup: { status: 'revoked' }, counted: null };
-  if (new Date(row.expires_at) <= now) return { lookup: { status: 'expired' }, counted: null };
-  const staleBefore = new Date(now.getTime() - 60_000);
-  if (!row.last_used_at || new Date(row.last_used_at) < staleBefore) {
+  if (row.revoked) return { lookup: { status: 'revoked' }, counted: null };
+  if (row.expired) return { lookup: { status: 'expired' }, counted: null };
+  if (row.use_stale) {
     await deps.db
       .update(oauthGrants)
       .set({ lastUsedAt: now })

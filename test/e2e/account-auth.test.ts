@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../service/db/client.js';
-import { revokePersonalKey } from '../../service/accounts/personal-keys.js';
+import { listPersonalKeys, revokePersonalKey } from '../../service/accounts/personal-keys.js';
 import { SCOPES } from '../../shared/scopes.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -90,6 +90,14 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
     const res = await h.fetch('/api/v1/sites', { method: 'POST', key, body: '{"requestId": ', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
     expect((await res.json()).ok).toBe(false);
+  });
+
+  it("records a key's last use (at most once a minute)", async () => {
+    const { key, accountId } = await h.account();
+    const lastUsed = async () => (await listPersonalKeys(h.deps.db, accountId))[0]!.lastUsedAt;
+    expect(await lastUsed()).toBeNull();
+    expect((await h.fetch('/api/v1/usage', { key })).status).toBe(200);
+    expect(await lastUsed()).toBe('2026-01-01T00:00:10.000Z');
   });
 
   it('429 with Retry-After once the per-credential rate limit is reached; other keys unaffected', async () => {
