@@ -178,3 +178,91 @@ function listedTools(server: McpServer): Tool[] {
       };
     });
 }
+
+type RequestHandler = (request: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>;
+
+/**
+ * tools/call of a name this session has no tool for, or of a tool whose toolset is not turned on
+ * yet, answers what to call instead (the SDK says only "Tool … not found" / "Tool … disabled"):
+ * models guess names (create_table, table_insert) and a tool error that names the nearest tools
+ * puts them back on track. Every other call goes to the SDK's own handler.
+ */
+export function installToolCallHints(server: McpServer, options: { readOnly: boolean }): void {
+  // The SDK keeps its tools/call handler in Protocol's handler map (not a public API: pinned version,
+  // and test/mcp/next-steps.test.ts fails if it moves).
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  const sdkCall = handlers.get('tools/call');
+  if (!sdkCall) return;
+  handlers.set('tools/call', async (request, extra) => {
+    const name = request.params?.name;
+    const hint = typeof name === 'string' ? callHint(server, name, options.readOnly) : undefined;
+    return hint ? { isError: true, content: [{ type: 'text', text: hint }] } : sdkCall(request, extra);
+  });
+}
+
+/** Why `name` cannot be called in this session, with what to call instead; undefined when it can (or the SDK knows it). */
+function callHint(server: McpServer, name: string, readOnly: boolean): string | undefined {
+  const entries = registered.get(server) ?? [];
+  const entry = entries.find((e) => e.name === name);
+  if (entry) {
+    if (entry.tool.enabled || !entry.toolset) return undefined;
+    return `${name} is in the "${entry.toolset}" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "${entry.toolset}"} first.`;
+  }
+  if ((server as unknown as { _registeredTools: Record<string, unknown> })._registeredTools[name]) return undefined; // an unlisted tool with its own answer
+  const nearest = nearestTools(
+    name,
+    entries.filter((e) => e.tool.enabled).map((e) => e.name),
+  );
+  const suggestion = nearest.length ? ` Nearest: ${nearest.join(', ')}.` : '';
+  const why = readOnly ? ' This server is read-only (SVC_READ_ONLY): tools that write or pay are not in it.' : '';
+  return `There is no tool named ${name} in this session.${why}${suggestion} tools/list has every tool with its arguments.`;
+}
+
+/** Words that name the same action in tool names. */
+const SYNONYMS: Record<string, string> = {
+  insert: 'create',
+  add: 'create',
+  new: 'create',
+  make: 'create',
+  remove: 'delete',
+  edit: 'update',
+  modify: 'update',
+  set: 'update',
+  fetch: 'get',
+  read: 'get',
+  find: 'query',
+  search: 'query',
+  app: 'apps',
+  site: 'apps',
+  sites: 'apps',
+  tables: 'table',
+  records: 'record',
+  row: 'record',
+  rows: 'record',
+};
+
+function words(name: string): Set<string> {
+  return new Set(
+    name
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter(Boolean)
+      .map((w) => SYNONYMS[w] ?? w),
+  );
+}
+
+/** Up to three of `names` sharing the most words with `name` (synonyms folded), best first. */
+function nearestTools(name: string, names: string[]): string[] {
+  const wanted = words(name);
+  return names
+    .map((n) => {
+      const have = words(n);
+      let shared = 0;
+      for (const w of wanted) if (have.has(w)) shared++;
+      return { n, score: shared / Math.max(wanted.size, 1) - have.size * 0.01 };
+    })
+    .filter((c) => c.score > 0)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 3)
+    .map((c) => c.n);
+}

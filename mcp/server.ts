@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
-import { addTool, addUnavailableTool, installCompactToolList, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
 import { registerAccountTools } from './tools/account-tools.js';
@@ -135,5 +135,6 @@ export function buildMcpServer(ctx: McpContext): McpServer {
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);
   installCompactToolList(server, ctx.ready);
+  installToolCallHints(server, { readOnly: ctx.config.readOnly });
   return server;
 }

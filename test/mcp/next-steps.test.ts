@@ -52,6 +52,19 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  it('a tool name that does not exist answers the nearest tools of this session', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const guessed = await call(client, 'create_table', { name: 'Todos' });
+      expect(guessed.isError).toBe(true);
+      expect(text(guessed)).toMatch(/^There is no tool named create_table in this session\. Nearest: .*account_create_table.*\. tools\/list has every tool/);
+      expect(text(await call(client, 'table_insert', {}))).toMatch(/Nearest: .*table_create_record/);
+      expect(text(await call(client, 'zzz', {}))).toBe('There is no tool named zzz in this session. tools/list has every tool with its arguments.');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('on /mcp/x402: an account tool says to connect to /mcp', async () => {
     const client = await hosted('/mcp/x402');
     try {

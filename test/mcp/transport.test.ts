@@ -125,6 +125,11 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       const before = (await dyn.listTools()).tools.map((t) => t.name);
       expect(before).toContain('list_toolsets');
       expect(before).not.toContain('deploy_site');
+      const early = await call(dyn, 'deploy_site', { appName: 'x', dir: '.' });
+      expect([early.isError, text(early)]).toEqual([
+        true,
+        'deploy_site is in the "apps" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "apps"} first.',
+      ]);
       const listed = await call(dyn, 'list_toolsets');
       expect(listed.structuredContent).toMatchObject({
         toolsets: expect.arrayContaining([{ toolset: 'apps', enabled: false, description: expect.any(String), tools: 9 }]),
@@ -145,6 +150,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       expect(names).toEqual(['list_apps', 'list_receipts', 'quote', 'suggest_site_name', 'table_get_record', 'table_query', 'table_schema', 'wallet_status']);
       const r = await call(ro.client, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
       expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/^There is no tool named create_app_from_html in this session\. This server is read-only \(SVC_READ_ONLY\)/);
     } finally {
       await ro.close();
     }
