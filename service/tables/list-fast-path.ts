@@ -67,7 +67,7 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Lis
         const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
         res.writeHead(200, {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
+          'content-length': body.length,
           ...TABLE_API_CORS_HEADERS,
           'x-request-id': requestId,
         });

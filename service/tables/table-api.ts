@@ -180,7 +180,8 @@ function listRecords(deps: Deps) {
         continue;
       }
       try {
-        return c.body(await deps.tableLists.answer(current, plan, search), 200, { 'content-type': 'application/json' });
+        const answer = (await deps.tableLists.answer(current, plan, search)) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
+        return c.body(answer, 200, { 'content-type': 'application/json' });
       } catch (e) {
         // A stale row (SV001), or a replaced dataset whose column table is dropped (42P01): read again.
         const state = sqlStateOf(e);

@@ -16,24 +16,24 @@ import type { TableRow } from '../db/schema/tables.js';
 export class TableLists {
   /** This node's most recently read tables, by `tableListKey`. */
   readonly rows = new TableRowCache();
-  private readonly reads: CoalescedReads<string>;
+  private readonly reads: CoalescedReads<Buffer>;
 
   constructor(
     private readonly db: DbOrTx,
     metrics: Pick<Metrics, 'tableReads'>,
   ) {
-    this.reads = new CoalescedReads<string>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
+    this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
   }
 
   /**
    * The JSON answer of `plan` (parsed from the query string `search`) on `current`, from a run that
    * starts after this call. The answer depends on the table and site rows and the query only, not
-   * on who asks (each request is authorized before it asks): identical reads share a run. Rejects
-   * with SQLSTATE SV001 when `current` is stale (table-rows.ts).
+   * on who asks (each request is authorized before it asks): identical reads share a run, and its
+   * bytes (encoded once). Rejects with SQLSTATE SV001 when `current` is stale (table-rows.ts).
    */
-  answer(current: VersionedTable, plan: TableQueryPlan, search: string): Promise<string> {
+  answer(current: VersionedTable, plan: TableQueryPlan, search: string): Promise<Buffer> {
     const key = `${current.table.id} ${current.tableVersion} ${current.siteVersion} ${search}`;
-    return this.reads.read(key, async () => JSON.stringify(await runTableQuery(this.db, current.table, plan, currentRowsGuard(current))));
+    return this.reads.read(key, async () => Buffer.from(JSON.stringify(await runTableQuery(this.db, current.table, plan, currentRowsGuard(current)))));
   }
 }
 
