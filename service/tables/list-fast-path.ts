@@ -1,11 +1,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.js';
+import { errorBody, toAppError } from '../http/handle-error.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
+import { sqlStateOf } from '../db/client.js';
 import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
 import { tableListKey } from './table-lists.js';
-import type { VersionedTable } from './table-rows.js';
-import { TABLE_API_CORS_HEADERS } from './table-api.js';
+import { STALE_TABLE_ROWS, type VersionedTable } from './table-rows.js';
+import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
 
 /** `/api/data/<site>/<table>`, without percent-encoding (the app decodes that). */
 const LIST_PATH = /^\/api\/data\/([^/%]+)\/([^/%]+)$/;
@@ -13,6 +15,8 @@ const LIST_PATH = /^\/api\/data\/([^/%]+)\/([^/%]+)$/;
 const ROUTE = '/api/data/:siteSlug/:tableSlug';
 
 interface ListRead {
+  /** The table's key in `deps.tableLists.rows`. */
+  key: string;
   current: VersionedTable;
   plan: TableQueryPlan;
   search: string;
@@ -22,12 +26,14 @@ interface ListRead {
 /**
  * The Table API's hot path: a GET of a table's records, on a table this node has read before, is
  * answered straight on Node's response, without the fetch Request, Response and Headers and the
- * router (which made up most of a read's CPU under many clients: docs/performance.md). Only the
- * plain success is answered here: a request the app would refuse (a key to check against the
- * database, a wrong key, a bad query, a method not enabled), a table not in this node's cache, or
- * a read that fails (a stale table row, a timeout) goes to the app, which answers it as it always
- * does — a GET has no body, so nothing of the request is consumed before the app gets it. The
- * answer is the same either way, header for header (test/tables/list-fast-path.test.ts).
+ * router (which made up most of a read's CPU under many clients: docs/performance.md). The read
+ * is answered here, whether it succeeds or fails (a timeout: the failed statement is not run a
+ * second time); what the app would decide otherwise goes to it, which answers as it always does: a
+ * request it would refuse (a key to check against the database, a wrong key, a bad query, a method
+ * not enabled), a table not in this node's cache, a read refused because the cached table row is
+ * stale. A GET has no body, so nothing of the request is consumed before the app gets it. The
+ * answer is the same either way, header for header (test/tables/list-fast-path.test.ts,
+ * test/tables/timeout.test.ts).
  */
 export function withTableListFastPath(deps: Deps, app: RequestListener): RequestListener {
   return (req, res) => {
@@ -46,12 +52,13 @@ function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
   const apiKey = req.headers[API_KEY_HEADER];
   const writeKey = req.headers[WRITE_KEY_HEADER];
   if (Array.isArray(writeKey) || (apiKey !== undefined && writeKey === undefined)) return undefined; // a personal key: the app looks it up
-  const current = deps.tableLists.rows.get(tableListKey(slugs[1]!, slugs[2]!));
+  const key = tableListKey(slugs[1]!, slugs[2]!);
+  const current = deps.tableLists.rows.get(key);
   if (!current) return undefined;
   const search = query === -1 ? '' : url.slice(query);
   try {
     authorizeWithoutApiKey(current.table, 'GET', 'read', writeKey);
-    return { current, plan: parseTableQuery(current.table.schema, new URLSearchParams(search)), search: search === '?' ? '' : search, path };
+    return { key, current, plan: parseTableQuery(current.table.schema, new URLSearchParams(search)), search: search === '?' ? '' : search, path };
   } catch {
     return undefined; // the app says why
   }
@@ -59,22 +66,36 @@ function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: ListRead, app: RequestListener): void {
   const started = performance.now();
+  const incoming = req.headers['x-request-id'];
+  const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+  const send = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,
+      ...TABLE_API_CORS_HEADERS,
+      ...headers,
+      'x-request-id': requestId,
+    });
+    res.end(body);
+    recordRequest(deps, { method: 'GET', path: read.path, route: ROUTE, status, ms: performance.now() - started, requestId });
+  };
   deps.tableLists
     .answer(read.current, read.plan, read.search)
     .then(
-      (body) => {
-        const incoming = req.headers['x-request-id'];
-        const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': body.length,
-          ...TABLE_API_CORS_HEADERS,
-          'x-request-id': requestId,
-        });
-        res.end(body);
-        recordRequest(deps, { method: 'GET', path: read.path, route: ROUTE, status: 200, ms: performance.now() - started, requestId });
+      (body) => send(200, body),
+      (e: unknown) => {
+        const state = sqlStateOf(e);
+        if (state === STALE_TABLE_ROWS || state === '42P01') {
+          // The cached row is stale (or its dataset was replaced): the app reads it afresh.
+          deps.tableLists.rows.delete(read.key);
+          app(req, res);
+          return;
+        }
+        // Anything else (a timeout, a value its column refuses, the database gone) is answered here
+        // as the app answers it: handing it over would run the failed statement a second time.
+        const error = toAppError(tableReadError(e, deps.config.tables.statementTimeoutMs), deps.log);
+        send(error.status, JSON.stringify(errorBody(error, requestId)), error.headers);
       },
-      () => app(req, res), // stale row, timeout, …: the app reads again or says what went wrong
     )
     .catch((e: unknown) => {
       // A fault of ours while answering: this request's connection goes, never the process.

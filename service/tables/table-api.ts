@@ -15,7 +15,7 @@ import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord,
  * What a failed Table API read tells the client: a value that passed the query checks but not the
  * column's type (a dataset's date of year 0…) is a 400; a statement stopped by the timeout a 503.
  */
-function tableReadError(e: unknown, timeoutMs: number): unknown {
+export function tableReadError(e: unknown, timeoutMs: number): unknown {
   if (isDataException(e)) {
     const reason = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
     return new AppError('validation_failed', `invalid query: a value does not fit its field (${reason})`, {
