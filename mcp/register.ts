@@ -179,13 +179,15 @@ function listedTools(server: McpServer): Tool[] {
     });
 }
 
-type RequestHandler = (request: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>;
+type RequestHandler = (request: { params?: { name?: unknown; arguments?: unknown } }, extra: unknown) => Promise<unknown>;
 
 /**
  * tools/call of a name this session has no tool for, or of a tool whose toolset is not turned on
  * yet, answers what to call instead (the SDK says only "Tool … not found" / "Tool … disabled"):
  * models guess names (create_table, table_insert) and a tool error that names the nearest tools
- * puts them back on track. Every other call goes to the SDK's own handler.
+ * puts them back on track. An argument the tool does not have is refused the same way, before
+ * anything is done: the SDK drops unknown keys silently, so `slug` sent for `appName` published an
+ * app under a random name. Every other call goes to the SDK's own handler.
  */
 export function installToolCallHints(server: McpServer, options: { readOnly: boolean }): void {
   // The SDK keeps its tools/call handler in Protocol's handler map (not a public API: pinned version,
@@ -195,17 +197,17 @@ export function installToolCallHints(server: McpServer, options: { readOnly: boo
   if (!sdkCall) return;
   handlers.set('tools/call', async (request, extra) => {
     const name = request.params?.name;
-    const hint = typeof name === 'string' ? callHint(server, name, options.readOnly) : undefined;
+    const hint = typeof name === 'string' ? callHint(server, name, request.params?.arguments, options.readOnly) : undefined;
     return hint ? { isError: true, content: [{ type: 'text', text: hint }] } : sdkCall(request, extra);
   });
 }
 
 /** Why `name` cannot be called in this session, with what to call instead; undefined when it can (or the SDK knows it). */
-function callHint(server: McpServer, name: string, readOnly: boolean): string | undefined {
+function callHint(server: McpServer, name: string, args: unknown, readOnly: boolean): string | undefined {
   const entries = registered.get(server) ?? [];
   const entry = entries.find((e) => e.name === name);
   if (entry) {
-    if (entry.tool.enabled || !entry.toolset) return undefined;
+    if (entry.tool.enabled || !entry.toolset) return unknownArguments(entry, args);
     return `${name} is in the "${entry.toolset}" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "${entry.toolset}"} first.`;
   }
   if ((server as unknown as { _registeredTools: Record<string, unknown> })._registeredTools[name]) return undefined; // an unlisted tool with its own answer
@@ -216,6 +218,16 @@ function callHint(server: McpServer, name: string, readOnly: boolean): string | 
   const suggestion = nearest.length ? ` Nearest: ${nearest.join(', ')}.` : '';
   const why = readOnly ? ' This server is read-only (SVC_READ_ONLY): tools that write or pay are not in it.' : '';
   return `There is no tool named ${name} in this session.${why}${suggestion} tools/list has every tool with its arguments.`;
+}
+
+/** The refusal of arguments `entry` does not have (a forwarded tool's own server checks its arguments). */
+function unknownArguments(entry: Entry, args: unknown): string | undefined {
+  if (entry.listedInputSchema || typeof args !== 'object' || args === null) return undefined;
+  const known = Object.keys(entry.config.inputSchema);
+  const unknown = Object.keys(args).filter((k) => !known.includes(k));
+  if (unknown.length === 0) return undefined;
+  const list = known.length ? `its arguments: ${known.join(', ')}` : 'it takes no arguments';
+  return `${entry.name} has no argument ${unknown.join(', ')}; ${list}. Nothing was done.`;
 }
 
 /** Words that name the same action in tool names. */

@@ -65,6 +65,23 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  it('an argument the tool does not have is refused, naming the ones it has, and nothing is done', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const r = await call(client, 'account_publish_app', { requestId: 'slug-guess', html: '<p>shop</p>', slug: 'shop' });
+      expect([r.isError, text(r)]).toEqual([
+        true,
+        'account_publish_app has no argument slug; its arguments: requestId, html, files, appName. Nothing was done.',
+      ]);
+      const apps = await call(client, 'account_list_apps', {});
+      expect((apps.structuredContent as { apps: unknown[] }).apps).toEqual([]);
+      const named = await call(client, 'account_publish_app', { requestId: 'slug-guess', html: '<p>shop</p>', appName: 'shop' });
+      expect((named.structuredContent as { app: { appName: string } }).app.appName).toBe('shop');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('on /mcp/x402: an account tool says to connect to /mcp', async () => {
     const client = await hosted('/mcp/x402');
     try {
