@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
+import { serviceFetch } from './service-fetch.js';
 import { addTool, addUnavailableTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
@@ -29,7 +30,7 @@ const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and
  * what this server registers.
  */
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
-  const fetchImpl = options.fetch ?? fetch;
+  const fetchImpl = options.fetch ?? serviceFetch(config.serviceUrl);
   const upstream = config.transport === 'mcp' ? await connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
   const ctx: McpContext = {
     config,
