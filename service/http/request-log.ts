@@ -4,9 +4,9 @@ import { routePath } from 'hono/route';
 import type { Deps } from '../deps.js';
 import type { AppEnv } from './env.js';
 
-/** The caller's `x-request-id` when well-formed, else a new one. */
-export function requestIdOf(incoming: string | undefined): string {
-  return incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+/** The caller's `x-request-id` when well-formed (one value, as Node's headers may hold several), else a new one. */
+export function requestIdOf(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
 }
 
 export interface AnsweredRequest {

@@ -67,8 +67,7 @@ function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, hit: Hit): void {
   const started = performance.now();
-  const incoming = req.headers['x-request-id'];
-  const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+  const requestId = requestIdOf(req.headers['x-request-id']);
   const headers = fileHeaders(hit.site, hit.file, hit.pathMode);
   let status = 200;
   if (etagMatches(req.headers['if-none-match'], headers.etag!)) status = 304;

@@ -2,11 +2,10 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Deps } from '../deps.js';
 import { errorBody, toAppError } from '../http/handle-error.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
-import { sqlStateOf } from '../db/client.js';
 import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
 import { tableListKey } from './table-lists.js';
-import { STALE_TABLE_ROWS, type VersionedTable } from './table-rows.js';
+import { builtOnStaleRows, type VersionedTable } from './table-rows.js';
 import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
 
 /** `/api/data/<site>/<table>`, without percent-encoding (the app decodes that). */
@@ -66,8 +65,7 @@ function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: ListRead, app: RequestListener): void {
   const started = performance.now();
-  const incoming = req.headers['x-request-id'];
-  const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+  const requestId = requestIdOf(req.headers['x-request-id']);
   const send = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
       'content-type': 'application/json',
@@ -84,9 +82,8 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Lis
     .then(
       (body) => send(200, body),
       (e: unknown) => {
-        const state = sqlStateOf(e);
-        if (state === STALE_TABLE_ROWS || state === '42P01') {
-          // The cached row is stale (or its dataset was replaced): the app reads it afresh.
+        if (builtOnStaleRows(e)) {
+          // The cached row is stale: the app reads the table afresh.
           deps.tableLists.rows.delete(read.key);
           app(req, res);
           return;

@@ -8,7 +8,7 @@ import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
 import { tableListKey } from './table-lists.js';
-import { lookupVersionedTable, STALE_TABLE_ROWS } from './table-rows.js';
+import { builtOnStaleRows, lookupVersionedTable } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
 
 /**
@@ -183,9 +183,7 @@ function listRecords(deps: Deps) {
         const answer = (await deps.tableLists.answer(current, plan, search)) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
         return c.body(answer, 200, { 'content-type': 'application/json' });
       } catch (e) {
-        // A stale row (SV001), or a replaced dataset whose column table is dropped (42P01): read again.
-        const state = sqlStateOf(e);
-        if (attempt >= 3 || (state !== STALE_TABLE_ROWS && state !== '42P01')) throw tableReadError(e, deps.config.tables.statementTimeoutMs);
+        if (attempt >= 3 || !builtOnStaleRows(e)) throw tableReadError(e, deps.config.tables.statementTimeoutMs);
         rows.delete(key);
       }
     }

@@ -47,7 +47,7 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  * statement carrying `guard` (table-rows.ts). With a total, the page and the count run side by side
  * on two connections: each is exact for its own snapshot.
  */
-export async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, guard: SQL | null = null): Promise<Record<string, unknown>> {
+async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, guard: SQL): Promise<Record<string, unknown>> {
   const src = recordSource(table, guard);
   if (plan.aggregate) {
     const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await db.execute(compileAggregateQuery(src, plan)));

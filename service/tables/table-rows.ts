@@ -1,5 +1,5 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client.js';
+import { type DbOrTx, sqlStateOf } from '../db/client.js';
 import { sites, tables } from '../db/schema/index.js';
 import { AppError } from '../http/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
@@ -20,6 +20,15 @@ export interface VersionedTable {
 
 /** SQLSTATE raised by `svc_table_rows_current` (migration 0003) when a cached row is stale. */
 export const STALE_TABLE_ROWS = 'SV001';
+
+/**
+ * Whether a read failed because the rows it was built on are stale: refused by the guard (SV001),
+ * or its dataset replaced and the old column table dropped (42P01). A fresh lookup reads again.
+ */
+export function builtOnStaleRows(e: unknown): boolean {
+  const state = sqlStateOf(e);
+  return state === STALE_TABLE_ROWS || state === '42P01';
+}
 
 /** A table by its public slugs, with its row versions. 404 when there is none. */
 export async function lookupVersionedTable(db: DbOrTx, siteSlug: string, tableSlug: string): Promise<VersionedTable> {
