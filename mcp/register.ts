@@ -57,7 +57,13 @@ export function addTool(server: McpServer, ctx: McpContext, name: string, config
  */
 export function addUnavailableTool(server: McpServer, name: string, why: string): void {
   server.registerTool(name, { inputSchema: z.looseObject({}) } as never, (() => ({ isError: true, content: [{ type: 'text', text: why }] })) as never);
+  const names = unavailable.get(server) ?? new Set<string>();
+  names.add(name);
+  unavailable.set(server, names);
 }
+
+/** Each server's unlisted tools that answer why they are not here (`addUnavailableTool`). */
+const unavailable = new WeakMap<McpServer, Set<string>>();
 
 /** Why a tool whose toolset this session did not turn on is not here. */
 function toolsetOff(ctx: McpContext, name: string, toolset: Toolset): string {
@@ -210,7 +216,7 @@ function callHint(server: McpServer, name: string, args: unknown, readOnly: bool
     if (entry.tool.enabled || !entry.toolset) return unknownArguments(entry, args);
     return `${name} is in the "${entry.toolset}" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "${entry.toolset}"} first.`;
   }
-  if ((server as unknown as { _registeredTools: Record<string, unknown> })._registeredTools[name]) return undefined; // an unlisted tool with its own answer
+  if (unavailable.get(server)?.has(name)) return undefined; // an unlisted tool with its own answer
   const nearest = nearestTools(
     name,
     entries.filter((e) => e.tool.enabled).map((e) => e.name),
