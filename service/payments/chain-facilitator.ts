@@ -20,6 +20,7 @@ import {
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
+import { signSettlerTransaction } from './settler-signature.js';
 import { jsonRpcTransport, type JsonRpcTransport } from './json-rpc-transport.js';
 import { USDC_ABI } from './usdc-abi.js';
 import { transferAuthorizationTypedData } from './verify-payment.js';
@@ -92,6 +93,8 @@ function signatureArgs(base: AuthorizationArgs, signature: Hex) {
 interface SettlerTransaction {
   hash: Hex;
   nonce: number;
+  /** Its receipt, when the send returned it (a chain that mines on arrival: ChainFacilitator.sendSigned). */
+  receipt?: TransactionReceipt;
 }
 
 /**
@@ -221,7 +224,8 @@ export class ChainFacilitator implements Facilitator {
    * (foundry-rs/foundry#10944; a CI run saw a mint called replaced while it was mined), so the receipt
    * is asked for a little longer (`replacedAfterMs`) before the transaction is called replaced.
    */
-  protected async settlerReceipt({ hash, nonce }: SettlerTransaction): Promise<TransactionReceipt | 'replaced'> {
+  protected async settlerReceipt({ hash, nonce, receipt: returned }: SettlerTransaction): Promise<TransactionReceipt | 'replaced'> {
+    if (returned) return returned;
     const deadline = Date.now() + (this.options.receiptTimeoutMs ?? 60_000);
     /** Set once the nonce is seen spent without this receipt: when to call the transaction replaced. */
     let replacedAt: number | undefined;
@@ -242,27 +246,21 @@ export class ChainFacilitator implements Facilitator {
   }
 
   /**
-   * Sends a transaction from the settler key. The gas estimate (a simulation: a settlement that would
-   * revert fails here) is made outside the lock; under it, the account's pending nonce and the fees
-   * are read side by side, then the local signature and one `eth_sendRawTransaction`: two round trips
-   * where a plain `writeContract` takes five. Nonce and fees are read at send time on purpose: a
-   * nonce counted locally goes stale when other nodes send with this key, and a same-nonce send with
-   * older (higher) fees can replace another node's pending settlement. A send that lost its nonce to
-   * another sender was refused before it could run, so it is sent again with a fresh one.
+   * Sends a transaction from the settler key. Under the send lock, one `eth_fillTransaction` gives the
+   * gas (a simulation: a settlement that would revert fails here, before anything is sent), the
+   * account's pending nonce and the fees; then the local signature and one `eth_sendRawTransaction`:
+   * two round trips where a plain `writeContract` takes five (a node without `eth_fillTransaction`
+   * answers the same through viem's separate reads, remembered after the first refusal). Nonce and
+   * fees are read at send time on purpose: a nonce counted locally goes stale when other nodes send
+   * with this key, and a same-nonce send with older (higher) fees can replace another node's pending
+   * settlement. A send that lost its nonce to another sender was refused before it could run, so it
+   * is sent again with a fresh one.
    */
   protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<SettlerTransaction> {
     await this.ensureChain();
-    const prepared = await this.wallet.prepareTransactionRequest({
-      ...request,
-      account: this.account,
-      chain: this.chain,
-      chainId: this.chain.id,
-      type: 'eip1559',
-      parameters: ['gas'],
-    });
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.sendLock.run(() => this.#signAndSend(prepared));
+        return await this.sendLock.run(() => this.#fillSignAndSend(request));
       } catch (e) {
         if (attempt >= SEND_ATTEMPTS || !NONCE_TAKEN.test(errorMessage(e))) throw e;
         this.options.log?.info('settler transaction sent again: another sender took its nonce', { attempt, to: request.to });
@@ -272,14 +270,27 @@ export class ChainFacilitator implements Facilitator {
     }
   }
 
-  /** Under the send lock: the pending nonce and the fees, the signature, the send. */
-  async #signAndSend(prepared: object): Promise<SettlerTransaction> {
-    const [nonce, fees] = await Promise.all([
-      this.publicClient.getTransactionCount({ address: this.account.address, blockTag: 'pending' }),
-      this.publicClient.estimateFeesPerGas({ chain: this.chain, type: 'eip1559' }),
-    ]);
-    const serializedTransaction = await this.account.signTransaction({ ...prepared, ...fees, nonce } as TransactionSerializable);
-    return { hash: await this.wallet.sendRawTransaction({ serializedTransaction }), nonce };
+  /** Under the send lock: gas, pending nonce and fees in one request, the signature, the send. */
+  async #fillSignAndSend(request: { to: Address; data: Hex }): Promise<SettlerTransaction> {
+    const filled = await this.wallet.prepareTransactionRequest({
+      ...request,
+      account: this.account,
+      chain: this.chain,
+      chainId: this.chain.id,
+      type: 'eip1559',
+      parameters: ['gas', 'fees', 'nonce'],
+    });
+    const serializedTransaction = await signSettlerTransaction(filled as TransactionSerializable, this.options.settlerKey);
+    return { ...(await this.sendSigned(serializedTransaction)), nonce: filled.nonce };
+  }
+
+  /**
+   * `eth_sendRawTransaction`: the hash once the node took the transaction; its receipt comes later
+   * (settlerReceipt). Not `eth_sendRawTransactionSync` (EIP-7966), which answers once it is mined:
+   * under the send lock that would hold every other settlement for a block.
+   */
+  protected async sendSigned(serializedTransaction: Hex): Promise<{ hash: Hex; receipt?: TransactionReceipt }> {
+    return { hash: await this.wallet.sendRawTransaction({ serializedTransaction }) };
   }
 
   async ping(): Promise<void> {

@@ -1,4 +1,4 @@
-import { encodeFunctionData, type Address, type Hex } from 'viem';
+import { encodeFunctionData, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
 import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
@@ -141,6 +141,17 @@ export class DevChainFacilitator implements DevFacilitator {
 
 class DevChain extends ChainFacilitator {
   override readonly kind = 'dev' as const;
+
+  /**
+   * anvil mines a transaction as it arrives, so `eth_sendRawTransactionSync` (EIP-7966) answers with
+   * the receipt at once: one request where sending and then asking for the receipt took two, and three
+   * when the receipt was asked for before anvil had stored it (two sends in five).
+   */
+  protected override async sendSigned(serializedTransaction: Hex): Promise<{ hash: Hex; receipt: TransactionReceipt }> {
+    const receipt = await this.wallet.sendRawTransactionSync({ serializedTransaction });
+    return { hash: receipt.transactionHash, receipt };
+  }
+
   /** Places contract code at an address (anvil_setCode): our DevUSDC at the real USDC address. */
   async placeCode(address: Address, code: Hex): Promise<void> {
     await this.publicClient.request({ method: 'anvil_setCode' as never, params: [address, code] as never });
