@@ -26,7 +26,7 @@ import {
   type SettledPayment,
 } from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
-import { buildReceipt, storeReceipt } from '../payments/receipts.js';
+import { buildReceipt } from '../payments/receipts.js';
 import { assertPaymentWindow, invalidSignature, verifyPaymentOffline } from '../payments/verify-payment.js';
 
 export interface AgentCallRequest {
@@ -350,19 +350,13 @@ async function workWithReceipt(
     status: o.collect ? 'settling' : p.amount > 0n ? 'settled' : 'verified',
     createdAt: deps.clock.now(),
   });
-  await storeReceipt(o.tx, receipt, `${wallet}:${key.nonce}`);
   const body = { ok: true, ...(work.result as object), receipt };
   const status = successStatus(req.action);
   await markWorked(
     o.tx,
     key,
-    {
-      status: o.collect ? 'settling' : 'committed',
-      txHash: o.collect ? null : (o.redeemed ?? ''),
-      receiptId: receipt.receiptId,
-      response: body,
-      responseStatus: status,
-    },
+    { status: o.collect ? 'settling' : 'committed', txHash: o.collect ? null : (o.redeemed ?? ''), response: body, responseStatus: status },
+    receipt,
     deps.clock.now(),
   );
   return { work, body, status };

@@ -1,6 +1,7 @@
-import { and, eq, gt, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Receipt } from '../../shared/agent-api/receipt.js';
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/client.js';
+import { preparedOn } from '../db/prepared.js';
 import { x402Idempotency, x402Payments, x402Receipts } from '../db/schema/index.js';
 import { receiptHashOf } from './receipts.js';
 
@@ -22,20 +23,40 @@ export type PaymentKey = { payer: string; nonce: string };
 type Key = PaymentKey;
 
 const byKey = (k: Key, ...more: SQL[]) => and(eq(x402Payments.payer, k.payer), eq(x402Payments.nonce, k.nonce), ...more);
+/** byKey with the key's values given at run time (statements built once: db/prepared.ts). */
+const byKeyPlaceholder = (...more: SQL[]) => and(eq(x402Payments.payer, sql.placeholder('payer')), eq(x402Payments.nonce, sql.placeholder('nonce')), ...more);
+/**
+ * A placeholder where drizzle's `set()` types want the column's own type: at run time it binds a
+ * placeholder as it binds a value (through the column's encoder), but its types do not say so.
+ */
+const boundLater = <T>(name: string) => sql.placeholder(name) as unknown as T;
+const placeholders = <K extends string>(...names: K[]) => Object.fromEntries(names.map((n) => [n, sql.placeholder(n)])) as Record<K, Placeholder<K>>;
+
+// Every paid call runs the statements below (findPayment, claimPayment, markWorked, markSettled).
+const findPaymentStatement = preparedOn((db) => db.select().from(x402Payments).where(byKeyPlaceholder()).prepare('svc_find_payment'));
 
 export async function findPayment(db: DbOrTx, payer: string, nonce: string): Promise<PaymentRow | undefined> {
-  const [row] = await db.select().from(x402Payments).where(byKey({ payer, nonce }));
+  const [row] = await findPaymentStatement(db).execute({ payer, nonce });
   return row;
 }
 
+type ClaimRow = Pick<PaymentRow, 'payer' | 'nonce' | 'action' | 'requestHash' | 'amount' | 'validBefore' | 'payload'>;
+const claimPaymentStatement = preparedOn((db) =>
+  db
+    .insert(x402Payments)
+    .values({
+      ...placeholders('payer', 'nonce', 'action', 'requestHash', 'amount', 'validBefore', 'payload'),
+      status: 'working',
+      createdAt: sql.placeholder('now'),
+      updatedAt: sql.placeholder('now'),
+    })
+    .prepare('svc_claim_payment'),
+);
+
 /** Claims (payer, nonce) for one request before any work; false when a concurrent request claimed it first. */
-export async function claimPayment(
-  db: DbOrTx,
-  row: Pick<PaymentRow, 'payer' | 'nonce' | 'action' | 'requestHash' | 'amount' | 'validBefore' | 'payload'>,
-  now: Date,
-): Promise<boolean> {
+export async function claimPayment(db: DbOrTx, row: ClaimRow, now: Date): Promise<boolean> {
   try {
-    await db.insert(x402Payments).values({ ...row, status: 'working', createdAt: now, updatedAt: now });
+    await claimPaymentStatement(db).execute({ ...row, now });
     return true;
   } catch (e) {
     if (isUniqueViolation(e)) return false;
@@ -57,19 +78,29 @@ async function moveStatus(db: DbOrTx, k: Key, from: PaymentStatus, to: PaymentSt
 export const claimOrphaned = (db: DbOrTx, k: Key, now: Date) => moveStatus(db, k, 'orphaned', 'working', now);
 
 /**
- * Inside the work's transaction: the work and its answer become durable together. `settling` when
- * money is still to be collected, `committed` otherwise. Throws when the claim is gone (reconciled away
- * as stale while the work ran long), which rolls the work back.
+ * Inside the work's transaction: the work, its receipt and its answer become durable together, the
+ * receipt inserted by the same statement that moves the payment row on. `settling` when money is
+ * still to be collected, `committed` otherwise. Throws when the claim is gone (reconciled away as
+ * stale while the work ran long), which rolls the work (and the receipt) back.
  */
 export async function markWorked(
   tx: DbOrTx,
   k: Key,
-  next: { status: 'settling' | 'committed'; txHash: string | null; receiptId: string; response: Record<string, unknown>; responseStatus: number },
+  next: { status: 'settling' | 'committed'; txHash: string | null; response: Record<string, unknown>; responseStatus: number },
+  receipt: Receipt,
   now: Date,
 ): Promise<void> {
+  // A data-modifying WITH runs whether or not the statement reads it.
+  const stored = tx.$with('stored_receipt').as(
+    tx
+      .insert(x402Receipts)
+      .values({ ...receipt, payerNonce: `${k.payer}:${k.nonce}` })
+      .returning({ receiptId: x402Receipts.receiptId }),
+  );
   const moved = await tx
+    .with(stored)
     .update(x402Payments)
-    .set({ ...next, updatedAt: now })
+    .set({ ...next, receiptId: receipt.receiptId, updatedAt: now })
     .where(byKey(k, eq(x402Payments.status, 'working')))
     .returning({ nonce: x402Payments.nonce });
   if (moved.length !== 1) throw new Error(`payment ${k.payer}:${k.nonce} is no longer claimed; the work is rolled back`);
@@ -92,52 +123,54 @@ function settledResponse(stored: Record<string, unknown>, txHash: string): Recor
 }
 
 /**
- * The money moved: the stored receipt and answer get the transaction hash and the row is committed.
- * Idempotent (a second caller finds it committed and gets the stored row). `stored` is the answer
- * markWorked stored, when the caller still holds it (the call that did the work): then it is one
- * statement (the payment row and its receipt, moved together); otherwise a short transaction reads it first.
+ * The payment row committed with its settled answer (if it is still owed) and its receipt settled, in
+ * one statement (built once: db/prepared.ts); answers the stored status, nothing when the row was not
+ * in `settling` or `failed` any more. A row without a receipt (none stored) has no receipt to move.
+ */
+const settleStatement = preparedOn((db) => {
+  const moved = db.$with('moved').as(
+    db
+      .update(x402Payments)
+      .set({ status: 'committed', txHash: boundLater<string>('txHash'), response: sql.placeholder('response'), updatedAt: boundLater<Date>('now') })
+      .where(byKeyPlaceholder(inArray(x402Payments.status, ['settling', 'failed'])))
+      .returning({ receiptId: x402Payments.receiptId, responseStatus: x402Payments.responseStatus }),
+  );
+  // The receipt row follows in the same statement (a data-modifying WITH runs whether or not it is read).
+  const receiptMoved = db.$with('receipt_moved').as(
+    db
+      .update(x402Receipts)
+      .set({ txHash: boundLater<string>('txHash'), status: 'settled', receiptHash: boundLater<string>('receiptHash') })
+      .where(inArray(x402Receipts.receiptId, db.select({ id: moved.receiptId }).from(moved)))
+      .returning({ receiptId: x402Receipts.receiptId }),
+  );
+  return db.with(moved, receiptMoved).select({ responseStatus: moved.responseStatus }).from(moved).prepare('svc_settle_payment');
+});
+
+/**
+ * The money moved: the stored receipt and answer get the transaction hash and the row is committed,
+ * in one statement (the payment row and its receipt, moved together). Idempotent: a second caller
+ * finds it committed and gets the stored row. `stored` is the answer markWorked stored, when the
+ * caller still holds it (the call that did the work); otherwise it is read from the row first.
  */
 export async function markSettled(db: Db, k: Key, txHash: string, now: Date, stored?: Record<string, unknown>): Promise<SettledPayment> {
-  // The two row changes, the same on both paths: the payment committed with its answer (if it is
-  // still owed), the receipt settled.
-  const commitPayment = (d: DbOrTx, response: Record<string, unknown>) =>
-    d
-      .update(x402Payments)
-      .set({ status: 'committed', txHash, response, updatedAt: now })
-      .where(byKey(k, inArray(x402Payments.status, ['settling', 'failed'])));
-  const settleReceipt = (d: DbOrTx, receipt: Receipt) => d.update(x402Receipts).set({ txHash, status: 'settled', receiptHash: receipt.receiptHash });
-
-  if (stored) {
-    const response = settledResponse(stored, txHash);
-    const receipt = response.receipt as Receipt | undefined;
-    const moved = db
-      .$with('moved')
-      .as(commitPayment(db, response).returning({ receiptId: x402Payments.receiptId, responseStatus: x402Payments.responseStatus }));
-    // The receipt row follows in the same statement (a data-modifying WITH runs whether or not it is read).
-    const receiptMoved =
-      receipt &&
-      db.$with('receipt_moved').as(
-        settleReceipt(db, receipt)
-          .where(inArray(x402Receipts.receiptId, db.select({ id: moved.receiptId }).from(moved)))
-          .returning({ receiptId: x402Receipts.receiptId }),
-      );
-    const [done] = await db
-      .with(...(receiptMoved ? [moved, receiptMoved] : [moved]))
-      .select({ responseStatus: moved.responseStatus })
-      .from(moved);
-    if (done) return { payer: k.payer, txHash, response, responseStatus: done.responseStatus };
-    // Not in `settling` or `failed` any more: another caller settled it; its row says how.
-  }
-  return db.transaction(async (tx) => {
-    const row = await findPayment(tx, k.payer, k.nonce);
-    if (!row) throw new Error(`payment ${k.payer}:${k.nonce} not found`);
+  let answer = stored;
+  if (!answer) {
+    const row = await existingPayment(db, k);
     if (row.status === 'committed') return row;
-    const response = settledResponse(row.response as Record<string, unknown>, txHash);
-    const receipt = response.receipt as Receipt | undefined;
-    if (receipt) await settleReceipt(tx, receipt).where(eq(x402Receipts.receiptId, receipt.receiptId));
-    const [done] = await commitPayment(tx, response).returning();
-    return done ?? row;
-  });
+    answer = row.response as Record<string, unknown>;
+  }
+  const response = settledResponse(answer, txHash);
+  const receiptHash = (response.receipt as Receipt | undefined)?.receiptHash ?? null;
+  const [done] = await settleStatement(db).execute({ ...k, txHash, response, now, receiptHash });
+  if (done) return { payer: k.payer, txHash, response, responseStatus: done.responseStatus };
+  // Not in `settling` or `failed` any more: another caller settled it; its row says how.
+  return existingPayment(db, k);
+}
+
+async function existingPayment(db: Db, k: Key): Promise<PaymentRow> {
+  const row = await findPayment(db, k.payer, k.nonce);
+  if (!row) throw new Error(`payment ${k.payer}:${k.nonce} not found`);
+  return row;
 }
 
 /** Settlement refused or not confirmed: the work stands, the money is still owed (collected by a retry or reconcile). */

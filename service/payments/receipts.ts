@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import { X402_CURRENCY, X402_NETWORK } from '../../shared/agent-api/network.js';
 import { canonicalReceiptText, type Receipt } from '../../shared/agent-api/receipt.js';
-import type { DbOrTx } from '../db/client.js';
 import { newId } from '../db/ids.js';
-import { x402Receipts } from '../db/schema/index.js';
 
 export interface ReceiptInput {
   action: string;
@@ -38,8 +36,4 @@ export function buildReceipt(i: ReceiptInput): Receipt {
     createdAt: i.createdAt.toISOString(),
   };
   return { ...base, receiptHash: receiptHashOf(base) };
-}
-
-export async function storeReceipt(db: DbOrTx, r: Receipt, payerNonce: string): Promise<void> {
-  await db.insert(x402Receipts).values({ ...r, payerNonce });
 }
