@@ -15,11 +15,11 @@ import {
   type WalletClient,
   type Chain,
   type TransactionReceipt,
-  type TransactionSerializable,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { BASE_CHAIN_ID, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
-import { Mutex, type Facilitator, type FacilitatorSettleResult, type FacilitatorVerifyResult, type VerifiedPayment } from './facilitator.js';
+import type { Facilitator, FacilitatorSettleResult, FacilitatorVerifyResult, VerifiedPayment } from './facilitator.js';
+import { SettlerSends, type FilledTransaction, type SettlerSend, type SettlerTransaction } from './settler-sends.js';
 import { signSettlerTransaction } from './settler-signature.js';
 import { jsonRpcTransport, type JsonRpcTransport } from './json-rpc-transport.js';
 import { USDC_ABI } from './usdc-abi.js';
@@ -72,13 +72,6 @@ function unwrapErc6492(signature: Hex): SmartSignature {
   return wrapped ? { deployment: { factory: parsed.address!, data: parsed.data! }, signature: parsed.signature } : { signature };
 }
 
-/**
- * The settler account's nonce was taken by another sender (another node with the same settler key):
- * the transaction was refused before it could run, so sending it again with a fresh nonce is safe.
- */
-const NONCE_TAKEN = /nonce (provided for the transaction )?(is )?(too low|lower than)|replacement transaction underpriced/i;
-const SEND_ATTEMPTS = 8;
-
 type AuthorizationArgs = readonly [Address, Address, bigint, bigint, bigint, Hex];
 
 /** A 65-byte signature as (v, r, s); anything longer (a smart account's) as bytes: USDC v2.2 takes both. */
@@ -87,14 +80,6 @@ function signatureArgs(base: AuthorizationArgs, signature: Hex) {
   const sig = parseSignature(signature);
   const v = sig.v !== undefined ? Number(sig.v) : 27 + (sig.yParity ?? 0);
   return [...base, v, sig.r, sig.s] as const;
-}
-
-/** A transaction the settler sent, with the nonce it was signed with (settlerReceipt tells a replacement by it). */
-interface SettlerTransaction {
-  hash: Hex;
-  nonce: number;
-  /** Its receipt, when the send returned it (a chain that mines on arrival: ChainFacilitator.sendSigned). */
-  receipt?: TransactionReceipt;
 }
 
 /**
@@ -107,7 +92,7 @@ export class ChainFacilitator implements Facilitator {
   protected readonly publicClient: PublicClient;
   protected readonly wallet: WalletClient;
   protected readonly account: PrivateKeyAccount;
-  private readonly sendLock = new Mutex();
+  private readonly sends: SettlerSends;
   private readonly rpc: JsonRpcTransport;
   private chainChecked: Promise<void> | undefined;
 
@@ -126,6 +111,11 @@ export class ChainFacilitator implements Facilitator {
     this.rpc = jsonRpcTransport(options.rpcUrl, { batch: options.rpcBatch });
     this.publicClient = createPublicClient({ chain: this.chain, transport: this.rpc.transport, pollingInterval: options.pollingIntervalMs }) as PublicClient;
     this.wallet = createWalletClient({ chain: this.chain, account: this.account, transport: this.rpc.transport });
+    this.sends = new SettlerSends({
+      fill: (request) => this.fill(request),
+      signAndSend: async (transaction) => this.sendSigned(await signSettlerTransaction(transaction, options.settlerKey)),
+      log: options.log,
+    });
   }
 
   /** The RPC must be chain 8453: the signatures we accept bind that chain id. */
@@ -246,48 +236,36 @@ export class ChainFacilitator implements Facilitator {
   }
 
   /**
-   * Sends a transaction from the settler key. Under the send lock, one `eth_fillTransaction` gives the
-   * gas (a simulation: a settlement that would revert fails here, before anything is sent), the
-   * account's pending nonce and the fees; then the local signature and one `eth_sendRawTransaction`:
-   * two round trips where a plain `writeContract` takes five (a node without `eth_fillTransaction`
-   * answers the same through viem's separate reads, remembered after the first refusal). Nonce and
-   * fees are read at send time on purpose: a nonce counted locally goes stale when other nodes send
-   * with this key, and a same-nonce send with older (higher) fees can replace another node's pending
-   * settlement. A send that lost its nonce to another sender was refused before it could run, so it
-   * is sent again with a fresh one.
+   * Sends a transaction from the settler key, in the next turn of its sends (settler-sends.ts): the
+   * node fills gas (a simulation: a settlement that would revert fails here, before anything is sent),
+   * pending nonce and fees, the turn signs its sends with consecutive nonces and sends them, two round
+   * trips a turn where a plain `writeContract` takes five a transaction.
    */
-  protected async sendFromSettler(request: { to: Address; data: Hex }): Promise<SettlerTransaction> {
+  protected async sendFromSettler(request: SettlerSend): Promise<SettlerTransaction> {
     await this.ensureChain();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.sendLock.run(() => this.#fillSignAndSend(request));
-      } catch (e) {
-        if (attempt >= SEND_ATTEMPTS || !NONCE_TAKEN.test(errorMessage(e))) throw e;
-        this.options.log?.info('settler transaction sent again: another sender took its nonce', { attempt, to: request.to });
-        // Jittered: two nodes that collided should not collide again at once.
-        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * attempt));
-      }
-    }
+    return this.sends.send(request);
   }
 
-  /** Under the send lock: gas, pending nonce and fees in one request, the signature, the send. */
-  async #fillSignAndSend(request: { to: Address; data: Hex }): Promise<SettlerTransaction> {
-    const filled = await this.wallet.prepareTransactionRequest({
+  /**
+   * One `eth_fillTransaction`: gas, pending nonce and fees (viem's `prepareTransactionRequest` with all
+   * three; a node without that method is asked through viem's separate reads, remembered after the
+   * first refusal).
+   */
+  private async fill(request: SettlerSend): Promise<FilledTransaction> {
+    return (await this.wallet.prepareTransactionRequest({
       ...request,
       account: this.account,
       chain: this.chain,
       chainId: this.chain.id,
       type: 'eip1559',
       parameters: ['gas', 'fees', 'nonce'],
-    });
-    const serializedTransaction = await signSettlerTransaction(filled as TransactionSerializable, this.options.settlerKey);
-    return { ...(await this.sendSigned(serializedTransaction)), nonce: filled.nonce };
+    })) as FilledTransaction;
   }
 
   /**
    * `eth_sendRawTransaction`: the hash once the node took the transaction; its receipt comes later
    * (settlerReceipt). Not `eth_sendRawTransactionSync` (EIP-7966), which answers once it is mined:
-   * under the send lock that would hold every other settlement for a block.
+   * a turn of the settler's sends would then hold every later settlement for a block.
    */
   protected async sendSigned(serializedTransaction: Hex): Promise<{ hash: Hex; receipt?: TransactionReceipt }> {
     return { hash: await this.wallet.sendRawTransaction({ serializedTransaction }) };
@@ -329,10 +307,6 @@ export class ChainFacilitator implements Facilitator {
   async close(): Promise<void> {
     this.rpc.close();
   }
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? `${(e as { shortMessage?: string }).shortMessage ?? ''} ${e.message}` : String(e);
 }
 
 function revertReason(e: unknown): string {

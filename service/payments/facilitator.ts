@@ -67,13 +67,3 @@ export interface DevFacilitator extends Facilitator {
 export function isDevFacilitator(f: Facilitator): f is DevFacilitator {
   return f.kind === 'dev';
 }
-
-/** Serialises async sections (one settler key sends one transaction at a time, so nonces never collide). */
-export class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(fn, fn);
-    this.tail = next.catch(() => undefined);
-    return next;
-  }
-}
