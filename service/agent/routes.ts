@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { respondWithError, validationError } from '../http/handle-error.js';
+import { declaredFields, refuseUnknownFields } from '../http/known-fields.js';
 import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
 import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
 import type { AnyAgentHandler } from './typed-handler.js';
@@ -22,7 +23,8 @@ async function readBody(c: Context, action: AgentAction): Promise<unknown> {
 
 /**
  * The Agent API (`/api/x402…`), generated from the catalogue: one route per action. Every request is
- * validated by the action's zod schemas first (400, free), an action without a handler answers 503
+ * validated by the action's zod schemas first (400, free; a body field the schema does not declare
+ * too, http/known-fields.ts), an action without a handler answers 503
  * (free), and identity actions go through the payment flow (service/payments/paid-call.ts).
  */
 export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgentHandler>>): Hono<AppEnv> {
@@ -30,12 +32,15 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
   for (const a of AGENT_ACTIONS) {
     const action = a as AgentAction;
     const method = action.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+    const fields = declaredFields(action.input);
     r[method](action.path, async (c) => {
       const resource = `${deps.config.baseUrl}${c.req.path}`;
       try {
         const params = action.params.safeParse(c.req.param());
         if (!params.success) throw validationError(params.error, 'path');
-        const input = action.input.safeParse(await readBody(c, action));
+        const body = await readBody(c, action);
+        if (fields) refuseUnknownFields(body, fields);
+        const input = action.input.safeParse(body);
         if (!input.success) throw validationError(input.error, 'body');
         const handler = handlers[action.name];
         if (!handler) {

@@ -70,7 +70,7 @@ export function registerAccountApiDocs(v1: OpenAPIHono<AppEnv>, deps: Deps): voi
       title: 'svc Account API',
       version: SERVICE_VERSION,
       description:
-        'Publish and manage Sites, Tables, datasets and Functions with a personal key (`Authorization: Bearer svc_pat_…`) or an OAuth access token. Every error has the body `{ ok: false, error: { code, message, details?, requestId? } }`.',
+        'Publish and manage Sites, Tables, datasets and Functions with a personal key (`Authorization: Bearer svc_pat_…`) or an OAuth access token. Every error has the body `{ ok: false, error: { code, message, details?, requestId? } }`. A request body may name only the fields its schema declares (another is a 400 naming it).',
     },
     servers: [{ url: `${base}/api/v1` }],
     tags: [{ name: 'Sites' }, { name: 'Usage' }],

@@ -1,16 +1,41 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../../shared/scopes.js';
 import { ErrorBodySchema } from '../../shared/errors.js';
 import type { AppEnv } from './env.js';
 import { validationError } from './handle-error.js';
+import { declaredFields, refuseUnknownFields } from './known-fields.js';
 
-/** A router whose request validation failures become the one 400 envelope, naming each field. */
+/**
+ * A router whose request validation failures become the one 400 envelope, naming each field, and
+ * whose JSON bodies may not name a field their schema does not declare (known-fields.ts): every
+ * route's body is checked after its own middleware (a caller without a credential gets 401 first).
+ */
 export function createApiRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({
+  const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error as never, result.target === 'json' ? 'body' : result.target);
     },
   });
+  const register = router.openapi.bind(router);
+  router.openapi = ((route: RouteConfig, ...rest: unknown[]) =>
+    (register as (...a: unknown[]) => unknown)(withDeclaredFieldsOnly(route), ...rest)) as typeof router.openapi;
+  return router;
+}
+
+/** The route with a last middleware that refuses body fields its JSON schema does not declare. */
+function withDeclaredFieldsOnly(route: RouteConfig): RouteConfig {
+  const media = route.request?.body?.content?.['application/json'];
+  const fields = declaredFields(media && 'schema' in media ? media.schema : undefined);
+  if (!fields) return route;
+  const check: MiddlewareHandler = async (c, next) => {
+    // A body that is not JSON is left to the validator, which says so.
+    const parsed = await c.req.json().catch(() => undefined);
+    refuseUnknownFields(parsed, fields);
+    await next();
+  };
+  const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
+  return { ...route, middleware: [...own, check] };
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {

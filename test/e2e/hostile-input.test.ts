@@ -54,6 +54,24 @@ describe.each(dbKinds())('hostile input (%s)', (kind) => {
     expect(insert.status).toBe(400);
   });
 
+  it('an Account API body field its schema does not declare is a 400 naming it and the declared ones, and nothing is stored; without a key, 401 first', async () => {
+    // `name` for `slug`: dropped silently, the site would have been published under a random name.
+    const message = await expectError(
+      await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'misnamed', html: '<p>z</p>', name: 'shop' } }),
+      400,
+      'validation_failed',
+    );
+    expect(message).toBe('invalid body: unknown field name; its fields are requestId, html, files, slug. Nothing was done.');
+    expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(1);
+    await expectError(await h.fetch('/api/v1/sites', { method: 'POST', json: { requestId: 'anon', html: '<p>z</p>', name: 'shop' } }), 401, 'unauthorized');
+    // The same request with the declared field does what it says.
+    const published = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'misnamed', html: '<p>z</p>', slug: `shop-${kind}` } });
+    expect(published.status).toBe(201);
+    const site = (await published.json()).site;
+    expect(site.slug).toBe(`shop-${kind}`);
+    expect((await h.fetch(`/api/v1/sites/${site.id}`, { method: 'DELETE', key })).ok).toBe(true);
+  });
+
   it('an Account API body that is not JSON is a 415 that names the type to send', async () => {
     for (const [path, body] of [
       ['/api/v1/sites', 'requestId=x&html=y'],

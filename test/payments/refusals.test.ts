@@ -126,6 +126,27 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     expect(body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['html', 'name']);
   });
 
+  it('a body field the action does not declare is a free 400 naming it and the declared ones: nothing done, nothing charged, even with a payment', async () => {
+    // `appName` is the MCP tool's word; the Agent API's field is `name`. Dropped silently, the app
+    // would have been created (and paid for) under a random name.
+    const payer = await fundedWallet(h, 1_000_000n);
+    const before = await balances(payer.address);
+    const header = xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: PRICE }));
+    for (const headers of [{}, header]) {
+      const res = await fetch(`${h.url}/api/x402/apps`, jsonInit('POST', { appName: `misnamed-${kind}`, html: html('x') }, headers));
+      expect(res.status).toBe(400);
+      const body = await res.json();
+      expect(body.error.code).toBe('validation_failed');
+      expect(body.error.message).toBe('invalid body: unknown field appName; its fields are name, html, password, visibility. Nothing was done.');
+      expect(body.error.details.issues).toEqual([{ field: 'appName', message: 'unknown field' }]);
+    }
+    expect(await balances(payer.address)).toEqual(before);
+    const listed = await (
+      await fetch(`${h.url}/api/x402/apps`, { headers: xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n })) })
+    ).json();
+    expect(listed.apps).toEqual([]);
+  });
+
   const badPayments: [string, (a: ReturnType<typeof privateKeyToAccount>) => Promise<Record<string, string>>, RegExp][] = [
     ['over-price', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE + 1n })), /authorization_value/],
     ['under-price', async (a) => xPaymentHeader(await signAuthorization(a, { to: DEV_RECIPIENT, value: PRICE - 1n })), /authorization_value/],
