@@ -30,7 +30,7 @@ export interface SettlerSendsOptions {
  * The settler was refused a nonce another sender took (another node with the same key): the
  * transaction was refused before it could run, so sending it again with a fresh nonce is safe.
  */
-export const NONCE_TAKEN = /nonce (provided for the transaction )?(is )?(too low|lower than)|replacement transaction underpriced/i;
+const NONCE_TAKEN = /nonce (provided for the transaction )?(is )?(too low|lower than)|replacement transaction underpriced/i;
 const SEND_ATTEMPTS = 8;
 /** Sends in one turn at most (each is one request of the turn's two JSON-RPC batches). */
 const MAX_PER_TURN = 32;
@@ -127,6 +127,6 @@ function maxOf(values: bigint[]): bigint {
   return max;
 }
 
-export function errorMessage(e: unknown): string {
+function errorMessage(e: unknown): string {
   return e instanceof Error ? `${(e as { shortMessage?: string }).shortMessage ?? ''} ${e.message}` : String(e);
 }
