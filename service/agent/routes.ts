@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { AppEnv } from '../http/env.js';
 import { respondWithError, validationError } from '../http/handle-error.js';
-import { declaredFields, refuseUnknownFields } from '../http/known-fields.js';
+import { checksDeclaredFields, refuseUndeclaredFields } from '../http/known-fields.js';
 import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
 import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
 import type { AnyAgentHandler } from './typed-handler.js';
@@ -32,14 +32,14 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
   for (const a of AGENT_ACTIONS) {
     const action = a as AgentAction;
     const method = action.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
-    const fields = declaredFields(action.input);
+    const checked = checksDeclaredFields(action.input);
     r[method](action.path, async (c) => {
       const resource = `${deps.config.baseUrl}${c.req.path}`;
       try {
         const params = action.params.safeParse(c.req.param());
         if (!params.success) throw validationError(params.error, 'path');
         const body = await readBody(c, action);
-        if (fields) refuseUnknownFields(body, fields);
+        if (checked) refuseUndeclaredFields(body, action.input);
         const input = action.input.safeParse(body);
         if (!input.success) throw validationError(input.error, 'body');
         const handler = handlers[action.name];

@@ -4,7 +4,7 @@ import type { Scope } from '../../shared/scopes.js';
 import { ErrorBodySchema } from '../../shared/errors.js';
 import type { AppEnv } from './env.js';
 import { validationError } from './handle-error.js';
-import { declaredFields, refuseUnknownFields } from './known-fields.js';
+import { checksDeclaredFields, refuseUndeclaredFields } from './known-fields.js';
 
 /**
  * A router whose request validation failures become the one 400 envelope, naming each field, and
@@ -26,12 +26,12 @@ export function createApiRouter(): OpenAPIHono<AppEnv> {
 /** The route with a last middleware that refuses body fields its JSON schema does not declare. */
 function withDeclaredFieldsOnly(route: RouteConfig): RouteConfig {
   const media = route.request?.body?.content?.['application/json'];
-  const fields = declaredFields(media && 'schema' in media ? media.schema : undefined);
-  if (!fields) return route;
+  const schema = media && 'schema' in media ? media.schema : undefined;
+  if (!checksDeclaredFields(schema)) return route;
   const check: MiddlewareHandler = async (c, next) => {
     // A body that is not JSON is left to the validator, which says so.
     const parsed = await c.req.json().catch(() => undefined);
-    refuseUnknownFields(parsed, fields);
+    refuseUndeclaredFields(parsed, schema);
     await next();
   };
   const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];

@@ -62,6 +62,12 @@ describe.each(dbKinds())('hostile input (%s)', (kind) => {
       'validation_failed',
     );
     expect(message).toBe('invalid body: unknown field name; its fields are requestId, html, files, slug. Nothing was done.');
+    // Nested too: a misspelt `encoding` would have stored the base64 text as the file.
+    const png = { path: 'logo.png', content: Buffer.from('\x89PNG\r\n').toString('base64'), encodign: 'base64' };
+    const nested = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'misspelt', html: '<p>z</p>', files: [png] } });
+    expect(await expectError(nested, 400, 'validation_failed')).toBe(
+      'invalid body: unknown field files.0.encodign; the fields of files.0 are path, content, encoding, contentType. Nothing was done.',
+    );
     expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(1);
     await expectError(await h.fetch('/api/v1/sites', { method: 'POST', json: { requestId: 'anon', html: '<p>z</p>', name: 'shop' } }), 401, 'unauthorized');
     // The same request with the declared field does what it says.
