@@ -40,7 +40,8 @@ interface Undeclared {
 function collect(value: unknown, schema: z.ZodType, at: string, out: Undeclared[]): void {
   const s = unwrapped(schema);
   if (s instanceof z.ZodArray) {
-    if (Array.isArray(value)) value.forEach((item, i) => collect(item, s.element as z.ZodType, join(at, String(i)), out));
+    if (!Array.isArray(value)) return;
+    for (const [i, item] of value.entries()) collect(item, s.element as z.ZodType, join(at, String(i)), out);
     return;
   }
   if (!(s instanceof z.ZodObject) || !dropsUnknownKeys(s) || value === null || typeof value !== 'object' || Array.isArray(value)) return;
