@@ -85,7 +85,13 @@ export class SettlerSends {
 
   async #turns(): Promise<void> {
     try {
-      while (this.#queue.length > 0) await this.#turn(this.#queue.splice(0, MAX_PER_TURN));
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_PER_TURN);
+        // Every send of a turn is answered, whatever happens to the turn (answering twice is a no-op).
+        await this.#turn(batch).catch((e: unknown) => {
+          for (const q of batch) q.reject(e);
+        });
+      }
     } finally {
       this.#turning = false;
     }

@@ -112,4 +112,22 @@ describe("the settler key's sends (service/payments/settler-sends.ts)", () => {
     expect(node.turns).toHaveLength(1);
     expect(await sends.send(request(1))).toMatchObject({ nonce: 5 });
   });
+
+  it('a turn that fails as a whole answers each of its sends with the error, and later sends still get a turn', async () => {
+    let broken = true;
+    const sends = new SettlerSends({
+      fill: (r) => {
+        if (broken) throw new Error('the node client threw before any request');
+        return Promise.resolve({ type: 'eip1559', chainId: 8453, to: r.to, data: r.data, gas: 60_000n, nonce: 3, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+      },
+      signAndSend: async (tx) => ({ hash: `0x${String(tx.nonce).padStart(64, '0')}` }),
+    });
+    const failed = await Promise.allSettled([sends.send(request(0)), sends.send(request(1))]);
+    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'sent'))).toEqual([
+      'the node client threw before any request',
+      'the node client threw before any request',
+    ]);
+    broken = false;
+    expect(await sends.send(request(2))).toMatchObject({ nonce: 3 });
+  });
 });
