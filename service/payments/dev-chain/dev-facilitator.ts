@@ -144,7 +144,7 @@ class DevChain extends ChainFacilitator {
 
   /**
    * anvil mines a transaction as it arrives, so `eth_sendRawTransactionSync` (EIP-7966) answers with
-   * the receipt at once: one request where sending and then asking for the receipt took two, and three
+   * the receipt at once: one request where sending and then asking for the receipt took two, and four
    * when the receipt was asked for before anvil had stored it (two sends in five).
    */
   protected override async sendSigned(serializedTransaction: Hex): Promise<{ hash: Hex; receipt: TransactionReceipt }> {
