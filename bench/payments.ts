@@ -20,6 +20,7 @@ import { agentHandlers } from '../service/agent-handlers.js';
 import { loadConfig } from '../service/config.js';
 import { decodePaymentHeader } from '../service/payments/decode-payment.js';
 import { isDevFacilitator } from '../service/payments/facilitator.js';
+import type { DevChainFacilitator } from '../service/payments/dev-chain/dev-facilitator.js';
 import { transferAuthorizationTypedData, verifyPaymentOffline } from '../service/payments/verify-payment.js';
 import { DEV_RECIPIENT } from '../service/payments/x402-config.js';
 import { createRuntime } from '../cli/runtime.js';
@@ -186,6 +187,7 @@ export async function run(): Promise<void> {
       into.self += used.self;
       into.chain += used.chain;
     };
+    const countsBefore = (dev as DevChainFacilitator).settlerCounts;
     for (let round = 0; round < ROUNDS; round++) {
       const unpaidCpu = cpuMeter(free.runtime.deps.facilitator);
       unpaidRates.push(
@@ -205,6 +207,7 @@ export async function run(): Promise<void> {
       );
       add(paidUsed, paidCpu());
     }
+    const countsAfter = (dev as DevChainFacilitator).settlerCounts;
     const unpaidRate = pct(unpaidRates, 50);
     const paidRate = pct(paidRates, 50);
     const spentAll = before - (await dev.balanceOf(payer.address));
@@ -251,6 +254,9 @@ export async function run(): Promise<void> {
     console.log(
       `${IN_FLIGHT} in flight, ${N} calls per round, median of ${ROUNDS} interleaved rounds: unpaid ${unpaidRate.toFixed(0)} calls/s, paid + settled ${paidRate.toFixed(0)} calls/s (${(paidRate / unpaidRate).toFixed(2)}x, rounds ${roundRatios}; goal ≥ 0.5x); all ${(ROUNDS + 1) * N} payments spent ${spentAll} (expected ${BigInt((ROUNDS + 1) * N) * 3000n})`,
     );
+    const turns = countsAfter.turns - countsBefore.turns;
+    const sent = countsAfter.sent - countsBefore.sent;
+    console.log(`settler: ${sent} transactions in ${turns} turns of its sends (${(sent / Math.max(1, turns)).toFixed(1)} a turn), ${IN_FLIGHT} in flight`);
     const perCall = (ms: number) => (ms / (ROUNDS * N)).toFixed(1);
     console.log(
       `CPU per call (ms): unpaid: this process ${perCall(unpaidUsed.self)}; paid + settled: this process ${perCall(paidUsed.self)} (service, and the bench's client), dev chain (anvil, a process of its own) ${perCall(paidUsed.chain)}`,

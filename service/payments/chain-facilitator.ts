@@ -93,6 +93,10 @@ export class ChainFacilitator implements Facilitator {
   protected readonly wallet: WalletClient;
   protected readonly account: PrivateKeyAccount;
   private readonly sends: SettlerSends;
+  /** Turns of the settler's sends so far, and the transactions they sent. */
+  get settlerCounts(): Readonly<SettlerSends['counts']> {
+    return this.sends.counts;
+  }
   private readonly rpc: JsonRpcTransport;
   private chainChecked: Promise<void> | undefined;
 

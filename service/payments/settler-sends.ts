@@ -68,6 +68,8 @@ interface Queued {
 export class SettlerSends {
   #queue: Queued[] = [];
   #turning = false;
+  /** Turns taken and transactions sent in them (`npm run bench payments` prints sends per turn). */
+  readonly counts = { turns: 0, sent: 0 };
 
   constructor(private readonly options: SettlerSendsOptions) {}
 
@@ -105,6 +107,7 @@ export class SettlerSends {
       else batch[i]!.reject(f.reason);
     });
     if (ready.length === 0) return;
+    this.counts.turns++;
     const first = Math.max(...ready.map((r) => r.filled.nonce));
     const maxFeePerGas = maxOf(ready.map((r) => r.filled.maxFeePerGas));
     const maxPriorityFeePerGas = maxOf(ready.map((r) => r.filled.maxPriorityFeePerGas));
@@ -113,8 +116,10 @@ export class SettlerSends {
     );
     sends.forEach((s, i) => {
       const { q } = ready[i]!;
-      if (s.status === 'fulfilled') q.resolve({ ...s.value, nonce: first + i });
-      else if (q.attempt < SEND_ATTEMPTS && NONCE_TAKEN.test(errorMessage(s.reason))) this.#sendAgain(q);
+      if (s.status === 'fulfilled') {
+        this.counts.sent++;
+        q.resolve({ ...s.value, nonce: first + i });
+      } else if (q.attempt < SEND_ATTEMPTS && NONCE_TAKEN.test(errorMessage(s.reason))) this.#sendAgain(q);
       else q.reject(s.reason);
     });
   }

@@ -65,6 +65,7 @@ describe("the settler key's sends (service/payments/settler-sends.ts)", () => {
     expect(node.turns.map((t) => t.map((s) => s.nonce))).toEqual([[5], [6, 7, 8, 9]]);
     expect(node.turns[1]!.map((s) => s.maxFeePerGas)).toEqual([140n, 140n, 140n, 140n]);
     expect(node.fills).toBe(5);
+    expect(sends.counts).toEqual({ turns: 2, sent: 5 });
   });
 
   it('a send that would revert is answered with its error and takes no nonce: the others of its turn leave no gap', async () => {

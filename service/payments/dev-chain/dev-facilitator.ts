@@ -40,6 +40,11 @@ export class DevChainFacilitator implements DevFacilitator {
   }
   private current: Started | undefined;
 
+  /** Turns of the settler's sends so far, and the transactions they sent (`npm run bench payments`). */
+  get settlerCounts(): { turns: number; sent: number } {
+    return { ...(this.current?.chain.settlerCounts ?? { turns: 0, sent: 0 }) };
+  }
+
   start(): Promise<Started> {
     if (this.closed) return Promise.reject(new Error('dev chain closed'));
     this.started ??= (async () => {
