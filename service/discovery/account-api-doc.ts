@@ -4,6 +4,7 @@ import { SCOPE_DESCRIPTIONS, SCOPES } from '../../shared/scopes.js';
 import type { Deps } from '../deps.js';
 import type { AppEnv } from '../http/env.js';
 import { SERVICE_VERSION } from '../version.js';
+import { closeRequestBodies } from './closed-request-bodies.js';
 
 export const DiscoverySchema = z
   .object({
@@ -64,7 +65,7 @@ export function registerAccountApiDocs(v1: OpenAPIHono<AppEnv>, deps: Deps): voi
     } satisfies z.infer<typeof DiscoverySchema>),
   );
 
-  v1.doc31('/openapi.json', {
+  const document: Parameters<typeof v1.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: {
       title: 'svc Account API',
@@ -74,5 +75,7 @@ export function registerAccountApiDocs(v1: OpenAPIHono<AppEnv>, deps: Deps): voi
     },
     servers: [{ url: `${base}/api/v1` }],
     tags: [{ name: 'Sites' }, { name: 'Usage' }],
-  });
+  };
+  // zod-openapi's own `doc31`, and then what the runtime does with fields a request body does not declare.
+  v1.get('/openapi.json', (c) => c.json(closeRequestBodies(v1.getOpenAPI31Document(document))));
 }

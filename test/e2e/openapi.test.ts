@@ -44,6 +44,13 @@ describe('Account API discovery and OpenAPI 3.1 document', () => {
     const body = publish.requestBody.content['application/json'].schema;
     const schema = body.$ref ? doc.components.schemas[body.$ref.split('/').pop()] : body;
     expect(schema.required).toEqual(expect.arrayContaining(['requestId', 'html']));
+    // A request body names only the fields it declares (the service refuses others), nested ones too;
+    // what a response holds stays open.
+    expect(schema.additionalProperties).toBe(false);
+    expect(doc.components.schemas.InlineSiteFile.additionalProperties).toBe(false);
+    const created = publish.responses['201'].content['application/json'].schema;
+    const site = created.$ref ? doc.components.schemas[created.$ref.split('/').pop()] : created;
+    expect(site.additionalProperties).toBeUndefined();
     expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain('insufficient_scope');
   });
 });
