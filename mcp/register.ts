@@ -1,6 +1,7 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
 import { type Toolset, toolsetOf } from './toolsets.js';
 
@@ -226,14 +227,30 @@ function callHint(server: McpServer, name: string, args: unknown, readOnly: bool
   return `There is no tool named ${name} in this session.${why}${suggestion} tools/list has every tool with its arguments.`;
 }
 
-/** The refusal of arguments `entry` does not have (a forwarded tool's own server checks its arguments). */
+/** Each tool's arguments as one object schema, made once per shape (what undeclaredFields walks). */
+const argumentSchemas = new WeakMap<object, z.ZodObject>();
+
+/**
+ * The refusal of arguments `entry` does not have, at any depth (`files.0.encodign`: the SDK would
+ * drop it silently, as the service's API refuses it too: shared/undeclared-fields.ts). A forwarded
+ * tool's own server checks its arguments.
+ */
 function unknownArguments(entry: Entry, args: unknown): string | undefined {
-  if (entry.listedInputSchema || typeof args !== 'object' || args === null) return undefined;
-  const known = Object.keys(entry.config.inputSchema);
-  const unknown = Object.keys(args).filter((k) => !known.includes(k));
-  if (unknown.length === 0) return undefined;
-  const list = known.length ? `its arguments: ${known.join(', ')}` : 'it takes no arguments';
-  return `${entry.name} has no argument ${unknown.join(', ')}; ${list}. Nothing was done.`;
+  if (entry.listedInputSchema) return undefined;
+  const shape = entry.config.inputSchema;
+  let schema = argumentSchemas.get(shape);
+  if (!schema) {
+    schema = z.object(shape);
+    argumentSchemas.set(shape, schema);
+  }
+  const found = undeclaredFields(args, schema);
+  if (found.length === 0) return undefined;
+  const parts = found.map(({ at, unknown, declared }) => {
+    if (at) return `${at} has no field ${unknown.join(', ')}; its fields: ${declared.join(', ')}`;
+    const list = declared.length ? `its arguments: ${declared.join(', ')}` : 'it takes no arguments';
+    return `${entry.name} has no argument ${unknown.join(', ')}; ${list}`;
+  });
+  return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}. Nothing was done.`;
 }
 
 /** Words that name the same action in tool names. */

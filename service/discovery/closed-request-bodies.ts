@@ -19,7 +19,7 @@ interface OpenApiDocument {
 }
 
 /**
- * Says in the OpenAPI document what the service does (service/http/known-fields.ts): the object
+ * Says in the OpenAPI document what the service does (shared/undeclared-fields.ts): the object
  * schemas of JSON request bodies get `additionalProperties: false`, through nested objects, arrays
  * and nullable values, as the runtime check walks them. An object that already says what it does
  * with other fields is left as it is, so is a union (not checked at run time), and so is a component

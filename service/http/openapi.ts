@@ -4,7 +4,8 @@ import type { Scope } from '../../shared/scopes.js';
 import { ErrorBodySchema } from '../../shared/errors.js';
 import type { AppEnv } from './env.js';
 import { validationError } from './handle-error.js';
-import { checksDeclaredFields, refuseUndeclaredFields } from './known-fields.js';
+import { checksDeclaredFields } from '../../shared/undeclared-fields.js';
+import { refuseUndeclaredFields } from './known-fields.js';
 
 /**
  * A router whose request validation failures become the one 400 envelope, naming each field, and

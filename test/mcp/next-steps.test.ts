@@ -77,6 +77,14 @@ describe('answers that say what to do next', () => {
       expect((apps.structuredContent as { apps: unknown[] }).apps).toEqual([]);
       const named = await call(client, 'account_publish_app', { requestId: 'slug-guess', html: '<p>shop</p>', appName: 'shop' });
       expect((named.structuredContent as { app: { appName: string } }).app.appName).toBe('shop');
+      // Nested too: a misspelt `encoding` would have stored the base64 text as the file.
+      const logo = { path: 'logo.png', content: Buffer.from('\x89PNG').toString('base64'), encodign: 'base64' };
+      const nested = await call(client, 'account_publish_app', { requestId: 'misspelt', html: '<p>logo</p>', appName: 'logo', files: [logo] });
+      expect([nested.isError, text(nested)]).toEqual([
+        true,
+        'account_publish_app: files.0 has no field encodign; its fields: path, content, encoding, contentType. Nothing was done.',
+      ]);
+      expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [{ appName: 'shop' }] });
     } finally {
       await client.close();
     }
