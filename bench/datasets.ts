@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { withScratchDatabase } from './lib.js';
+import { profileFlags, withScratchDatabase } from './lib.js';
 
 /**
  * Data-file conversion on 1,000,000 rows (real PostgreSQL on 127.0.0.1:5432, a scratch database
@@ -180,7 +180,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
 }
 
 function measure(label: string, mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, file: string): Figure {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, 'datasets.ts'), '--datasets-worker', mode, dbUrl, file], {
+  const r = spawnSync(process.execPath, [...profileFlags(), '--import', 'tsx', path.join(here, 'datasets.ts'), '--datasets-worker', mode, dbUrl, file], {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
     env: { ...process.env, NODE_OPTIONS: '' },

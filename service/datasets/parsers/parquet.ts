@@ -156,12 +156,36 @@ function rowsOf(parts: ColumnPart[], s: number, end: number): ArrayLike<unknown>
   const only = parts.length === 1 ? parts[0]! : undefined;
   if (only && only.rowStart === s && only.data.length === end - s) return only.data;
   parts.sort((a, b) => a.rowStart - b.rowStart);
+  const typed = sameTypedArray(parts);
+  if (typed) {
+    // Pages of a column without nulls (bin/patch-deps.mjs): copied whole, never boxed.
+    const out = new typed(end - s);
+    let at = 0;
+    for (const { rowStart, data } of parts) {
+      const from = Math.max(s, rowStart) - rowStart;
+      const to = Math.min(end, rowStart + data.length) - rowStart;
+      if (to <= from) continue;
+      out.set((data as Float64Array).subarray(from, to), at);
+      at += to - from;
+    }
+    return at === out.length ? out : out.subarray(0, at);
+  }
   const out: unknown[] = [];
   for (const { rowStart, data } of parts) {
     const to = Math.min(end, rowStart + data.length);
     for (let r = Math.max(s, rowStart); r < to; r++) out.push(data[r - rowStart]);
   }
   return out;
+}
+
+type TypedArrayClass = new (length: number) => Float64Array;
+
+/** The typed array class every part is an instance of, or null (a plain array among them, or two kinds). */
+function sameTypedArray(parts: ColumnPart[]): TypedArrayClass | null {
+  const first = parts[0]?.data;
+  if (!ArrayBuffer.isView(first)) return null;
+  const kind = first.constructor as TypedArrayClass;
+  return parts.every((p) => p.data.constructor === kind) ? kind : null;
 }
 
 function checkSize(metadata: ParquetMetadata, limits: ParseLimits): void {
