@@ -267,9 +267,13 @@ export class CopyBinaryRows {
           pos += 5;
           break;
         case 'date': {
+          // `YYYY-MM-DD` (a checked date): read by character codes, no substring or number parse.
           const s = v as string;
+          const y = (s.charCodeAt(0) - 48) * 1000 + (s.charCodeAt(1) - 48) * 100 + (s.charCodeAt(2) - 48) * 10 + (s.charCodeAt(3) - 48);
+          const m = (s.charCodeAt(5) - 48) * 10 + (s.charCodeAt(6) - 48);
+          const d = (s.charCodeAt(8) - 48) * 10 + (s.charCodeAt(9) - 48);
           putInt32(buf, pos, 4);
-          putInt32(buf, pos + 4, daysFromCivil(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))) - PG_EPOCH_DAYS);
+          putInt32(buf, pos + 4, daysFromCivil(y, m, d) - PG_EPOCH_DAYS);
           pos += 8;
           break;
         }
