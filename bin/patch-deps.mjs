@@ -1,31 +1,60 @@
 #!/usr/bin/env node
 // `postinstall`: small performance patches to dependencies, each a change to send upstream. A patch
-// applies only to the exact version it was written for and only where its anchor text is found;
-// otherwise it is skipped with a line saying so and everything works as before, slower. It never
-// fails an install. The file is replaced (written beside it, then renamed), never edited in place,
-// so a package manager's shared store behind a hard link is left alone. Run again: a no-op.
-// test/datasets/parquet-decoding.test.ts fails when a patch stops applying (after an upgrade, say).
+// applies only to the exact version it was written for and only where every line it changes is
+// found as published; otherwise it is skipped with a line saying so and everything works as before,
+// slower. It never fails an install. A file is replaced (written beside it, then renamed), never
+// edited in place, so a package manager's shared store behind a hard link is left alone. Run again:
+// a no-op. `--check` exits 1 when a patch is not in place (test/datasets/parquet-decoding.test.ts
+// runs it, so a version bump that leaves a patch behind fails the tests).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MARK = 'svc patch (bin/patch-deps.mjs)';
 
+// hyparquet decodes a Parquet page value by value into plain arrays where typed arrays would do:
+// docs/datasets.md, "Benchmark", has the profiles.
 const PATCHES = [
   {
-    // hyparquet builds every page of a nullable top-level column value by value into a plain array
-    // (assembleLists), boxing each number: 60 % of a Parquet conversion's decoding (docs/datasets.md,
-    // "Benchmark"). A page without nulls is handed over as decoded, as a required column's page is.
+    // A page of a nullable top-level column (OPTIONAL: how pyarrow, DuckDB and hyparquet-writer
+    // write columns by default) was copied value by value into a plain array, boxing each number,
+    // even without nulls: such a page is handed over as decoded, as a required column's page is.
     pkg: 'hyparquet',
     version: '1.31.5',
     file: 'src/assemble.js',
-    anchor: '  const maxDefinitionLevel = getMaxDefinitionLevel(schemaPath)\n',
-    insert: [
-      `  // ${MARK}: a page of a top-level optional column without nulls is its values, as a`,
-      "  // required column's page is (one def level per value: all defined).",
-      '  if (!output.length && !repetitionLevels.length && schemaPath.length === 2 && values.length && values.length === (definitionLevels?.length || values.length)) return values',
-      '',
-    ].join('\n'),
+    edits: [
+      {
+        find: '  const maxDefinitionLevel = getMaxDefinitionLevel(schemaPath)\n',
+        replace: [
+          '  const maxDefinitionLevel = getMaxDefinitionLevel(schemaPath)',
+          `  // ${MARK}: a page of a top-level optional column without nulls is its values, as a`,
+          "  // required column's page is (one def level per value: all defined).",
+          '  if (!output.length && !repetitionLevels.length && schemaPath.length === 2 && values.length && values.length === (definitionLevels?.length || values.length)) return values',
+          '',
+        ].join('\n'),
+      },
+    ],
+  },
+  {
+    // Definition levels (one small number per value of a nullable column) were read into plain
+    // arrays, 30 ns a value here: into a Uint8Array (any level below 256), pages of both versions.
+    pkg: 'hyparquet',
+    version: '1.31.5',
+    file: 'src/datapage.js',
+    edits: [
+      {
+        find: '  const definitionLevels = new Array(daph.num_values)\n',
+        replace: `  const definitionLevels = maxDefinitionLevel < 256 ? new Uint8Array(daph.num_values) : new Array(daph.num_values) // ${MARK}\n`,
+      },
+      {
+        find: '  if (numNulls === 0) definitionLevels.length = 0\n\n  return { definitionLevels, numNulls }\n',
+        replace: `  return { definitionLevels: numNulls === 0 ? [] : definitionLevels, numNulls } // ${MARK}: a typed array cannot be emptied\n`,
+      },
+      {
+        find: '    const values = new Array(daph2.num_values)\n    readRleBitPackedHybrid(reader, bitWidth(maxDefinitionLevel), values, daph2.definition_levels_byte_length)\n',
+        replace: `    const values = maxDefinitionLevel < 256 ? new Uint8Array(daph2.num_values) : new Array(daph2.num_values) // ${MARK}\n    readRleBitPackedHybrid(reader, bitWidth(maxDefinitionLevel), values, daph2.definition_levels_byte_length)\n`,
+      },
+    ],
   },
 ];
 
@@ -41,19 +70,40 @@ function packageDir(name) {
   }
 }
 
-function apply(patch) {
+/** The patch's file and text, or why it cannot apply. */
+function target(patch) {
   const dir = packageDir(patch.pkg);
-  if (!dir) return `${patch.pkg} is not installed`;
+  if (!dir) return { skip: `${patch.pkg} is not installed` };
   const { version } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-  if (version !== patch.version) return `${patch.pkg} is ${version}, the patch is for ${patch.version}`;
+  if (version !== patch.version) return { skip: `${patch.pkg} is ${version}, the patch is for ${patch.version}` };
   const file = path.join(dir, patch.file);
-  const text = fs.readFileSync(file, 'utf8');
-  if (text.includes(MARK)) return null;
-  if (!text.includes(patch.anchor)) return `${patch.file} no longer holds the line the patch follows`;
+  return { file, text: fs.readFileSync(file, 'utf8') };
+}
+
+const applied = (patch, text) => patch.edits.every((e) => text.includes(e.replace));
+
+/** Applies `patch`; answers why it did not, or null. */
+function apply(patch) {
+  const { file, text, skip } = target(patch);
+  if (skip) return skip;
+  if (applied(patch, text)) return null;
+  if (!patch.edits.every((e) => text.includes(e.find))) return `${patch.file} no longer holds the lines the patch changes`;
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text.replace(patch.anchor, patch.anchor + patch.insert));
+  fs.writeFileSync(
+    tmp,
+    patch.edits.reduce((t, e) => t.replace(e.find, e.replace), text),
+  );
   fs.renameSync(tmp, file);
   return null;
+}
+
+if (process.argv.includes('--check')) {
+  const missing = PATCHES.filter((p) => {
+    const { text, skip } = target(p);
+    return skip || !applied(p, text);
+  });
+  for (const p of missing) console.error(`patch-deps: ${p.pkg}/${p.file} is not patched (bin/patch-deps.mjs)`);
+  process.exit(missing.length ? 1 : 0);
 }
 
 for (const patch of PATCHES) {
