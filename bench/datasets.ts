@@ -69,12 +69,18 @@ async function writeCsv(file: string): Promise<void> {
 }
 
 async function writeParquet(file: string): Promise<void> {
-  const { ByteWriter, parquetWrite } = await import('hyparquet-writer');
+  const { ByteWriter, parquetWrite, schemaFromColumnData } = await import('hyparquet-writer');
   const cols: unknown[][] = HEADER.map(() => []);
-  for (const r of rows(ROWS)) for (const [i, v] of r.entries()) cols[i]!.push(v);
-  const types = ['INT32', 'STRING', 'STRING', 'DOUBLE', 'INT32', 'BOOLEAN', 'STRING', 'DOUBLE', 'DOUBLE'] as const;
+  // `day` as a DATE column, as a dataframe library writes dates (the CSV has the same day as text).
+  for (const r of rows(ROWS)) for (const [i, v] of r.entries()) cols[i]!.push(i === 6 ? new Date(`${v}T00:00:00Z`) : v);
+  const types = ['INT32', 'STRING', 'STRING', 'DOUBLE', 'INT32', 'BOOLEAN', undefined, 'DOUBLE', 'DOUBLE'] as const;
   const writer = new ByteWriter();
-  parquetWrite({ writer, columnData: HEADER.map((name, i) => ({ name, data: cols[i] as never, type: types[i] })), codec: 'SNAPPY', rowGroupSize: 100_000 });
+  const columnData = HEADER.map((name, i) => ({ name, data: cols[i] as never, type: types[i] }));
+  const schema = schemaFromColumnData({
+    columnData,
+    schemaOverrides: { day: { name: 'day', type: 'INT32', converted_type: 'DATE', repetition_type: 'OPTIONAL' } },
+  });
+  parquetWrite({ writer, columnData: columnData.map(({ name, data }) => ({ name, data })), schema, codec: 'SNAPPY', rowGroupSize: 100_000 });
   fs.writeFileSync(file, Buffer.from(writer.getBuffer()));
 }
 

@@ -277,6 +277,8 @@ function* sliceChunks(slice: ParquetColumnSlice, labels: string[], types: FieldT
       // What coerceValue answers, without the call for the common cases.
       if (typeof v === 'number' && (t === 'number' || t === 'integer')) values[c] = Number.isFinite(v) ? v : null;
       else if (typeof v === 'string' && t === 'string') values[c] = v === '' ? null : v;
+      // A decoded date or timestamp goes to the tuple as it is (CopyBinaryRows), not through ISO text.
+      else if (v instanceof Date && (t === 'date' || t === 'datetime')) values[c] = Number.isNaN(v.getTime()) ? null : v;
       else values[c] = coerceValue(v, t, 'typed', at, labels[c]!);
     }
     rows.add(values);

@@ -112,10 +112,11 @@ export async function loadedCount(db: DbOrTx, tableId: string): Promise<number> 
 }
 
 /**
- * Streams `chunks` into the column table with COPY, inside `db` (run it in the (sub)transaction that
- * created the table, createColumnTable: a COPY that fails leaves nothing, and the rows go in frozen). On PostgreSQL the bytes go to `COPY … FROM STDIN` as they come; PGlite
- * takes one `COPY … FROM '/dev/blob'` per chunk, so each chunk must end on a record boundary (the
- * header, when there is one, is in the first chunk).
+ * Streams `chunks` into the column table with COPY, inside `db`: run it in the (sub)transaction that
+ * created the table (createColumnTable), so a COPY that fails leaves nothing and the rows go in
+ * frozen. On PostgreSQL the bytes go to `COPY … FROM STDIN` as they come; PGlite takes one
+ * `COPY … FROM '/dev/blob'` per chunk, so each chunk must end on a record boundary (the header, when
+ * there is one, is in the first chunk).
  */
 export async function copyIntoColumnTable(
   db: DbOrTx,
@@ -191,7 +192,8 @@ function daysFromCivil(y: number, m: number, d: number): number {
 
 /**
  * Writes records as binary COPY tuples, each led by its id. Values are the Tables wire values of each field's type
- * (numbers, booleans, `YYYY-MM-DD`, ISO date-times, strings, JSON values) — no number is printed
+ * (numbers, booleans, `YYYY-MM-DD`, ISO date-times, strings, JSON values), or a `Date` for a date or
+ * a date-time (a decoded Parquet value: its UTC day, or its instant) — no number or date is printed
  * and parsed again. `take` hands over what was written so far.
  */
 export class CopyBinaryRows {
@@ -266,24 +268,16 @@ export class CopyBinaryRows {
           buf[pos + 4] = v ? 1 : 0;
           pos += 5;
           break;
-        case 'date': {
-          // `YYYY-MM-DD` (a checked date): read by character codes, no substring or number parse.
-          const s = v as string;
-          const y = (s.charCodeAt(0) - 48) * 1000 + (s.charCodeAt(1) - 48) * 100 + (s.charCodeAt(2) - 48) * 10 + (s.charCodeAt(3) - 48);
-          const m = (s.charCodeAt(5) - 48) * 10 + (s.charCodeAt(6) - 48);
-          const d = (s.charCodeAt(8) - 48) * 10 + (s.charCodeAt(9) - 48);
+        case 'date':
           putInt32(buf, pos, 4);
-          putInt32(buf, pos + 4, daysFromCivil(y, m, d) - PG_EPOCH_DAYS);
+          putInt32(buf, pos + 4, (v instanceof Date ? Math.floor(v.getTime() / 86_400_000) : isoDateDays(v as string)) - PG_EPOCH_DAYS);
           pos += 8;
           break;
-        }
-        case 'datetime': {
-          const us = BigInt(Date.parse(v as string) - PG_EPOCH_MS) * 1000n;
+        case 'datetime':
           putInt32(buf, pos, 8);
-          buf.writeBigInt64BE(us, pos + 4);
+          putMicroseconds(buf, pos + 4, (v instanceof Date ? v.getTime() : Date.parse(v as string)) - PG_EPOCH_MS);
           pos += 12;
           break;
-        }
         default:
           // Text and jsonb (binary form: version 1, then the text) may grow the buffer.
           this.pos = pos;
@@ -304,6 +298,26 @@ export class CopyBinaryRows {
     this.pos = 0;
     return out;
   }
+}
+
+/** Days since 1970-01-01 of a checked `YYYY-MM-DD`, read by character codes (no substring, no number parse). */
+function isoDateDays(s: string): number {
+  const y = (s.charCodeAt(0) - 48) * 1000 + (s.charCodeAt(1) - 48) * 100 + (s.charCodeAt(2) - 48) * 10 + (s.charCodeAt(3) - 48);
+  const m = (s.charCodeAt(5) - 48) * 10 + (s.charCodeAt(6) - 48);
+  const d = (s.charCodeAt(8) - 48) * 10 + (s.charCodeAt(9) - 48);
+  return daysFromCivil(y, m, d);
+}
+
+/** `ms` (since PostgreSQL's epoch) as a timestamp's big-endian int64 of microseconds; no BigInt while the product is exact. */
+function putMicroseconds(buf: Buffer, at: number, ms: number): void {
+  const us = ms * 1000;
+  if (!Number.isSafeInteger(us)) {
+    buf.writeBigInt64BE(BigInt(ms) * 1000n, at);
+    return;
+  }
+  const high = Math.floor(us / 0x1_0000_0000);
+  putInt32(buf, at, high);
+  putInt32(buf, at + 4, us - high * 0x1_0000_0000);
 }
 
 // Big-endian stores without Buffer's range checks (the room is reserved before each tuple).

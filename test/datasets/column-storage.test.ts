@@ -370,3 +370,30 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     expect(left).not.toContain(other.asset.tableId);
   });
 });
+
+describe('CopyBinaryRows', () => {
+  it('a Date (a decoded Parquet date or timestamp) makes the very tuple its ISO text makes', () => {
+    const instants = [
+      '1969-12-31T23:59:59.999Z',
+      '1900-02-28T12:00:00.000Z',
+      '0001-01-01T00:00:00.000Z',
+      '2000-01-01T00:00:00.000Z',
+      '2024-02-29T23:59:59.999Z',
+      '2285-06-01T00:00:00.001Z', // past 2^53 microseconds after 2000: the exact BigInt path
+      '9999-12-31T23:59:59.999Z',
+    ];
+    const tuples = (values: unknown[][]) => {
+      const rows = new CopyBinaryRows(['date', 'datetime']);
+      for (const v of values) rows.add(v);
+      return rows.take();
+    };
+    const asText = tuples(instants.map((iso) => [iso.slice(0, 10), iso]));
+    const asDates = tuples(instants.map((iso) => [new Date(iso), new Date(iso)]));
+    expect(asDates.equals(asText)).toBe(true);
+    // Each tuple: field count (2), id (4 + 8), date (4 + 4), date-time (4 + 8): microseconds since 2000.
+    instants.forEach((iso, i) => {
+      const us = (BigInt(Date.parse(iso)) - BigInt(Date.UTC(2000, 0, 1))) * 1000n;
+      expect(asDates.readBigInt64BE(i * 34 + 26), iso).toBe(us);
+    });
+  });
+});
