@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { parquetRead } from 'hyparquet';
-import { ByteWriter, parquetWrite } from 'hyparquet-writer';
+import { ByteWriter, parquetWrite, schemaFromColumnData } from 'hyparquet-writer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDataFile } from '../../service/datasets/pipeline.js';
 import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';
@@ -30,17 +30,26 @@ const value = {
   price: (i: number) => (i >= 2100 && i < 2200 ? null : i / 8), // DOUBLE, nulls in a run of pages
   flag: (i: number) => i % 3 === 0, // BOOLEAN
   name: (i: number) => (i % 7 === 0 ? null : `row ${i}`), // STRING, nulls on every page
+  day: (i: number) => (i === 10 ? null : new Date(Date.UTC(2024, 0, 1 + (i % 400)))), // DATE, one null
+  at: (i: number) => new Date(Date.UTC(1999, 11, 31, 23, 0, 0, i * 7)), // TIMESTAMP (milliseconds)
 };
 type Column = keyof typeof value;
 const COLUMNS = Object.keys(value) as Column[];
 
 function smallPagesParquet(): Buffer {
   const idx = Array.from({ length: ROWS }, (_, i) => i);
-  const types = { n: 'INT32', big: 'INT64', price: 'DOUBLE', flag: 'BOOLEAN', name: 'STRING' } as const;
+  const types = { n: 'INT32', big: 'INT64', price: 'DOUBLE', flag: 'BOOLEAN', name: 'STRING', day: undefined, at: 'TIMESTAMP' } as const;
+  const columnData = COLUMNS.map((c) => ({ name: c, data: idx.map((i) => value[c](i)) as never, type: types[c] }));
+  // A DATE column takes a schema of its own (hyparquet-writer has no basic type for it).
+  const schema = schemaFromColumnData({
+    columnData,
+    schemaOverrides: { day: { name: 'day', type: 'INT32', converted_type: 'DATE', repetition_type: 'OPTIONAL' } },
+  });
   const writer = new ByteWriter();
   parquetWrite({
     writer,
-    columnData: COLUMNS.map((c) => ({ name: c, data: idx.map((i) => value[c](i)) as never, type: types[c] })),
+    columnData: columnData.map(({ name, data }) => ({ name, data })),
+    schema,
     codec: 'SNAPPY',
     rowGroupSize: GROUP,
     pageSize: 1024,
@@ -62,7 +71,7 @@ interface ParquetjsLite {
 /** The same rows written by parquetjs-lite, with data pages of version 1 or 2 (250 rows a page). */
 async function parquetjsLiteFile(pageVersion: 1 | 2): Promise<Buffer> {
   const parquet = createRequire(import.meta.url)('parquetjs-lite') as ParquetjsLite;
-  const types = { n: 'INT32', big: 'INT64', price: 'DOUBLE', flag: 'BOOLEAN', name: 'UTF8' } as const;
+  const types = { n: 'INT32', big: 'INT64', price: 'DOUBLE', flag: 'BOOLEAN', name: 'UTF8', day: 'DATE', at: 'TIMESTAMP_MILLIS' } as const;
   const schema = new parquet.ParquetSchema(Object.fromEntries(COLUMNS.map((c) => [c, { type: types[c], optional: true }])));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-parquet-'));
   try {
@@ -153,6 +162,8 @@ describe.each(dbKinds())('Parquet in small pages into a dataset (%s)', (kind) =>
         ['price', 'number'],
         ['flag', 'boolean'],
         ['name', 'string'],
+        ['day', 'date'],
+        ['at', 'datetime'],
       ]);
       let row = 0;
       let cursor = '';
@@ -164,7 +175,7 @@ describe.each(dbKinds())('Parquet in small pages into a dataset (%s)', (kind) =>
           const expected = Object.fromEntries(
             COLUMNS.map((c) => [c, value[c](row)] as const)
               .filter(([, v]) => v !== null)
-              .map(([c, v]) => [c, typeof v === 'bigint' ? Number(v) : v]),
+              .map(([c, v]) => [c, typeof v === 'bigint' ? Number(v) : v instanceof Date ? (c === 'day' ? v.toISOString().slice(0, 10) : v.toISOString()) : v]),
           );
           expect(record, `row ${row}`).toEqual({ id: String(row + 1), fields: expected });
           row++;
