@@ -15,9 +15,11 @@ import { profileFlags, withScratchDatabase } from './lib.js';
  * service/datasets/load.ts), beside `COPY … FROM STDIN` of the same CSV into a typed table through
  * postgres.js — the physical limit on this machine — and, for scale, COPY of the same rows as JSON
  * into the shared JSONB `table_records` of hand-made Tables (where datasets lived before column
- * storage). Each case runs in its own process so its peak RSS is its own. Goal: conversion ≤ 2×
- * COPY time, RSS bounded (independent of file size: try BENCH_DATASET_ROWS=200000). The three main
- * cases run in BENCH_DATASET_ROUNDS (default 3) interleaved rounds; the table shows medians.
+ * storage). Then the same on PGlite, the embedded default, beside its own bare `COPY` of the CSV (in
+ * 4 MiB statements, as PGlite takes a COPY). Each case runs in its own process so its peak RSS is its
+ * own. Goal (issue 14): conversion ≤ 1.2× COPY time, RSS bounded (independent of file size: try
+ * BENCH_DATASET_ROWS=200000). The cases of each table run in BENCH_DATASET_ROUNDS (default 3)
+ * interleaved rounds; the tables show medians.
  */
 const ROWS = Number(process.env.BENCH_DATASET_ROWS ?? 1_000_000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_DATASET_ROUNDS ?? 3));
@@ -84,8 +86,24 @@ async function writeParquet(file: string): Promise<void> {
   fs.writeFileSync(file, Buffer.from(writer.getBuffer()));
 }
 
-/** One measured case, in this process (spawned by `run`). Prints its figure as JSON. */
-async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, file: string): Promise<void> {
+type Mode = 'copy' | 'copy-jsonb' | 'copy-pglite' | 'convert';
+
+/** A PGlite database in `dataDir`, opened as the service opens it (its template, its buffer size). */
+async function openPglite(dataDir: string) {
+  const { loadConfig } = await import('../service/config.js');
+  const { openDb } = await import('../service/db/client.js');
+  const { unpackPgliteTemplate } = await import('../service/db/pglite-template.js');
+  const { packagePath } = await import('../service/package-root.js');
+  const config = loadConfig({ SVC_DATA_DIR: dataDir });
+  return openDb({
+    dataDir,
+    sharedBuffers: config.pgliteSharedBuffers,
+    template: (dir) => unpackPgliteTemplate(packagePath('dist', 'pglite-template.tar.gz'), dir),
+  });
+}
+
+/** One measured case, in this process (spawned by `run`). Prints its figure as JSON. `dbUrl` 'pglite': an embedded database. */
+async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
   const started = performance.now();
   let count = 0;
   if (mode === 'copy-jsonb') {
@@ -139,6 +157,33 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
     console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
     return;
   }
+  if (mode === 'copy-pglite') {
+    const { csvRecordChunks } = await import('../service/datasets/parsers/csv-scan.js');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pglite-'));
+    try {
+      const database = await openPglite(dataDir);
+      const pglite = (database.db as unknown as { $client: { query(q: string, p: unknown[], o?: { blob: Blob }): Promise<{ rows: { n: number }[] }> } })
+        .$client;
+      await pglite.query(
+        'create table copy_target (item_id integer, name text, category text, price double precision, qty integer, active boolean, day date, lat double precision, lon double precision)',
+        [],
+      );
+      const t = performance.now();
+      let header = true;
+      for await (const chunk of csvRecordChunks(fs.createReadStream(file) as AsyncIterable<Buffer>)) {
+        await pglite.query(`copy copy_target from '/dev/blob' with (format csv, header ${header})`, [], { blob: new Blob([new Uint8Array(chunk)]) });
+        header = false;
+      }
+      const seconds = (performance.now() - t) / 1000;
+      count = (await pglite.query('select count(*)::int as n from copy_target', [])).rows[0]!.n;
+      await database.close();
+      console.log(JSON.stringify({ seconds, rows: count, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+    return;
+  }
+  const embedded = dbUrl === 'pglite';
   const { loadConfig } = await import('../service/config.js');
   const { openDb } = await import('../service/db/client.js');
   const { systemClock } = await import('../service/deps.js');
@@ -152,8 +197,13 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
   const { planConversion, convertDataFile } = await import('../service/datasets/datasets.js');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-datasets-'));
   try {
-    const database = await openDb({ databaseUrl: dbUrl, migrate: false });
-    const config = loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent', SVC_DATASET_MAX_FILE_BYTES: String(8 * 1024 ** 3) });
+    const database = embedded ? await openPglite(dataDir) : await openDb({ databaseUrl: dbUrl, migrate: false });
+    const config = loadConfig({
+      SVC_DATA_DIR: dataDir,
+      ...(embedded ? {} : { DATABASE_URL: dbUrl }),
+      SVC_LOG_LEVEL: 'silent',
+      SVC_DATASET_MAX_FILE_BYTES: String(8 * 1024 ** 3),
+    });
     const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'), 'http://127.0.0.1:1', 'bench');
     const deps = { config, db: database.db, blobs, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as never;
     const account = await createAccount(database.db, { email: `bench-${randomBytes(4).toString('hex')}@example.com` });
@@ -185,7 +235,7 @@ async function worker(mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, fi
   void started;
 }
 
-function measure(label: string, mode: 'copy' | 'copy-jsonb' | 'convert', dbUrl: string, file: string): Figure {
+function measure(label: string, mode: Mode, dbUrl: string, file: string): Figure {
   const r = spawnSync(process.execPath, [...profileFlags(), '--import', 'tsx', path.join(here, 'datasets.ts'), '--datasets-worker', mode, dbUrl, file], {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
@@ -211,40 +261,56 @@ export async function run(): Promise<void> {
         `${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0]!.server_version}`,
       );
       // Interleaved rounds, medians: the machine is shared, and one run can land on a busy moment.
-      const cases: [string, 'copy' | 'convert', string][] = [
-        ['COPY csv → typed table (postgres.js)', 'copy', csv],
-        ['convert CSV → dataset', 'convert', csv],
-        ['convert Parquet → dataset', 'convert', parquet],
-      ];
-      const runs: Figure[][] = cases.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) for (const [i, [label, mode, file]] of cases.entries()) runs[i]!.push(measure(label, mode, dbUrl, file));
-      const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)];
-      const figures = runs.map((r) => ({ ...median(r), maxRssMb: Math.max(...r.map((f) => f.maxRssMb)) }));
-      figures.splice(1, 0, measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv));
-      const ref = figures[0];
-      console.log(`median of ${ROUNDS} interleaved rounds (JSON row: one run); peak RSS: the largest of the rounds`);
-      console.log(
-        `${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}   rounds (vs that round's COPY)`,
+      printTable(
+        [
+          ['COPY csv → typed table (postgres.js)', 'copy', dbUrl, csv],
+          ['convert CSV → dataset', 'convert', dbUrl, csv],
+          ['convert Parquet → dataset', 'convert', dbUrl, parquet],
+        ],
+        measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv),
       );
-      for (const f of figures) {
-        const i = cases.findIndex(([label]) => label === f.label);
-        const perRound = i < 0 ? '' : runs[i]!.map((r, k) => `${(r.seconds / runs[0]![k]!.seconds).toFixed(2)}x`).join(' ');
-        console.log(
-          `${f.label!.padEnd(40)} ${f.seconds!.toFixed(2).padStart(8)} ${Math.round(f.rows! / f.seconds!)
-            .toLocaleString('en')
-            .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds! / ref!.seconds!).toFixed(2)}x`.padStart(8)}   ${perRound}`,
-        );
-      }
       console.log('goal (issue 14): convert ≤ 1.20x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
       console.log('storage of hand-made Tables (GIN jsonb_path_ops + btree), where datasets lived before column storage.');
+      console.log('\nPGlite (the embedded default), each case a new database from the template:');
+      printTable([
+        ['COPY csv → typed table (PGlite)', 'copy-pglite', 'pglite', csv],
+        ['convert CSV → dataset (PGlite)', 'convert', 'pglite', csv],
+        ['convert Parquet → dataset (PGlite)', 'convert', 'pglite', parquet],
+      ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 }
 
+/**
+ * Runs `cases` (the first is the reference) in interleaved rounds and prints their medians, each with
+ * its ratio to the reference and each round's; `extra` (one run, measured apart) goes after the reference.
+ */
+function printTable(cases: [label: string, mode: Mode, dbUrl: string, file: string][], extra?: Figure): void {
+  const runs: Figure[][] = cases.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) for (const [i, c] of cases.entries()) runs[i]!.push(measure(...c));
+  const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)]!;
+  const figures = runs.map((r) => ({ ...median(r), maxRssMb: Math.max(...r.map((f) => f.maxRssMb)) }));
+  if (extra) figures.splice(1, 0, extra);
+  const ref = figures[0]!;
+  console.log(`median of ${ROUNDS} interleaved rounds${extra ? ' (row 2: one run)' : ''}; peak RSS: the largest of the rounds`);
+  console.log(
+    `${'case'.padEnd(40)} ${'seconds'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MB'.padStart(12)} ${'vs COPY'.padStart(8)}   rounds (vs that round's COPY)`,
+  );
+  for (const f of figures) {
+    const i = cases.findIndex(([label]) => label === f.label);
+    const perRound = i < 0 ? '' : runs[i]!.map((r, k) => `${(r.seconds / runs[0]![k]!.seconds).toFixed(2)}x`).join(' ');
+    console.log(
+      `${f.label.padEnd(40)} ${f.seconds.toFixed(2).padStart(8)} ${Math.round(f.rows / f.seconds)
+        .toLocaleString('en')
+        .padStart(10)} ${f.maxRssMb.toFixed(0).padStart(12)} ${`${(f.seconds / ref.seconds).toFixed(2)}x`.padStart(8)}   ${perRound}`,
+    );
+  }
+}
+
 if (process.argv.includes('--datasets-worker')) {
   const i = process.argv.indexOf('--datasets-worker');
-  await worker(process.argv[i + 1] as 'copy' | 'copy-jsonb' | 'convert', process.argv[i + 2]!, process.argv[i + 3]!);
+  await worker(process.argv[i + 1] as Mode, process.argv[i + 2]!, process.argv[i + 3]!);
   process.exit(0);
 }
