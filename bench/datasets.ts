@@ -267,7 +267,7 @@ export async function run(): Promise<void> {
           ['convert CSV → dataset', 'convert', dbUrl, csv],
           ['convert Parquet → dataset', 'convert', dbUrl, parquet],
         ],
-        measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv),
+        () => measure('COPY same rows as JSON → table_records', 'copy-jsonb', dbUrl, csv),
       );
       console.log('goal (issue 14): convert ≤ 1.20x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
       console.log('storage of hand-made Tables (GIN jsonb_path_ops + btree), where datasets lived before column storage.');
@@ -285,14 +285,14 @@ export async function run(): Promise<void> {
 
 /**
  * Runs `cases` (the first is the reference) in interleaved rounds and prints their medians, each with
- * its ratio to the reference and each round's; `extra` (one run, measured apart) goes after the reference.
+ * its ratio to the reference and each round's; `extra` (one run, measured after the rounds) goes after the reference.
  */
-function printTable(cases: [label: string, mode: Mode, dbUrl: string, file: string][], extra?: Figure): void {
+function printTable(cases: [label: string, mode: Mode, dbUrl: string, file: string][], extra?: () => Figure): void {
   const runs: Figure[][] = cases.map(() => []);
   for (let round = 0; round < ROUNDS; round++) for (const [i, c] of cases.entries()) runs[i]!.push(measure(...c));
   const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)]!;
   const figures = runs.map((r) => ({ ...median(r), maxRssMb: Math.max(...r.map((f) => f.maxRssMb)) }));
-  if (extra) figures.splice(1, 0, extra);
+  if (extra) figures.splice(1, 0, extra());
   const ref = figures[0]!;
   console.log(`median of ${ROUNDS} interleaved rounds${extra ? ' (row 2: one run)' : ''}; peak RSS: the largest of the rounds`);
   console.log(
