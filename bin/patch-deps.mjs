@@ -91,7 +91,7 @@ function apply(patch) {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(
     tmp,
-    patch.edits.reduce((t, e) => t.replace(e.find, e.replace), text),
+    patch.edits.reduce((t, e) => t.replace(e.find, () => e.replace), text), // a function: no `$` patterns in the new text
   );
   fs.renameSync(tmp, file);
   return null;
