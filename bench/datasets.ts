@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { profileFlags, withScratchDatabase } from './lib.js';
+import { profileFlags, seededRandom, withScratchDatabase } from './lib.js';
 
 /**
  * Data-file conversion on 1,000,000 rows (real PostgreSQL on 127.0.0.1:5432, a scratch database
@@ -33,11 +33,7 @@ interface Figure {
 }
 
 function* rows(n: number): Generator<[number, string, string, number, number, boolean, string, number, number]> {
-  let seed = 12345;
-  const rnd = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff; // 32-bit arithmetic: a full period (a double product lost bits: ~6,000 distinct rows)
-    return seed / 0x7fffffff;
-  };
+  const rnd = seededRandom();
   for (let i = 0; i < n; i++) {
     yield [
       i + 1,
@@ -87,20 +83,6 @@ async function writeParquet(file: string): Promise<void> {
 }
 
 type Mode = 'copy' | 'copy-jsonb' | 'copy-pglite' | 'convert';
-
-/** A PGlite database in `dataDir`, opened as the service opens it (its template, its buffer size). */
-async function openPglite(dataDir: string) {
-  const { loadConfig } = await import('../service/config.js');
-  const { openDb } = await import('../service/db/client.js');
-  const { unpackPgliteTemplate } = await import('../service/db/pglite-template.js');
-  const { packagePath } = await import('../service/package-root.js');
-  const config = loadConfig({ SVC_DATA_DIR: dataDir });
-  return openDb({
-    dataDir,
-    sharedBuffers: config.pgliteSharedBuffers,
-    template: (dir) => unpackPgliteTemplate(packagePath('dist', 'pglite-template.tar.gz'), dir),
-  });
-}
 
 /** One measured case, in this process (spawned by `run`). Prints its figure as JSON. `dbUrl` 'pglite': an embedded database. */
 async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
@@ -161,7 +143,9 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
     const { csvRecordChunks } = await import('../service/datasets/parsers/csv-scan.js');
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pglite-'));
     try {
-      const database = await openPglite(dataDir);
+      const { loadConfig } = await import('../service/config.js');
+      const { openDatabase } = await import('../cli/runtime.js');
+      const database = await openDatabase(loadConfig({ SVC_DATA_DIR: dataDir }));
       const pglite = (database.db as unknown as { $client: { query(q: string, p: unknown[], o?: { blob: Blob }): Promise<{ rows: { n: number }[] }> } })
         .$client;
       await pglite.query(
@@ -197,13 +181,14 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
   const { planConversion, convertDataFile } = await import('../service/datasets/datasets.js');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-datasets-'));
   try {
-    const database = embedded ? await openPglite(dataDir) : await openDb({ databaseUrl: dbUrl, migrate: false });
     const config = loadConfig({
       SVC_DATA_DIR: dataDir,
       ...(embedded ? {} : { DATABASE_URL: dbUrl }),
       SVC_LOG_LEVEL: 'silent',
       SVC_DATASET_MAX_FILE_BYTES: String(8 * 1024 ** 3),
     });
+    // PGlite as the service opens it; PostgreSQL's scratch database is migrated once by `run`.
+    const database = embedded ? await (await import('../cli/runtime.js')).openDatabase(config) : await openDb({ databaseUrl: dbUrl, migrate: false });
     const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'), 'http://127.0.0.1:1', 'bench');
     const deps = { config, db: database.db, blobs, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as never;
     const account = await createAccount(database.db, { email: `bench-${randomBytes(4).toString('hex')}@example.com` });
@@ -261,7 +246,7 @@ export async function run(): Promise<void> {
         `${ROWS.toLocaleString('en')} rows × 9 columns: CSV ${mb(csv)} MB, Parquet (snappy, 100k-row groups) ${mb(parquet)} MB; PostgreSQL ${(await admin`show server_version`)[0]!.server_version}`,
       );
       // Interleaved rounds, medians: the machine is shared, and one run can land on a busy moment.
-      printTable(
+      printConversions(
         [
           ['COPY csv → typed table (postgres.js)', 'copy', dbUrl, csv],
           ['convert CSV → dataset', 'convert', dbUrl, csv],
@@ -272,7 +257,7 @@ export async function run(): Promise<void> {
       console.log('goal (issue 14): convert ≤ 1.20x COPY; RSS bounded (does not grow with the file). Row 2, for scale: the JSONB');
       console.log('storage of hand-made Tables (GIN jsonb_path_ops + btree), where datasets lived before column storage.');
       console.log('\nPGlite (the embedded default), each case a new database from the template:');
-      printTable([
+      printConversions([
         ['COPY csv → typed table (PGlite)', 'copy-pglite', 'pglite', csv],
         ['convert CSV → dataset (PGlite)', 'convert', 'pglite', csv],
         ['convert Parquet → dataset (PGlite)', 'convert', 'pglite', parquet],
@@ -287,7 +272,7 @@ export async function run(): Promise<void> {
  * Runs `cases` (the first is the reference) in interleaved rounds and prints their medians, each with
  * its ratio to the reference and each round's; `extra` (one run, measured after the rounds) goes after the reference.
  */
-function printTable(cases: [label: string, mode: Mode, dbUrl: string, file: string][], extra?: () => Figure): void {
+function printConversions(cases: [label: string, mode: Mode, dbUrl: string, file: string][], extra?: () => Figure): void {
   const runs: Figure[][] = cases.map(() => []);
   for (let round = 0; round < ROUNDS; round++) for (const [i, c] of cases.entries()) runs[i]!.push(measure(...c));
   const median = (fs: Figure[]) => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor(fs.length / 2)]!;

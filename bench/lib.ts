@@ -116,6 +116,18 @@ export function profileFlags(): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
+/**
+ * The benches' row generator: a linear congruential generator over [0, 1), the same sequence every
+ * run. It multiplies in 32 bits: the product as a double lost bits, and the values cycled after
+ * ~6,000 distinct rows.
+ */
+export function seededRandom(seed = 12345): () => number {
+  return () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
 /** A rate limit (per minute) no bench reaches: every signed-in request is still counted, as in production. */
 export const UNREACHED_RATE_LIMIT = '1000000000';
 

@@ -13,7 +13,7 @@ import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
 import { bulkInsertRecords, createTable, indexTableFields } from '../service/tables/tables.js';
-import { freePort, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
+import { freePort, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
  * Table API on 1,000,000 records (real PostgreSQL on 127.0.0.1:5432, a scratch database created and
@@ -38,11 +38,7 @@ const SCHEMA = {
 };
 
 function* rows(n: number): Generator<Record<string, unknown>> {
-  let seed = 12345;
-  const rnd = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff; // 32-bit arithmetic: a full period (a double product lost bits: ~6,000 distinct rows)
-    return seed / 0x7fffffff;
-  };
+  const rnd = seededRandom();
   for (let i = 0; i < n; i++) {
     yield {
       name: `item ${i} ${['red', 'green', 'blue', 'amber'][i % 4]} widget`,

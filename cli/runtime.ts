@@ -41,17 +41,20 @@ function tableReadSettings(config: Config): Record<string, string> {
 /** Built with dist/ (bin/build.mjs); absent when the sources run without a build. */
 const PGLITE_TEMPLATE = packagePath('dist', 'pglite-template.tar.gz');
 
+/** The database the configuration names, opened as the service opens it (PGlite: from the template, its buffer size). */
+export function openDatabase(config: Config): Promise<Database> {
+  return openDb({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.databasePoolMax,
+    sharedBuffers: config.pgliteSharedBuffers,
+    template: (dir) => unpackPgliteTemplate(PGLITE_TEMPLATE, dir),
+  });
+}
+
 /** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
 export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
-  const database =
-    overrides.database ??
-    (await openDb({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      poolMax: config.databasePoolMax,
-      sharedBuffers: config.pgliteSharedBuffers,
-      template: (dir) => unpackPgliteTemplate(PGLITE_TEMPLATE, dir),
-    }));
+  const database = overrides.database ?? (await openDatabase(config));
   const secret = await getOrCreateSecret(database.db, 'service');
   const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
