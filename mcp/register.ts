@@ -214,7 +214,7 @@ function callHint(server: McpServer, name: string, args: unknown, readOnly: bool
   const entries = registered.get(server) ?? [];
   const entry = entries.find((e) => e.name === name);
   if (entry) {
-    if (entry.tool.enabled || !entry.toolset) return unknownArguments(entry, args);
+    if (entry.tool.enabled || !entry.toolset) return unknownArguments(entry, args) ?? invalidArguments(entry, args);
     return `${name} is in the "${entry.toolset}" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "${entry.toolset}"} first.`;
   }
   if (unavailable.get(server)?.has(name)) return undefined; // an unlisted tool with its own answer
@@ -227,8 +227,18 @@ function callHint(server: McpServer, name: string, args: unknown, readOnly: bool
   return `There is no tool named ${name} in this session.${why}${suggestion} tools/list has every tool with its arguments.`;
 }
 
-/** Each tool's arguments as one object schema, made once per shape (what undeclaredFields walks). */
+/** Each tool's arguments as one object schema, made once per shape (what undeclaredFields walks and calls are checked against). */
 const argumentSchemas = new WeakMap<object, z.ZodObject>();
+
+function argumentSchema(entry: Entry): z.ZodObject {
+  const shape = entry.config.inputSchema;
+  let schema = argumentSchemas.get(shape);
+  if (!schema) {
+    schema = z.object(shape);
+    argumentSchemas.set(shape, schema);
+  }
+  return schema;
+}
 
 /**
  * The refusal of arguments `entry` does not have, at any depth (`files.0.encodign`: the SDK would
@@ -237,13 +247,7 @@ const argumentSchemas = new WeakMap<object, z.ZodObject>();
  */
 function unknownArguments(entry: Entry, args: unknown): string | undefined {
   if (entry.listedInputSchema) return undefined;
-  const shape = entry.config.inputSchema;
-  let schema = argumentSchemas.get(shape);
-  if (!schema) {
-    schema = z.object(shape);
-    argumentSchemas.set(shape, schema);
-  }
-  const found = undeclaredFields(args, schema);
+  const found = undeclaredFields(args, argumentSchema(entry));
   if (found.length === 0) return undefined;
   const parts = found.map(({ at, unknown, declared }) => {
     if (at) return `${at} has no field ${unknown.join(', ')}; its fields: ${declared.join(', ')}`;
@@ -251,6 +255,29 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
     return `${entry.name} has no argument ${unknown.join(', ')}; ${list}`;
   });
   return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}. Nothing was done.`;
+}
+
+/**
+ * The refusal of arguments of the wrong type or missing, in the words of the service's own
+ * validation errors (`field: what is wrong`), followed by the listed schema of each complex argument
+ * at fault, so the next call can be right; the SDK's answer was a bare JSON-RPC "-32602 Input
+ * validation error" with zod's text. The SDK still validates what passes here.
+ */
+function invalidArguments(entry: Entry, args: unknown): string | undefined {
+  if (entry.listedInputSchema) return undefined;
+  const parsed = argumentSchema(entry).safeParse(args ?? {});
+  if (parsed.success) return undefined;
+  const listed = (compactInputSchema(entry.config.inputSchema).properties ?? {}) as Record<string, { type?: unknown }>;
+  const complex = (key: string) => ['object', 'array'].includes(String(listed[key]?.type));
+  const problems = parsed.error.issues.map((i) => {
+    const field = i.path.map(String).join('.') || '(arguments)';
+    const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
+    if (!missing) return `${field}: ${i.message.replace(/^Invalid input: /, '')}`;
+    // A complex argument's shape follows; a simple one's type is enough.
+    return i.path.length === 1 && complex(String(i.path[0])) ? `${field} is required` : `${field} is required (${missing[1]})`;
+  });
+  const shapes = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')))].filter(complex).map((k) => ` ${k} is ${JSON.stringify(listed[k])}.`);
+  return `${entry.name}: ${problems.join('; ')}.${shapes.join('')} Nothing was done.`;
 }
 
 /** Words that name the same action in tool names. */

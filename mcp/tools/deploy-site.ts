@@ -71,7 +71,7 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
 }
 
 const DeployArgs = {
-  appName: z.string().min(1).max(63).optional().describe('Name (slug) of a new app; see suggest_site_name. Omit with appId.'),
+  appName: z.string().min(1).max(63).optional().describe('Name (slug) of a new app; omitted: a free one is picked. Omit with appId.'),
   appId: z.string().min(1).optional().describe('Existing app to update instead'),
   files: z.array(FileArg).max(MAX_FILES).optional().describe('Inline files'),
   folder: z.string().optional().describe('Absolute path of a local folder (dotfiles and node_modules skipped)'),
@@ -86,7 +86,7 @@ export type DeployInput = { [K in keyof typeof DeployArgs]?: z.infer<(typeof Dep
  * folder is read, nothing is sent). Used by deploy_site before its first payment and by quote.
  */
 export function deployPlan(ctx: McpContext, args: DeployInput) {
-  if (!args.appName === !args.appId) throw new ToolFailure('deploy_site needs either appName (new app) or appId (existing app), not both. Nothing was paid.');
+  if (args.appName && args.appId) throw new ToolFailure('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was paid.');
   if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
   const files: DeployFile[] = args.folder
     ? readFolder(args.folder, ctx.config.maxFileBytes)
@@ -169,11 +169,13 @@ class DeployRun {
     const { entry, entryPoint } = this.#plan;
     if (!entry.type.startsWith('text/html'))
       throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
+    // No name given: the service's free suggestion, as suggest_site_name would give it.
+    const name = args.appName ?? ((await this.#step('x402.suggest_site_name', {})).name as string);
     const body = await this.#step(
       'x402.create_app_from_html',
       {},
       {
-        name: args.appName,
+        name,
         html: entry.bytes.toString('utf8'),
         ...(args.password ? { password: args.password } : {}),
         ...(args.visibility ? { visibility: args.visibility } : {}),

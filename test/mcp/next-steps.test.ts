@@ -90,6 +90,24 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  it('an argument of the wrong shape or a missing one is refused naming the field and the shape it takes; nothing is done', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const where = await call(client, 'table_query', { appName: 'any', table: 't', where: { price: { gt: 5 } } });
+      expect(where.isError).toBe(true);
+      const message = text(where);
+      expect(message).toMatch(/^table_query: where: expected array, received object\. where is \{"description":"All must match","type":"array","items":/);
+      // The shape named is the one tools/list shows for that argument.
+      const listed = (await client.listTools()).tools.find((t) => t.name === 'table_query')!.inputSchema.properties!.where;
+      expect(message).toContain(`where is ${JSON.stringify(listed)}. Nothing was done.`);
+      const missing = await call(client, 'account_publish_app', { html: '<p>x</p>' });
+      expect([missing.isError, text(missing)]).toEqual([true, 'account_publish_app: requestId is required (string). Nothing was done.']);
+      expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [] });
+    } finally {
+      await client.close();
+    }
+  });
+
   it('on /mcp/x402: an account tool says to connect to /mcp', async () => {
     const client = await hosted('/mcp/x402');
     try {

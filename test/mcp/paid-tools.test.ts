@@ -156,6 +156,27 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
+  it('deploy_site with files only picks a free name (as suggest_site_name would) and pays no more; appName with appId is refused free', async () => {
+    const before = await balances();
+    const files = [{ path: 'index.html', content: '<h1>named by the service</h1>' }];
+    const both = await call(stdio, 'deploy_site', { appName: uniqueName('both'), appId: 'any', files });
+    expect(both.isError).toBe(true);
+    expect(text(both)).toBe('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was paid.');
+    expect(await balances()).toEqual(before);
+
+    const quoted = await call(stdio, 'quote', { tool: 'deploy_site', args: { files } });
+    expect(quoted.structuredContent).toMatchObject({ quotes: [{ price: '0.011', allowed: true }] });
+    const r = await call(stdio, 'deploy_site', { files });
+    expect(r.isError, text(r)).toBeFalsy();
+    const out = r.structuredContent as { appName: string; url: string; paid: string };
+    expect(out.appName).toMatch(/^[a-z0-9-]+$/);
+    expect(out.paid).toBe('0.011');
+    expect(before.payer - (await balances()).payer).toBe(11_000n);
+    expect((await visit(h, out.url)).body).toContain('named by the service');
+    const apps = (await call(stdio, 'list_apps')).structuredContent as { apps: { appName: string }[] };
+    expect(apps.apps.map((a) => a.appName)).toContain(out.appName);
+  });
+
   it('deploy_site that fails at a step names the step and what was paid so far', async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('deploy-fail') });
     try {
