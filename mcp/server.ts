@@ -116,9 +116,12 @@ export function buildMcpServer(ctx: McpContext): McpServer {
     { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: instructionsFor(ctx) },
   );
   if (ctx.upstream) {
-    // A hosted svc's /mcp answers the service tools; the wallet that pays them is ours.
+    // A hosted svc's /mcp answers the service tools; the wallet that pays them is ours. The composites
+    // read local files and pay the same service's HTTP Agent API, from the same wallet, caps and ledger.
     registerUpstreamTools(server, ctx, ctx.upstream);
     registerWalletTools(server, ctx);
+    registerDeploySite(server, ctx);
+    registerUploadDataset(server, ctx);
     registerResources(server, ctx);
   } else {
     registerActionTools(server, ctx);

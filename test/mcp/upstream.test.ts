@@ -47,7 +47,7 @@ describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'account_list_apps', 'wallet_status', 'list_receipts']));
-      expect(names).not.toContain('deploy_site'); // reads local files and pays over HTTP: not offered here
+      expect(names).toContain('deploy_site'); // local files, paid over the same service's HTTP Agent API
       expect(names).not.toContain('table_query'); // tables toolset not chosen
 
       const before = await devChain(h).balanceOf(account.address);
@@ -89,6 +89,26 @@ describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
       const mine = await call(client, 'list_apps', {});
       expect(mine.isError, text(mine)).toBeFalsy();
       expect(JSON.stringify(mine.structuredContent)).toContain(appName);
+
+      // The composites run here too: deploy_site reads the files, pays each step from the same wallet
+      // within the same ledger, and the app is the wallet's, beside the one made over MCP.
+      const deployed = await call(client, 'deploy_site', {
+        files: [
+          { path: 'index.html', content: html('deployed over mcp') },
+          { path: 'css/a.css', content: 'h1{}' },
+        ],
+      });
+      expect(deployed.isError, text(deployed)).toBeFalsy();
+      const site = deployed.structuredContent as { appName: string; pathUrl: string; paid: string };
+      expect(site.paid).toBe('0.011');
+      expect(before - (await devChain(h).balanceOf(account.address))).toBe(18_000n);
+      expect(await (await fetch(site.pathUrl)).text()).toContain('deployed over mcp');
+      expect(await (await fetch(`${site.pathUrl}css/a.css`)).text()).toBe('h1{}');
+      const both = JSON.stringify((await call(client, 'list_apps', {})).structuredContent);
+      expect(both).toContain(appName);
+      expect(both).toContain(site.appName);
+      const spent = (await call(client, 'wallet_status', {})).structuredContent as { spent: { session: string } };
+      expect(spent.spent.session).toBe('0.018');
     } finally {
       await client.close();
     }
