@@ -46,9 +46,9 @@ const QueryArgs = {
     .max(TABLE_LIMITS.maxFilters)
     .optional()
     .describe('All must match'),
-  sort: Q.sort.describe('e.g. "-price,name" (- descending)'),
+  sort: Q.sort.describe('"-price,name" (- = descending, "-id" = newest first)'),
   q: Q.q.describe('Text search'),
-  fields: Q.fields.describe('Fields to return, comma-separated'),
+  fields: Q.fields.describe('Comma-separated'),
   aggregate: Q.aggregate,
   // Names that say it all: no description.
   aggregateField: z.string().optional(),

@@ -429,11 +429,25 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   if (issues.issues.length) {
     const unknown = [...issues.unknownFields];
     const msg = unknown.length
-      ? `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (schema fields: ${schema.fields.map((f) => f.name).join(', ')})`
+      ? `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (schema fields: ${schema.fields.map((f) => f.name).join(', ')})${creationOrderHint(issues)}`
       : issues.issues.map((i) => `${i.field}: ${i.message}`).join('; ');
     throw new AppError('validation_failed', `invalid query: ${msg}`, { issues: issues.issues, ...(unknown.length ? { unknownFields: unknown } : {}) });
   }
   return { limit, offset, includeTotal, filters, search, dateRange, bbox, sort, cursor, projection, compact, aggregate };
+}
+
+/** Names a web page guesses for a record's creation time. */
+const CREATED_AT = /^(created_?at|created|creation_?(date|time))$/i;
+
+/**
+ * Sorting by creation time is what a page listing the newest records asks first; records have no
+ * such field to sort on, but they are numbered in the order they are created.
+ */
+function creationOrderHint(issues: IssueList): string {
+  const asked = issues.issues.some(
+    (i) => (i.field === 'sort' || i.field === 'sortField') && CREATED_AT.test(/^unknown field "(.*)"$/.exec(i.message)?.[1] ?? ''),
+  );
+  return asked ? '; records are numbered in the order they are created: sort=-id lists the newest first' : '';
 }
 
 const NUMERIC_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;

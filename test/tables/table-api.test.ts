@@ -245,6 +245,21 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     expect(body.error.message).toContain(field);
   });
 
+  it('sorting by a creation time the schema lacks says how to list the newest first, and that order holds', async () => {
+    const { status, body } = await get('?sort=-createdAt');
+    expect(status).toBe(400);
+    expect(body.error.message).toMatch(
+      /unknown field: createdAt \(schema fields: .*\); records are numbered in the order they are created: sort=-id lists the newest first$/,
+    );
+    expect((await get('?sortField=created_at&sortDir=desc')).body.error.message).toContain('sort=-id lists the newest first');
+    // Not on a filter, where sorting is no answer.
+    expect((await get('?filter[createdAt][gt]=1')).body.error.message).not.toContain('sort=-id');
+    const newest = await get('?sort=-id');
+    const created = (newest.body.records as { createdAt: string }[]).map((r) => Date.parse(r.createdAt));
+    expect(created.length).toBeGreaterThan(1);
+    expect(created).toEqual([...created].sort((a, b) => b - a));
+  });
+
   it('several unknown fields are all named', async () => {
     const { status, body } = await get('?sortField=foo&fields=bar,name&groupBy=baz&aggregate=count');
     expect(status).toBe(400);
