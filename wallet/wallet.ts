@@ -282,19 +282,23 @@ export class Wallet {
     );
   }
 
-  /** The service answered 402 to a signed payment (the ledger released it): not settled, nothing paid. */
+  /**
+   * The service answered 402 to a signed payment (the ledger released it): not settled, nothing paid.
+   * The service's own sentence is kept: it says what to do (on the dev chain, the faucet command).
+   */
   async #paymentRejected(req: PaidRequest, response: Response): Promise<WalletError> {
-    const reason = await response
+    const { reason, said } = await response
       .clone()
       .json()
       .then((b: unknown) => {
-        const error = (b as { error?: unknown } | null)?.error;
-        return typeof error === 'string' ? error : JSON.stringify(error ?? '');
+        const { error, message } = (b ?? {}) as { error?: unknown; message?: unknown };
+        return { reason: typeof error === 'string' ? error : JSON.stringify(error ?? ''), said: typeof message === 'string' ? message.slice(0, 400) : '' };
       })
-      .catch(() => '');
+      .catch(() => ({ reason: '', said: '' }));
+    const next = /faucet/.test(said) ? '' : ' Check wallet_status (balance) and try again.';
     return new WalletError(
       'payment_rejected',
-      `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid. Check wallet_status (balance) and try again.`,
+      `The service rejected the signed payment for ${req.action}${reason ? ` (${reason})` : ''}; it was not settled, so nothing was paid.${said ? ` The service said: ${said}.` : ''}${next}`,
       'none',
     );
   }

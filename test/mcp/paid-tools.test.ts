@@ -177,6 +177,25 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     expect(apps.apps.map((a) => a.appName)).toContain(out.appName);
   });
 
+  it('an unfunded wallet is told, in dev mode, the faucet command for its own address; nothing is paid or counted', async () => {
+    const empty = generatePrivateKey();
+    const address = privateKeyToAccount(empty).address;
+    const poor = await connectStdio({ ...baseEnv(), SVC_WALLET_PRIVATE_KEY: empty, SVC_SPEND_LEDGER: ledger('unfunded') });
+    try {
+      const r = await call(poor, 'create_app_from_html', { appName: uniqueName('poor'), html: '<h1>no funds</h1>' });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(
+        /^The service rejected the signed payment for x402\.create_app_from_html \(insufficient_funds\); it was not settled, so nothing was paid\./,
+      );
+      expect(text(r).toLowerCase()).toContain(`npx svc-agent-host faucet ${address.toLowerCase()} 5`);
+      const status = (await call(poor, 'wallet_status')).structuredContent as { spent: { session: string; day: string } };
+      expect(status.spent).toMatchObject({ session: '0', day: '0' });
+      expect(await chain.balanceOf(address)).toBe(0n);
+    } finally {
+      await poor.close();
+    }
+  });
+
   it('deploy_site that fails at a step names the step and what was paid so far', async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('deploy-fail') });
     try {
