@@ -222,16 +222,17 @@ export function headroom(t: SpendTotals, caps: Caps): Headroom {
 
 export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, action: string): void {
   const h = headroom(t, caps);
+  // A per-call cap is not used up: what is left of it is the cap itself, so it is not said.
   const fail = (cap: string, limit: bigint, left: bigint, hint: string) => {
+    const remaining = cap === 'per-call' ? '' : ` and ${atomicToUsdc(left)} USDC of it is left`;
     throw new WalletError(
       'cap_exceeded',
-      `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: the ${cap} cap is ${atomicToUsdc(limit)} USDC and ${atomicToUsdc(left)} USDC of it is left. Nothing was paid. ${hint}`,
+      `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: the ${cap} cap is ${atomicToUsdc(limit)} USDC${remaining}. Nothing was paid. ${hint}`,
       'none',
       { cap, limit: atomicToUsdc(limit), headroom: atomicToUsdc(left), price: atomicToUsdc(amount) },
     );
   };
-  if (amount > caps.perCall)
-    fail('per-call', caps.perCall, caps.perCall, 'Raise SVC_MAX_USDC_PER_CALL in the MCP server configuration if this price is acceptable.');
+  if (amount > caps.perCall) fail('per-call', caps.perCall, caps.perCall, 'Ask the user to raise SVC_MAX_USDC_PER_CALL if this price is acceptable.');
   if (amount > h.session)
     fail('per-session', caps.perSession, h.session, 'The session cap resets when the MCP server restarts; the user can raise SVC_MAX_USDC_PER_SESSION.');
   if (amount > h.day)

@@ -215,7 +215,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const before = await balances();
       const r = await call(s.client, 'create_app_from_html', { appName: uniqueName('capped'), html: '<p>x</p>' });
       expect(r.isError).toBe(true);
-      expect(text(r)).toMatch(/Refused to pay 0\.007 USDC for x402\.create_app_from_html: the per-call cap is 0\.005 USDC.*Nothing was paid/);
+      expect(text(r)).toMatch(
+        /Refused to pay 0\.007 USDC for x402\.create_app_from_html: the per-call cap is 0\.005 USDC\. Nothing was paid\. Ask the user to raise SVC_MAX_USDC_PER_CALL if this price is acceptable\.$/,
+      );
       expect(await balances()).toEqual(before);
       expect(fs.existsSync(ledger('percall')) ? JSON.parse(fs.readFileSync(ledger('percall'), 'utf8')).entries : []).toEqual([]);
     } finally {
