@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * One vocabulary for the model. A hosted site is an **app**; every tool takes and every result gives
  * its id as `appId` and its slug (the host label) as `appName`, and every app carries `url` (host form)
@@ -12,6 +14,14 @@ export const ACTION_ARG_NAMES: Record<string, Record<string, string>> = {
   '*': EVERY_ACTION,
   'x402.create_app_from_html': { appName: 'name' },
 };
+
+/**
+ * A tool argument's schema in the tools' vocabulary: the service describes its `siteId` for HTTP
+ * ("Site id", "Site identifier"); a tool's `appId` is described as the app id it is.
+ */
+export function asToolArgSchema(arg: string, schema: z.core.$ZodType): z.core.$ZodType {
+  return arg === 'appId' && schema instanceof z.ZodType ? schema.describe('App id (appId in results)') : schema;
+}
 
 /** The service's name of a tool argument of `action`. */
 export function serviceArgName(action: string, arg: string): string {

@@ -5,7 +5,7 @@ import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
-import { accountAnswerAsApps } from '../vocabulary.js';
+import { accountAnswerAsApps, asToolArgSchema } from '../vocabulary.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
 const ARG_OF: Record<string, string> = { siteId: 'appId' };
@@ -27,7 +27,7 @@ function shapeOf(op: AccountOperation): AccountToolShape {
     hit = { input: {}, fields: new Map() };
     for (const where of ['params', 'query', 'body'] as const) {
       for (const [field, schema] of Object.entries((op[where]?.shape ?? {}) as Record<string, z.core.$ZodType>)) {
-        hit.input[argOf(op, field)] = schema;
+        hit.input[argOf(op, field)] = asToolArgSchema(argOf(op, field), schema);
         hit.fields.set(argOf(op, field), [where, field]);
       }
     }

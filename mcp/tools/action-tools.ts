@@ -11,7 +11,7 @@ import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { guarded, okResult } from '../results.js';
 import { maxPriceArg } from '../schemas.js';
-import { serviceArgName, toolArgName } from '../vocabulary.js';
+import { asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -20,14 +20,11 @@ export function isReadOnlyAction(action: AgentAction, price: string): boolean {
   return action.readOnly && usdcToAtomic(price) === 0n;
 }
 
-function priceSentence(ctx: McpContext, action: AgentAction, price: string): string {
-  const paid = usdcToAtomic(price) > 0n;
-  if (ctx.hosted) {
-    if (paid) return `Costs ${price} USDC, paid by your wallet (x402: the result asks for payment; retry with _meta["x402/payment"]).`;
-    return action.identity ? 'Free; your wallet signs a zero-value x402 authorization to prove it owns the apps.' : 'Free.';
-  }
-  if (paid) return `Costs ${price} USDC from the wallet, within its caps.`;
-  return action.identity ? 'Free (the wallet signs a zero-value proof of ownership).' : 'Free.';
+/** The price, after the catalogue's description (which says how a free action's wallet proves itself). */
+function priceSentence(ctx: McpContext, price: string): string {
+  if (usdcToAtomic(price) === 0n) return 'Free.';
+  if (ctx.hosted) return `Costs ${price} USDC, paid by your wallet (x402: the result asks for payment; retry with _meta["x402/payment"]).`;
+  return `Costs ${price} USDC from the wallet, within its caps.`;
 }
 
 interface ToolShape {
@@ -51,7 +48,7 @@ function toolShape(action: AgentAction, paid: boolean): ToolShape {
     const input: Record<string, z.core.$ZodType> = {};
     for (const [k, schema] of Object.entries(action.params.shape as z.ZodRawShape)) {
       params.set(toolArgName(action.name, k), k);
-      input[toolArgName(action.name, k)] = schema;
+      input[toolArgName(action.name, k)] = asToolArgSchema(toolArgName(action.name, k), schema);
     }
     for (const [k, schema] of Object.entries(bodyShape)) {
       body.set(toolArgName(action.name, k), k);
@@ -82,7 +79,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
       ctx,
       name,
       {
-        description: () => `${action.description} ${priceSentence(ctx, action, priceOf(ctx, action.name))}`,
+        description: () => `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,
         inputSchema: shape.input,
         annotations: { readOnlyHint: action.readOnly, destructiveHint: action.destructive, idempotentHint: action.idempotent, openWorldHint: true },
       },

@@ -134,7 +134,7 @@ export const listApps = {
   path: '/api/x402/apps',
   price: '0',
   description:
-    'List the apps owned by the calling wallet. Free, but the wallet proves itself with a zero-value signed x402 authorization (the 402 asks for amount 0; nothing is transferred).',
+    'List the apps owned by the calling wallet, which proves itself with a zero-value signed x402 authorization (the 402 asks for amount 0; nothing is transferred).',
   params: NoParams,
   input: NoBody,
   output: z.object({ ok: z.literal(true), apps: z.array(AgentAppListEntrySchema) }),
