@@ -85,6 +85,13 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       expect(everything.length).toBeGreaterThan(tools.length);
       for (const t of everything) expect(JSON.stringify(t).length, t.name).toBeLessThanOrEqual(1_600);
       expect(size(everything)).toBeLessThanOrEqual(48_000);
+      // One vocabulary, said once: every appId is described as the app's id (not the service's "site"),
+      // and no description states its price twice.
+      for (const t of everything) {
+        const appId = (t.inputSchema.properties as Record<string, { description?: string }> | undefined)?.appId;
+        if (appId) expect(appId.description ?? '', t.name).not.toMatch(/site/i);
+        expect(t.description!.match(/\bFree\b/g)?.length ?? 0, t.name).toBeLessThanOrEqual(1);
+      }
     } finally {
       await all.close();
     }
