@@ -168,9 +168,14 @@ class DatasetUpload {
       ...(sheet ? { sheet } : {}),
     });
     await this.#progress.report('converted');
-    const asset = conv.asset as { url?: string } & Record<string, unknown>;
+    const asset = conv.asset as { url?: string; pathUrl?: string } & Record<string, unknown>;
     const paid = this.#paid.paidSoFar();
-    return okResult({ strategy: up.strategy, asset, paid, receiptIds: this.#paid.receiptIds() }, `Dataset ready at ${asset?.url}. Paid ${paid} USDC.`);
+    // What the table tools take, from the dataset's Table API address ({base}/api/data/<appName>/<table>).
+    const [appName, table] = (asset?.pathUrl ? new URL(asset.pathUrl).pathname.split('/').slice(-2) : []).map(decodeURIComponent);
+    return okResult(
+      { appName, table, strategy: up.strategy, asset, paid, receiptIds: this.#paid.receiptIds() },
+      `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}). Paid ${paid} USDC.`,
+    );
   }
 }
 

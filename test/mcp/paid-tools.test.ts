@@ -404,7 +404,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect(small.isError, text(small)).toBeFalsy();
         expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
         expect(before.payer - (await balances()).payer).toBe(11_000n);
-        const q = await call(s.client, 'table_query', { appName: name, table: 'cities', sort: 'population' });
+        // The result names what table_query takes.
+        const { appName, table } = small.structuredContent as { appName: string; table: string };
+        expect([appName, table]).toEqual([name, 'cities']);
+        const q = await call(s.client, 'table_query', { appName, table, sort: 'population' });
         expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
 
         const file = path.join(dir, 'big.csv');
