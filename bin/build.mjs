@@ -39,12 +39,7 @@ const common = {
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 await esbuild.build({
   ...common,
-  entryPoints: {
-    svc: 'cli/svc.ts',
-    'sandbox-worker': 'service/functions/sandbox-worker.ts',
-    'csv-scan-worker': 'service/datasets/parsers/csv-scan-worker.ts',
-    'pglite-template': 'service/db/pglite-template.ts',
-  },
+  entryPoints: { svc: 'cli/svc.ts', 'sandbox-worker': 'service/functions/sandbox-worker.ts', 'pglite-template': 'service/db/pglite-template.ts' },
   outdir: 'dist',
   external: [...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})],
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },

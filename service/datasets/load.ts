@@ -4,7 +4,6 @@ import { isDataException } from '../db/client.js';
 import { copyIntoColumnTable, copyTakesStatements, createColumnTable, finishColumnTable, loadedCount } from '../db/column-storage.js';
 import { sameFields, type InferredSchema } from './infer.js';
 import { csvRecordChunks, scanCsvForCopy, type CsvCopyPlan } from './parsers/csv-scan.js';
-import { scanCsvOffThread } from './parsers/csv-scan-thread.js';
 import { copyChunks, GuessMissed, inferSchema, type OpenStream, type PreparedFile } from './pipeline.js';
 import { DataFileError, type ParseLimits } from './records.js';
 
@@ -14,8 +13,8 @@ import { DataFileError, type ParseLimits } from './records.js';
  *
  * - **CSV fast path.** The schema is guessed from the first MiB (csv-scan.ts), the table created
  *   with it and the file's own bytes handed to `COPY … FORMAT csv` (PostgreSQL parses them) while,
- *   at the same time, the scan reads the whole file on a worker thread (csv-scan-thread.ts): it
- *   checks every record and infers the final schema. Same schema as the guess (the usual case): done, in about the time of the COPY alone.
+ *   at the same time, the scan reads the whole file: it checks every record and infers the final
+ *   schema. Same schema as the guess (the usual case): done, in about the time of the COPY alone.
  *   A column widened further down: the COPY is rolled back (savepoint) and run again with the
  *   final schema. A file the scan does not accept: the two-pass path.
  * - **Guess and verify** (every other kind): the schema is inferred from the first
@@ -116,8 +115,7 @@ async function loadCsvWithCopy(
   open: OpenStream,
   limits: ParseLimits,
 ): Promise<Loaded | { full: CsvCopyPlan | null }> {
-  // The whole-file scan runs on a worker thread beside the COPY (on PGlite, the COPY runs on this one).
-  const whole = guess.complete ? Promise.resolve(guess) : scanCsvOffThread(open, limits);
+  const whole = guess.complete ? Promise.resolve(guess) : scanCsvForCopy(await open(), limits);
   whole.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
   const attempt = (plan: CsvCopyPlan): Promise<Loaded | null> =>
     inSavepoint(db, async (sp) => {

@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { csvRecordChunks, scanCsvForCopy } from '../../service/datasets/parsers/csv-scan.js';
-import { scanCsvOffThread } from '../../service/datasets/parsers/csv-scan-thread.js';
 import { inferSchema, prepareDataFile } from '../../service/datasets/pipeline.js';
 import { DEFAULT_PARSE_LIMITS } from '../../service/datasets/records.js';
 
@@ -119,27 +118,6 @@ describe('CSV fast path: the scan', () => {
     expect(whole!.schema.fields.map((f) => f.type)).toEqual(['number', 'string']);
     expect(whole!.schema.records).toBe(40_001);
     expect(whole!.schema).toEqual({ ...(await papaparseSchema(bytes)), nameOf: whole!.schema.nameOf });
-  });
-
-  it('on a worker thread: the same plan as here, for files of many chunks (widened, accepted, refused), and here again if the worker cannot start', async () => {
-    const rows = Array.from({ length: 60_000 }, (_, i) => `${i},item ${i},${(i % 97) / 4},${i % 2 === 0},2024-01-${String((i % 28) + 1).padStart(2, '0')}`);
-    const plain = Buffer.from(`id,name,price,ok,day\n${rows.join('\n')}\n`);
-    const widened = Buffer.concat([plain, Buffer.from('1.5,x,1,maybe,2024-02-30\n')]);
-    const refusedLate = Buffer.concat([plain, Buffer.from('\n7,y,1,true,2024-01-01\n')]);
-    for (const bytes of [plain, widened, refusedLate]) {
-      const open = async () => stream(bytes, 64 * 1024); // ~30 chunks: more than are ever in flight
-      const here = await scanCsvForCopy(await open(), limits);
-      expect(await scanCsvOffThread(open, limits)).toEqual(here);
-      expect(await scanCsvOffThread(open, limits, '/nonexistent/csv-scan-worker.mjs')).toEqual(here);
-    }
-    expect((await scanCsvOffThread(async () => stream(widened, 64 * 1024), limits))!.schema.fields.map((f) => f.type)).toEqual([
-      'number',
-      'string',
-      'number',
-      'string',
-      'string',
-    ]);
-    expect(await scanCsvOffThread(async () => stream(refusedLate, 64 * 1024), limits)).toBeNull();
   });
 
   it('cuts chunks only between records, never inside quotes', async () => {
