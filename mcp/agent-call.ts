@@ -40,13 +40,17 @@ function paymentInfo(entry: LedgerEntry | undefined): PaymentInfo | null {
   return { price: atomicToUsdc(BigInt(entry.amount)), receiptId: entry.receiptId ?? null, txHash: entry.txHash ?? null };
 }
 
+/** What a refused call cost when nothing was paid (a composite tool says it of the failed step: tools/paid-steps.ts). */
+export const NOTHING_PAID = 'Nothing was paid.';
+
 function costSentence(entry: LedgerEntry | undefined): string {
-  if (!entry || entry.status === 'released') return 'Nothing was paid.';
+  if (!entry || entry.status === 'released') return NOTHING_PAID;
   if (entry.status === 'committed') return `${atomicToUsdc(BigInt(entry.amount))} USDC was paid.`;
   return `The ${atomicToUsdc(BigInt(entry.amount))} USDC payment may have been taken (counted as spent); check list_apps / list_receipts before retrying.`;
 }
 
-function nextStep(status: number, message = ''): string {
+function nextStep(status: number, message = '', code?: string): string {
+  if (code === 'data_file_invalid') return 'Fix the file where the message says, then upload it again.';
   if (/insufficient_funds/.test(message))
     return /faucet/.test(message) ? 'Fund the wallet as the message says, then call again.' : 'The wallet lacks USDC for this price: fund it, then call again.';
   if (status === 400) return 'Fix the arguments named above and call again.';
@@ -86,7 +90,7 @@ function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, 
 
 function failureSentence(tool: string, response: Response, answer: ServiceAnswer, cost: string): string {
   const f = describeFailure(response, answer);
-  return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(response.status, f.what)}`;
+  return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(response.status, f.what, f.code)}`;
 }
 
 /**

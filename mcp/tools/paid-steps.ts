@@ -4,7 +4,7 @@ import type { AgentAction } from '../../shared/agent-api/action.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import { assertWithinCaps } from '../../wallet/ledger.js';
-import { callAction, type PaymentInfo } from '../agent-call.js';
+import { callAction, NOTHING_PAID, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 
 /**
@@ -76,7 +76,8 @@ export class PaidSteps {
       if (r.payment) this.#payments.push({ action: name, ...r.payment });
       return r.body;
     } catch (e) {
-      throw failure(name.slice(5), (e as Error).message);
+      // The step's own "Nothing was paid." would read as the whole tool call's, beside what earlier steps paid.
+      throw failure(name.slice(5), (e as Error).message.replace(NOTHING_PAID, 'This step was not charged.'));
     }
   }
 }

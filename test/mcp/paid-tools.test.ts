@@ -424,6 +424,16 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
         const count = await call(s.client, 'table_query', { appName: name, table: 'big', aggregate: 'count' });
         expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
+
+        // A file that cannot be converted: the upload URL was paid, the conversion was not; the
+        // answer says which, and that the fix is the file.
+        const beforeBad = await balances();
+        const bad = await call(s.client, 'upload_dataset', { appId: app.app.appId, content: 'a,b\n1,2\n"open,3\n', fileName: 'bad.csv' });
+        expect(bad.isError).toBe(true);
+        expect(text(bad)).toMatch(
+          /^upload_dataset stopped at convert_data_file_to_api: .*row \d+.*\[HTTP 400 data_file_invalid\]\. This step was not charged\. Fix the file where the message says, then upload it again\. Paid so far in this upload: 0\.001 USDC\.$/s,
+        );
+        expect(beforeBad.payer - (await balances()).payer).toBe(1_000n);
       } finally {
         await s.close();
       }
