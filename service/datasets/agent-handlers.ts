@@ -3,17 +3,11 @@ import type { TouchedApp } from '../agent/handler.js';
 import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
-import { walletOwner } from '../sites/owner.js';
-import { getOwnedSite, type SiteRow } from '../sites/sites.js';
+import { getWalletApp, type SiteRow } from '../sites/sites.js';
 import { convertDataFile, planConversion, type ConvertPlan } from './datasets.js';
 import { checkCompletion, completeUpload, createUpload, planUpload, verifyUploadToken, type UploadRow } from './uploads.js';
 
 const touched = (site: SiteRow): TouchedApp => ({ id: site.id, slug: site.slug, visibility: site.visibility });
-
-/** The app if the paying wallet owns it; otherwise 404 (and nothing is charged). */
-function ownedApp(deps: Deps, wallet: string, siteId: string): Promise<SiteRow> {
-  return getOwnedSite(deps.db, walletOwner(wallet), siteId);
-}
 
 /** A given uploadToken must be valid, unexpired, and name this app and key. */
 function checkToken(deps: Deps, token: string | undefined, siteId: string, key: string): void {
@@ -29,7 +23,7 @@ function checkToken(deps: Deps, token: string | undefined, siteId: string, key: 
 /** x402.create_data_file_upload_url — the kind and size are checked before payment (400/413 cost nothing). */
 export const createDataFileUploadUrlHandler = handlerFor<typeof createDataFileUploadUrl, SiteRow>(createDataFileUploadUrl, {
   async check({ deps, wallet, params, input }) {
-    const site = await ownedApp(deps, wallet, params.siteId);
+    const site = await getWalletApp(deps.db, wallet, params.siteId);
     planUpload(deps, input);
     return site;
   },
@@ -43,7 +37,7 @@ export const completeDataFileMultipartUploadHandler = handlerFor<typeof complete
   completeDataFileMultipartUpload,
   {
     async check({ deps, wallet, params, input }) {
-      const site = await ownedApp(deps, wallet, params.siteId);
+      const site = await getWalletApp(deps.db, wallet, params.siteId);
       checkToken(deps, input.uploadToken, site.id, input.key);
       const upload = await checkCompletion(deps, site.id, input);
       return { site, upload };
@@ -63,7 +57,7 @@ export const completeDataFileMultipartUploadHandler = handlerFor<typeof complete
  */
 export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToApi, { site: SiteRow; plan: ConvertPlan }>(convertDataFileToApi, {
   async check({ deps, wallet, params, input }) {
-    const site = await ownedApp(deps, wallet, params.siteId);
+    const site = await getWalletApp(deps.db, wallet, params.siteId);
     checkToken(deps, input.uploadToken, site.id, input.key);
     const plan = await planConversion(deps, site, input);
     return { site, plan };

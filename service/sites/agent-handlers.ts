@@ -15,7 +15,6 @@ import { and, asc, desc, eq } from 'drizzle-orm';
 import { SITE_UPLOAD_URL_TTL_SECONDS } from '../../shared/agent-api/actions/common.js';
 import { handlerFor } from '../agent/typed-handler.js';
 import type { TouchedApp } from '../agent/handler.js';
-import type { DbOrTx } from '../db/client.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
@@ -31,7 +30,7 @@ import {
   createSite,
   deleteSite,
   deleteSiteBlobs,
-  getOwnedSite,
+  getWalletApp,
   isSlugTaken,
   recordSiteFiles,
   suggestAvailableSlug,
@@ -70,14 +69,6 @@ function sitePath(field: string, p: string): string {
   if (!r.success)
     throw new AppError('validation_failed', `invalid ${field}: ${r.error.issues[0]?.message}`, { issues: [{ field, message: r.error.issues[0]?.message }] });
   return r.data;
-}
-
-/** Loads the app if the paying wallet owns it; another wallet's app is a 404, like none. */
-function ownedApp(db: DbOrTx, wallet: string, siteId: string): Promise<SiteRow> {
-  return getOwnedSite(db, walletOwner(wallet), siteId).catch((e: unknown) => {
-    if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${siteId} not found for this wallet`);
-    throw e;
-  });
 }
 
 // ── upload tokens ────────────────────────────────────────────────────────────────────────────────
@@ -202,11 +193,11 @@ export const appAgentHandlers = {
           issues: [{ field: 'contentType', message: 'not a media type' }],
         });
       }
-      const site = await ownedApp(deps.db, wallet, params.siteId);
+      const site = await getWalletApp(deps.db, wallet, params.siteId);
       await assertCanWriteFile(deps, site, sitePath('path', input.path), Buffer.byteLength(input.content, 'utf8'));
     },
     async run({ deps, wallet, params, input, tx }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       const row = await writeSiteFile(
         deps,
         site,
@@ -220,20 +211,20 @@ export const appAgentHandlers = {
   [updateAppMeta.name]: handlerFor(updateAppMeta, {
     async check({ deps, wallet, params, input }) {
       assertAccessChange(input);
-      await ownedApp(deps.db, wallet, params.siteId);
+      await getWalletApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, input, tx }) {
-      const row = await changeSiteAccess(deps, await ownedApp(tx, wallet, params.siteId), input, tx);
+      const row = await changeSiteAccess(deps, await getWalletApp(tx, wallet, params.siteId), input, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
   }),
 
   [publishApp.name]: handlerFor(publishApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps.db, wallet, params.siteId);
+      await getWalletApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       const row = await updateSite(deps, site, { published: true, status: 'published' }, tx);
       return { result: appResult(deps, row, 'published'), app: touched(row) };
     },
@@ -241,10 +232,10 @@ export const appAgentHandlers = {
 
   [unpublishApp.name]: handlerFor(unpublishApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps.db, wallet, params.siteId);
+      await getWalletApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       const row = await updateSite(deps, site, { published: false, status: 'updated' }, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
     },
@@ -252,10 +243,10 @@ export const appAgentHandlers = {
 
   [deleteApp.name]: handlerFor(deleteApp, {
     async check({ deps, wallet, params }) {
-      await ownedApp(deps.db, wallet, params.siteId);
+      await getWalletApp(deps.db, wallet, params.siteId);
     },
     async run({ deps, wallet, params, tx }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       // Tables, datasets and file rows hang off the site with ON DELETE CASCADE; blobs go after commit.
       await deleteSite(deps, site, tx);
       return { result: appResult(deps, site, 'deleted'), app: touched(site), afterCommit: () => deleteSiteBlobs(deps, site.id) };
@@ -264,7 +255,7 @@ export const appAgentHandlers = {
 
   [createSiteUploadUrls.name]: handlerFor(createSiteUploadUrls, {
     async check({ deps, wallet, params, input }) {
-      const site = await ownedApp(deps.db, wallet, params.siteId);
+      const site = await getWalletApp(deps.db, wallet, params.siteId);
       const seen = new Set<string>();
       input.files.forEach((f, i) => {
         const p = sitePath(`files.${i}.path`, f.path);
@@ -280,7 +271,7 @@ export const appAgentHandlers = {
       for (const f of input.files) await assertCanWriteFile(deps, site, sitePath('path', f.path), f.size);
     },
     async run({ deps, wallet, params, input, tx }) {
-      await ownedApp(tx, wallet, params.siteId);
+      await getWalletApp(tx, wallet, params.siteId);
       const batch = randomBytes(8).toString('hex');
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + SITE_UPLOAD_URL_TTL_SECONDS;
       const files = [];
@@ -292,7 +283,7 @@ export const appAgentHandlers = {
         claims.files.push({ path, size: f.size, type: f.type, key });
         files.push({ path, size: f.size, type: f.type, method: 'PUT' as const, uploadUrl: put.url, headers: put.headers, expiresAt: put.expiresAt });
       }
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       return {
         result: { uploadToken: signUploadToken(deps.secret, claims), expiresAt: new Date(exp * 1000).toISOString(), files },
         app: touched(site),
@@ -302,12 +293,12 @@ export const appAgentHandlers = {
 
   [finalizeSiteUpload.name]: handlerFor(finalizeSiteUpload, {
     async check({ deps, wallet, params, input }) {
-      const site = await ownedApp(deps.db, wallet, params.siteId);
+      const site = await getWalletApp(deps.db, wallet, params.siteId);
       const claims = readUploadToken(deps, input.uploadToken, params.siteId, wallet);
       return { site, claims, files: await checkArrivedFiles(deps, claims, input) };
     },
     async run({ deps, wallet, params, input, tx, state }) {
-      const site = await ownedApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       await lockSiteOwner(tx, site);
       for (const f of state.files) await assertCanWriteFile(deps, site, f.path, f.size, tx);
       let row = await recordSiteFiles(deps, site, state.files, tx);

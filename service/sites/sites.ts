@@ -13,7 +13,7 @@ import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
-import { ownedBy, ownerColumns, ownerKey, type SiteOwner } from './owner.js';
+import { ownedBy, ownerColumns, ownerKey, walletOwner, type SiteOwner } from './owner.js';
 import { normaliseSitePath, SitePathSchema } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
@@ -260,6 +260,17 @@ export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string)
     .where(and(eq(sites.id, siteId), ownedBy(owner)));
   if (!row) throw new AppError('not_found', `site ${siteId} not found`);
   return row;
+}
+
+/**
+ * The app (site) if the paying wallet owns it, for the Agent API: a 404 in its words ("app … not
+ * found for this wallet") otherwise, whether the app is another wallet's or none at all.
+ */
+export function getWalletApp(db: DbOrTx, wallet: string, siteId: string): Promise<SiteRow> {
+  return getOwnedSite(db, walletOwner(wallet), siteId).catch((e: unknown) => {
+    if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${siteId} not found for this wallet`);
+    throw e;
+  });
 }
 
 export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit: number; offset: number }): Promise<{ sites: SiteView[]; total: number }> {

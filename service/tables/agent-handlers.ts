@@ -2,8 +2,7 @@ import { createTableApi, insertTableRecords } from '../../shared/agent-api/actio
 import type { TouchedApp } from '../agent/handler.js';
 import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
 import { AppError } from '../http/app-error.js';
-import { walletOwner } from '../sites/owner.js';
-import { getOwnedSite, type SiteRow } from '../sites/sites.js';
+import { getWalletApp, type SiteRow } from '../sites/sites.js';
 import { normaliseRecords } from './records.js';
 import { createTable, getTableById, insertRecords, parseTableSchema, toTableView, type TableRow } from './tables.js';
 
@@ -15,7 +14,7 @@ const touched = (site: SiteRow): TouchedApp => ({ id: site.id, slug: site.slug, 
  */
 export const createTableApiHandler = handlerFor<typeof createTableApi, SiteRow>(createTableApi, {
   async check({ deps, wallet, params, input }) {
-    const site = await getOwnedSite(deps.db, walletOwner(wallet), params.siteId);
+    const site = await getWalletApp(deps.db, wallet, params.siteId);
     parseTableSchema(input.schema);
     return site;
   },

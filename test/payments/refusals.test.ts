@@ -280,12 +280,15 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
       ['POST', `/api/x402/apps/${siteId}/unpublish`, undefined, 1000n],
       ['DELETE', `/api/x402/apps/${siteId}`, undefined, 1000n],
       ['POST', `/api/x402/apps/${siteId}/upload-urls`, { files: [{ path: 'x.png', size: 8, type: 'image/png' }] }, 1000n],
+      ['POST', `/api/x402/apps/${siteId}/tables`, { name: 'Mine', schema: { fields: [{ name: 'a' }] } }, 8000n],
+      ['POST', `/api/x402/apps/${siteId}/data-files/upload-url`, { fileName: 'd.csv', fileSize: 10 }, 1000n],
     ];
     for (const [method, path, body, value] of attempts) {
       const header = xPaymentHeader(await signAuthorization(intruder, { to: DEV_RECIPIENT, value }));
       const res = await fetch(`${h.url}${path}`, body === undefined ? { method, headers: header } : jsonInit(method, body, header));
       expect(res.status, `${method} ${path}`).toBe(404);
-      expect((await res.json()).error.code).toBe('not_found');
+      // The same words on every app route (Tables and data files said "site … not found").
+      expect((await res.json()).error, `${method} ${path}`).toMatchObject({ code: 'not_found', message: `app ${siteId} not found for this wallet` });
     }
     expect(await balances(intruder.address)).toEqual(before);
     const page = await fetch(`${h.url}/s/owned-${kind}/`);
