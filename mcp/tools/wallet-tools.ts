@@ -2,10 +2,10 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, actionByName, toolNameOf } from '../../shared/agent-api/catalogue.js';
-import { atomicToUsdc } from '../../shared/money.js';
+import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import type { LedgerEntry } from '../../wallet/ledger.js';
 import { quoteAction, quoteAmount, type Quote } from '../agent-call.js';
-import type { McpContext } from '../context.js';
+import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type DeployInput, deployPlan } from './deploy-site.js';
@@ -46,6 +46,12 @@ async function quoteComposite(ctx: McpContext, tool: string, args: Record<string
   return { ...q, steps: plan.map((a) => toolNameOf(a)) };
 }
 
+/** The tools quote prices: the composites and every action with a price (free ones are not paid tools). */
+function paidToolNames(ctx: McpContext): string[] {
+  const paid = (AGENT_ACTIONS as readonly AgentAction[]).filter((a) => usdcToAtomic(priceOf(ctx, a.name)) > 0n);
+  return ['deploy_site', 'upload_dataset', ...paid.map((a) => toolNameOf(a))];
+}
+
 export function registerWalletTools(server: McpServer, ctx: McpContext): void {
   const ro = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
   addTool(
@@ -77,10 +83,7 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): void {
       guarded(async () => {
         if (tool === 'deploy_site' || tool === 'upload_dataset') return okResult({ quotes: [await quoteComposite(ctx, tool, args ?? {})] });
         const actions = tool ? [findAction(tool)] : (AGENT_ACTIONS as readonly AgentAction[]);
-        if (actions.some((a) => !a))
-          throw new ToolFailure(
-            `Unknown tool "${tool}". Paid tools: deploy_site, upload_dataset, ${AGENT_ACTIONS.map((a) => toolNameOf(a as AgentAction)).join(', ')}.`,
-          );
+        if (actions.some((a) => !a)) throw new ToolFailure(`Unknown tool "${tool}". Paid tools: ${paidToolNames(ctx).join(', ')}.`);
         const quotes = [];
         for (const a of actions as AgentAction[]) quotes.push(await quoteAction(ctx, a));
         return okResult({ quotes: tool ? quotes : quotes.filter((q) => q.price !== '0') });

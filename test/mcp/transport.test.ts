@@ -184,7 +184,9 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const composite = await call(stdio, 'quote', { tool: 'upload_dataset' });
     expect(composite.structuredContent).toMatchObject({ quotes: [{ tool: 'upload_dataset', price: '0.012' }] });
     const unknown = await call(stdio, 'quote', { tool: 'deploy_everything' });
-    expect(text(unknown)).toMatch(/Unknown tool "deploy_everything"\. Paid tools: deploy_site, upload_dataset/);
+    expect(text(unknown)).toMatch(/^Unknown tool "deploy_everything"\. Paid tools: deploy_site, upload_dataset, create_app_from_html, /);
+    // Only tools that cost something are named (list_apps and list_pricing are free).
+    expect(text(unknown)).not.toMatch(/list_apps|list_pricing|suggest_site_name|describe_api/);
   });
 
   it('bad arguments come back as a tool error naming the field', async () => {
