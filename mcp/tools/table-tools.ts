@@ -108,7 +108,9 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}. Nothing was paid. ${failureHint(ctx, res.status, f.what)}`);
+    // Table tools are free: what a refusal leaves untouched is the Table (a refused write is all or nothing).
+    const untouched = req.method === 'GET' ? '' : ' Nothing was changed.';
+    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}.${untouched} ${failureHint(ctx, res.status, f.what)}`);
   }
   return answer.json;
 }

@@ -161,6 +161,11 @@ describe('answers that say what to do next', () => {
       );
       const noRecord = await call(account, 'table_get_record', { appName: 'hint-app', table: 'items', recordId: 'rec_missing' });
       expect(text(noRecord)).toMatch(/not found.*Check recordId \(table_query lists the records with their ids\)\.$/);
+      // Table tools are free: a refused read says nothing of money, a refused write that nothing changed.
+      expect(text(noTable)).not.toMatch(/paid/i);
+      const badWrite = await call(account, 'table_create_record', { appName: 'hint-app', table: 'items', record: { titel: 'x' } });
+      expect(text(badWrite)).toMatch(/^table_create_record failed: .*titel.*\[HTTP 400 validation_failed\]\. Nothing was changed\. Fix the parameters/);
+      expect((await call(account, 'table_query', { appName: 'hint-app', table: 'items', aggregate: 'count' })).structuredContent).toMatchObject({ value: 0 });
 
       const fromWallet = await call(wallet, 'table_query', { appName: 'hint-app', table: 'itmes' });
       expect(text(fromWallet)).toMatch(
