@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
-import { WalletError } from './errors.js';
+import { GET_A_WALLET, WalletError } from './errors.js';
 import { assertWithinCaps, type LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
 import { matchesTerms, type Wallet } from './wallet.js';
@@ -92,7 +92,8 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       'none',
       { quoted: call.quote, price: atomicToUsdc(amount) },
     );
-  if (!wallet.address) throw new WalletError('no_wallet', `${call.name} costs ${atomicToUsdc(amount)} USDC but no wallet is configured; nothing was paid.`);
+  if (!wallet.address)
+    throw new WalletError('no_wallet', `${call.name} costs ${atomicToUsdc(amount)} USDC but no wallet is configured; nothing was paid. ${GET_A_WALLET}`);
   if (amount > 0n) assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
 
   // Reserve (atomic with the cap check, across processes) before the signature leaves.

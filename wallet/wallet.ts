@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
-import { WalletError, isWalletError } from './errors.js';
+import { GET_A_WALLET, WalletError, isWalletError } from './errors.js';
 import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
 
@@ -171,11 +171,7 @@ export class Wallet {
   async precheck(action: string, price: string): Promise<void> {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
-    if (!this.#account)
-      throw new WalletError(
-        'no_wallet',
-        `${action} costs ${price} USDC but no wallet is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE for the MCP server.`,
-      );
+    if (!this.#account) throw new WalletError('no_wallet', `${action} costs ${price} USDC but no wallet is configured; nothing was paid. ${GET_A_WALLET}`);
     assertWithinCaps(amount, await this.ledger.totals(), this.config.caps, action);
   }
 
@@ -372,8 +368,7 @@ export class Wallet {
    * caller's job (see mcp-payer.ts), before the signature leaves the process.
    */
   async signTransferAuthorization(terms: PaymentTerms, to: Address, amount: bigint, validSeconds: number) {
-    if (!this.#account)
-      throw new WalletError('no_wallet', 'no wallet is configured; nothing was signed or paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.');
+    if (!this.#account) throw new WalletError('no_wallet', `no wallet is configured; nothing was signed or paid. ${GET_A_WALLET}`);
     const now = BigInt(Math.floor(Date.now() / 1000));
     const authorization = {
       from: this.#account.address,
@@ -408,7 +403,7 @@ export class Wallet {
     if (asked === undefined || asked <= usdcToAtomic(req.quote)) {
       return new WalletError(
         'no_wallet',
-        `${req.action} needs a wallet (${asked ? `it costs ${atomicToUsdc(asked)} USDC` : 'a zero-value signature proves who owns the apps'}) but none is configured; nothing was paid. Set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE.`,
+        `${req.action} needs a wallet (${asked ? `it costs ${atomicToUsdc(asked)} USDC` : 'a zero-value signature proves who owns the apps'}) but none is configured; nothing was paid. ${GET_A_WALLET}`,
       );
     }
     return new WalletError(

@@ -8,6 +8,7 @@ import { SITE_UPLOAD_MAX_FILES, VisibilitySchema } from '../../shared/agent-api/
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import { priceOf, type McpContext } from '../context.js';
+import { GET_A_WALLET } from '../../wallet/errors.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
@@ -285,8 +286,7 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
       guarded(async () => {
         const plan = deployPlan(ctx, args);
         await assertPlanFits(ctx, 'deploy_site', plan.plan, plan.planned);
-        if (!ctx.wallet.address)
-          throw new ToolFailure('deploy_site needs a wallet to pay; set SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE. Nothing was paid.');
+        if (!ctx.wallet.address) throw new ToolFailure(`deploy_site needs a wallet to pay; nothing was paid. ${GET_A_WALLET}`);
         const run = new DeployRun(ctx, plan, args.appId, extra);
         if (!run.appId) await run.createApp(args);
         for (const batch of plan.batches) await run.uploadBatch(batch);

@@ -177,7 +177,9 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
   it('without a wallet a paid tool refuses with an actionable sentence, and quote says so', async () => {
     const r = await call(stdio, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/no wallet is configured; nothing was paid\. Set SVC_WALLET_PRIVATE_KEY/);
+    expect(text(r)).toMatch(
+      /no wallet is configured; nothing was paid\. Give the MCP server a wallet: SVC_WALLET_KEY_FILE \(svc-mcp --new-wallet <file> writes one\) or SVC_WALLET_PRIVATE_KEY\.$/,
+    );
     const q = await call(stdio, 'quote', { tool: 'publish_app' });
     expect(q.isError).toBeFalsy();
     expect(q.structuredContent).toMatchObject({ quotes: [{ action: 'x402.publish_app', price: '0.002', allowed: false, walletConfigured: false }] });
