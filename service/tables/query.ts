@@ -77,6 +77,8 @@ const ORDERABLE: FieldType[] = ['string', 'number', 'integer', 'boolean', 'date'
 class IssueList {
   issues: FieldIssue[] = [];
   unknownFields = new Set<string>();
+  /** A sort asked for a creation time the schema lacks (the answer says how to get that order). */
+  sortedByCreation = false;
   add(param: string, message: string) {
     this.issues.push({ field: param, message });
   }
@@ -319,7 +321,10 @@ function parseSort(ctx: QueryParse): SortKey[] {
   const addSort = (name: string, dir: 'asc' | 'desc', param: string) => {
     if (name === 'id') return sort.push({ field: 'id', dir });
     const f = ref(name, param);
-    if (!f) return;
+    if (!f) {
+      if (CREATED_AT.test(name)) issues.sortedByCreation = true;
+      return;
+    }
     if (!ORDERABLE.includes(f.type)) return issues.add(param, `field "${f.name}" is json and cannot be sorted`);
     sort.push({ field: f, dir });
   };
@@ -429,7 +434,7 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
   if (issues.issues.length) {
     const unknown = [...issues.unknownFields];
     const msg = unknown.length
-      ? `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (schema fields: ${schema.fields.map((f) => f.name).join(', ')})${creationOrderHint(issues)}`
+      ? `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (schema fields: ${schema.fields.map((f) => f.name).join(', ')})${issues.sortedByCreation ? CREATION_ORDER : ''}`
       : issues.issues.map((i) => `${i.field}: ${i.message}`).join('; ');
     throw new AppError('validation_failed', `invalid query: ${msg}`, { issues: issues.issues, ...(unknown.length ? { unknownFields: unknown } : {}) });
   }
@@ -438,17 +443,11 @@ export function parseTableQuery(schema: TableSchema, params: URLSearchParams): T
 
 /** Names a web page guesses for a record's creation time. */
 const CREATED_AT = /^(created_?at|created|creation_?(date|time))$/i;
-
 /**
  * Sorting by creation time is what a page listing the newest records asks first; records have no
  * such field to sort on, but they are numbered in the order they are created.
  */
-function creationOrderHint(issues: IssueList): string {
-  const asked = issues.issues.some(
-    (i) => (i.field === 'sort' || i.field === 'sortField') && CREATED_AT.test(/^unknown field "(.*)"$/.exec(i.message)?.[1] ?? ''),
-  );
-  return asked ? '; records are numbered in the order they are created: sort=-id lists the newest first' : '';
-}
+const CREATION_ORDER = '; records are numbered in the order they are created: sort=-id lists the newest first';
 
 const NUMERIC_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 
