@@ -10,13 +10,19 @@ import type { McpContext } from './context.js';
  */
 const keyOf = (appName: string, table: string) => `${appName.toLowerCase()}/${table.toLowerCase()}`;
 
+/** The app and Table a Table API address names (`…/api/data/<appName>/<table>`): what the table tools take. */
+export function tableAddress(url: string): { appName: string; table: string } | null {
+  const m = /\/api\/data\/([^/?#]+)\/([^/?#]+)/.exec(url);
+  return m ? { appName: decodeURIComponent(m[1]!), table: decodeURIComponent(m[2]!) } : null;
+}
+
 /** Learns the write key from an Agent API answer that holds a new Table (`table.writeKey`, `table.pathUrl`). */
 export function rememberTableWriteKey(ctx: McpContext, answer: Record<string, unknown>): void {
   if (ctx.hosted) return;
   const table = answer.table as { writeKey?: unknown; pathUrl?: unknown } | undefined;
   if (typeof table?.writeKey !== 'string' || typeof table.pathUrl !== 'string') return;
-  const m = /\/api\/data\/([^/?#]+)\/([^/?#]+)/.exec(table.pathUrl);
-  if (m) ctx.tableWriteKeys.set(keyOf(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!)), table.writeKey);
+  const at = tableAddress(table.pathUrl);
+  if (at) ctx.tableWriteKeys.set(keyOf(at.appName, at.table), table.writeKey);
 }
 
 /** The write key this server learned for a Table, if any. */

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { atomicToUsdc } from '../../shared/money.js';
 import type { McpContext } from '../context.js';
 import { addTool } from '../register.js';
+import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 
@@ -170,8 +171,7 @@ class DatasetUpload {
     await this.#progress.report('converted');
     const asset = conv.asset as { url?: string; pathUrl?: string } & Record<string, unknown>;
     const paid = this.#paid.paidSoFar();
-    // What the table tools take, from the dataset's Table API address ({base}/api/data/<appName>/<table>).
-    const [appName, table] = (asset?.pathUrl ? new URL(asset.pathUrl).pathname.split('/').slice(-2) : []).map(decodeURIComponent);
+    const { appName, table } = tableAddress(asset?.pathUrl ?? '') ?? {};
     return okResult(
       { appName, table, strategy: up.strategy, asset, paid, receiptIds: this.#paid.receiptIds() },
       `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}). Paid ${paid} USDC.`,
