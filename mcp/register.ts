@@ -214,7 +214,8 @@ function callHint(server: McpServer, name: string, args: unknown, readOnly: bool
   const entries = registered.get(server) ?? [];
   const entry = entries.find((e) => e.name === name);
   if (entry) {
-    if (entry.tool.enabled || !entry.toolset) return unknownArguments(entry, args) ?? invalidArguments(entry, args);
+    // A forwarded tool's own server checks its arguments.
+    if (entry.tool.enabled || !entry.toolset) return entry.listedInputSchema ? undefined : (unknownArguments(entry, args) ?? invalidArguments(entry, args));
     return `${name} is in the "${entry.toolset}" toolset, not turned on in this session yet: call enable_toolset with {"toolset": "${entry.toolset}"} first.`;
   }
   if (unavailable.get(server)?.has(name)) return undefined; // an unlisted tool with its own answer
@@ -242,11 +243,9 @@ function argumentSchema(entry: Entry): z.ZodObject {
 
 /**
  * The refusal of arguments `entry` does not have, at any depth (`files.0.encodign`: the SDK would
- * drop it silently, as the service's API refuses it too: shared/undeclared-fields.ts). A forwarded
- * tool's own server checks its arguments.
+ * drop it silently, as the service's API refuses it too: shared/undeclared-fields.ts).
  */
 function unknownArguments(entry: Entry, args: unknown): string | undefined {
-  if (entry.listedInputSchema) return undefined;
   const found = undeclaredFields(args, argumentSchema(entry));
   if (found.length === 0) return undefined;
   const parts = found.map(({ at, unknown, declared }) => {
@@ -264,7 +263,6 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
  * validation error" with zod's text. The SDK still validates what passes here.
  */
 function invalidArguments(entry: Entry, args: unknown): string | undefined {
-  if (entry.listedInputSchema) return undefined;
   const parsed = argumentSchema(entry).safeParse(args ?? {});
   if (parsed.success) return undefined;
   const listed = (compactInputSchema(entry.config.inputSchema).properties ?? {}) as Record<string, { type?: unknown }>;
