@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
 /**
- * One vocabulary for the model. A hosted site is an **app**; every tool takes and every result gives
- * its id as `appId` and its slug (the host label) as `appName`, and every app carries `url` (host form)
+ * One vocabulary for the model. A hosted site is an **app**; every result gives its id as `appId` and
+ * its slug (the host label) as `appName`, every tool that manages an app takes it as `appId` (its id or
+ * its name: the service resolves both), and every app carries `url` (host form)
  * and `pathUrl` (path form on the service host, which any HTTP client resolves). The service's own
  * APIs say `siteId`, `site`, `slug`, `name`: the names are translated here, at the MCP edge, and
  * nowhere else.
@@ -15,12 +16,23 @@ export const ACTION_ARG_NAMES: Record<string, Record<string, string>> = {
   'x402.create_app_from_html': { appName: 'name' },
 };
 
+/** How every tool describes its `appId`: the service resolves an app's id or its name alike. */
+export const APP_ID_DESCRIPTION = 'App id or name (appId or appName in results)';
+
+/** How a tool describes an id argument: the field of the results that holds it. */
+const ID_ARG_DESCRIPTIONS: Record<string, string> = {
+  appId: APP_ID_DESCRIPTION,
+  tableId: 'Table id (tableId in results)',
+  functionId: 'Function id (functionId in results)',
+};
+
 /**
  * A tool argument's schema in the tools' vocabulary: the service describes its `siteId` for HTTP
- * ("Site id", "Site identifier"); a tool's `appId` is described as the app id it is.
+ * ("Site id or name"); a tool's `appId`, `tableId`, `functionId` name the result field they come from.
  */
 export function asToolArgSchema(arg: string, schema: z.core.$ZodType): z.core.$ZodType {
-  return arg === 'appId' && schema instanceof z.ZodType ? schema.describe('App id (appId in results)') : schema;
+  const description = ID_ARG_DESCRIPTIONS[arg];
+  return description && schema instanceof z.ZodType ? schema.describe(description) : schema;
 }
 
 /** The service's name of a tool argument of `action`. */
@@ -44,15 +56,32 @@ function siteAsApp(site: Record<string, unknown>): Record<string, unknown> {
   return { appId: id, appName: slug, ...rest };
 }
 
+/** A Table's or a Function's object with its `id` named as the tools take it (`tableId`, `functionId`). */
+function withIdAs(idName: string): (object: Record<string, unknown>) => Record<string, unknown> {
+  return ({ id, ...rest }) => ({ [idName]: id, ...rest });
+}
+
+/** Answer field → [its name in the tools' vocabulary, the translation of one object]. */
+const OBJECTS: Record<string, [string, (object: Record<string, unknown>) => Record<string, unknown>]> = {
+  site: ['app', siteAsApp],
+  sites: ['apps', siteAsApp],
+  table: ['table', withIdAs('tableId')],
+  tables: ['tables', withIdAs('tableId')],
+  function: ['function', withIdAs('functionId')],
+  functions: ['functions', withIdAs('functionId')],
+};
+
 /**
- * An Account API answer in the tools' vocabulary: `site`/`sites` become `app`/`apps` with
- * appId/appName, and a top-level `siteId` becomes `appId`. Other fields pass through unchanged.
+ * A service answer (Agent API or Account API) in the tools' vocabulary: `site`/`sites` become
+ * `app`/`apps` with appId/appName, a top-level `siteId` becomes `appId`, and a Table's or a
+ * Function's `id` becomes the `tableId`/`functionId` the tools take. Other fields pass through.
  */
-export function accountAnswerAsApps(body: Record<string, unknown>): Record<string, unknown> {
+export function answerInToolWords(body: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
-    if (k === 'site' && isRecord(v)) out.app = siteAsApp(v);
-    else if (k === 'sites' && Array.isArray(v)) out.apps = v.map((s) => (isRecord(s) ? siteAsApp(s) : s));
+    const object = OBJECTS[k];
+    if (object && isRecord(v)) out[object[0]] = object[1](v);
+    else if (object && Array.isArray(v)) out[object[0]] = v.map((o) => (isRecord(o) ? object[1](o) : o));
     else if (k === 'siteId') out.appId = v;
     else out[k] = v;
   }

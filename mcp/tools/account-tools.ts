@@ -1,11 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
 import { ACCOUNT_OPERATIONS, type AccountOperation } from '../../shared/account-api/operations.js';
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { describeFailure, readAnswer } from '../service-answer.js';
-import { accountAnswerAsApps, asToolArgSchema } from '../vocabulary.js';
+import { describeFailure, readAnswer, type ServiceFailure } from '../service-answer.js';
+import { answerInToolWords, asToolArgSchema } from '../vocabulary.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
 const ARG_OF: Record<string, string> = { siteId: 'appId' };
@@ -13,6 +14,28 @@ const ARG_OF: Record<string, string> = { siteId: 'appId' };
 // `slug` on account_create_table stays `slug`: it names the Table, not the app.)
 const argOf = (op: AccountOperation, field: string) =>
   op.path === '/sites' && op.method === 'POST' && field === 'slug' ? 'appName' : (ARG_OF[field] ?? field);
+
+/**
+ * Arguments a tool takes more loosely than the HTTP API, so that a model's first guess works: the
+ * tool's schema, and how its value becomes the API's. The service stays strict (spec: `path` is
+ * required, `query` is a string).
+ */
+const LOOSER_ARGS: Record<string, Record<string, { schema: z.core.$ZodType; toApi?: (value: unknown) => unknown }>> = {
+  function_invoke: {
+    method: { schema: InvokeFunctionBodySchema.shape.method.default('GET') },
+    path: { schema: InvokeFunctionBodySchema.shape.path.default('/').describe('Path the function sees (default /)') },
+    query: {
+      schema: z
+        .union([z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])), InvokeFunctionBodySchema.shape.query.unwrap()])
+        .optional()
+        .describe('{"a":"1"} or "a=1&b=2"'),
+      toApi: (value) =>
+        typeof value === 'object' && value !== null
+          ? new URLSearchParams(Object.entries(value).map(([k, v]): [string, string] => [k, String(v)])).toString()
+          : value,
+    },
+  },
+};
 
 interface AccountToolShape {
   input: Record<string, z.core.$ZodType>;
@@ -27,7 +50,7 @@ function shapeOf(op: AccountOperation): AccountToolShape {
     hit = { input: {}, fields: new Map() };
     for (const where of ['params', 'query', 'body'] as const) {
       for (const [field, schema] of Object.entries((op[where]?.shape ?? {}) as Record<string, z.core.$ZodType>)) {
-        hit.input[argOf(op, field)] = asToolArgSchema(argOf(op, field), schema);
+        hit.input[argOf(op, field)] = LOOSER_ARGS[op.tool]?.[field]?.schema ?? asToolArgSchema(argOf(op, field), schema);
         hit.fields.set(argOf(op, field), [where, field]);
       }
     }
@@ -36,10 +59,20 @@ function shapeOf(op: AccountOperation): AccountToolShape {
   return hit;
 }
 
-function nextStep(op: AccountOperation, status: number, code: string | undefined, reason: string | undefined): string {
+/**
+ * An account's apps and a wallet's are apart (the caller that created an app owns it): the account
+ * tools do not see what the wallet's paid tools created.
+ */
+const APP_NOT_IN_ACCOUNT =
+  "account_list_apps lists the apps of this account; an app created with the wallet (list_apps lists those) belongs to the wallet and is managed with the wallet's tools (publish_app, create_table_api…).";
+
+function nextStep(op: AccountOperation, status: number, f: ServiceFailure): string {
+  const { code, reason, what } = f;
   if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
   if (status === 401) return 'The credential is missing, expired or revoked: sign in again (or set SVC_API_KEY).';
   if (code === 'function_failed' && reason === 'sandbox_error') return 'The sandbox running the function failed, not its code: call again.';
+  if (code === 'function_failed' && /'(fetch|Request|Response|Headers|URL|URLSearchParams)' is not defined/.test(what))
+    return 'The sandbox has the ECMAScript built-ins only: the handler gets a plain request {method, path, query (an object), headers, body} and returns {status, headers, body}, a string or a JSON value. Change the code (function_update_draft, then function_publish) and invoke again.';
   if (code === 'function_failed')
     return "The function's own code failed or went over its limits, so the same call fails again: change the code (function_update_draft, then function_publish) and invoke again.";
   if (status === 404 && op.tool === 'function_invoke')
@@ -77,11 +110,31 @@ export function hasAccountTool(ctx: McpContext, tool: string): boolean {
   return op !== undefined && whyNotAllowed(ctx, op) === null;
 }
 
+/**
+ * A function's code is what the model sent: function_get answers it; the other function tools leave
+ * it out of their function objects (a list of ten functions would otherwise carry ten sources).
+ */
+function withoutEchoedCode(op: AccountOperation, body: Record<string, unknown>): Record<string, unknown> {
+  if (op.toolset !== 'functions' || op.tool === 'function_get') return body;
+  const drop = (f: unknown) => {
+    if (typeof f !== 'object' || f === null || !('code' in f)) return f;
+    const { code: _code, ...rest } = f as Record<string, unknown>;
+    return rest;
+  };
+  return {
+    ...body,
+    ...('function' in body ? { function: drop(body.function) } : {}),
+    ...(Array.isArray(body.functions) ? { functions: body.functions.map(drop) } : {}),
+  };
+}
+
 async function callOperation(ctx: McpContext, op: AccountOperation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const { fields } = shapeOf(op);
   const parts = { params: {} as Record<string, unknown>, query: new URLSearchParams(), body: {} as Record<string, unknown> };
-  for (const [arg, value] of Object.entries(args)) {
+  for (const [arg, given] of Object.entries(args)) {
     const [where, field] = fields.get(arg) ?? ['body', arg];
+    const toApi = LOOSER_ARGS[op.tool]?.[field]?.toApi;
+    const value = toApi ? toApi(given) : given;
     if (where === 'params') parts.params[field] = value;
     else if (where === 'query') for (const v of Array.isArray(value) ? value : [value]) parts.query.append(field, String(v));
     else parts.body[field] = value;
@@ -105,9 +158,12 @@ async function callOperation(ctx: McpContext, op: AccountOperation, args: Record
   const answer = await readAnswer(res);
   if (!res.ok) {
     const f = describeFailure(res, answer);
-    throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f.code, f.reason)}`, { status: res.status, code: f.code });
+    const app = parts.params.siteId;
+    if (res.status === 404 && typeof app === 'string' && f.what === `site ${app} not found`)
+      throw new ToolFailure(`${op.tool} failed: app ${app} not found in this account ${f.tag}. ${APP_NOT_IN_ACCOUNT}`, { status: 404, code: f.code });
+    throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f)}`, { status: res.status, code: f.code });
   }
-  return accountAnswerAsApps(answer.json);
+  return withoutEchoedCode(op, answerInToolWords(answer.json));
 }
 
 /**

@@ -11,7 +11,7 @@ import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { guarded, okResult } from '../results.js';
 import { maxPriceArg } from '../schemas.js';
-import { asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
+import { answerInToolWords, asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -99,7 +99,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
           const summary = `${name} done.${paid}`;
           const structured = {
-            ...answer,
+            ...answerInToolWords(answer),
             ...(receipt?.receiptId ? { receiptId: receipt.receiptId } : {}),
             ...(result.payment ? { paid: result.payment.price } : {}),
           };

@@ -10,6 +10,7 @@ import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import { priceOf, type McpContext } from '../context.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
 import { addTool } from '../register.js';
+import { APP_ID_DESCRIPTION } from '../vocabulary.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 
@@ -73,7 +74,7 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
 
 const DeployArgs = {
   appName: z.string().min(1).max(63).optional().describe('Name (slug) of a new app; omitted: a free one is picked. Omit with appId.'),
-  appId: z.string().min(1).optional().describe('Existing app to update instead'),
+  appId: z.string().min(1).optional().describe(`${APP_ID_DESCRIPTION} of an existing app to update instead`),
   files: z.array(FileArg).max(MAX_FILES).optional().describe('Inline files'),
   folder: z.string().optional().describe('Absolute path of a local folder (dotfiles and node_modules skipped)'),
   entryPoint: z.string().optional().describe('File served for "/" (default index.html)'),

@@ -9,6 +9,7 @@ import { addTool } from '../register.js';
 import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
+import { APP_ID_DESCRIPTION } from '../vocabulary.js';
 
 interface UploadUrlAnswer {
   strategy: 'single' | 'multipart';
@@ -74,7 +75,7 @@ function dataSource(args: { file?: string; content?: string; fileName?: string }
 }
 
 const UploadArgs = {
-  appId: z.string().min(1).describe('App that will own the dataset'),
+  appId: z.string().min(1).describe(`${APP_ID_DESCRIPTION} that will own the dataset`),
   file: z.string().optional().describe('Absolute path of a local file'),
   content: z.string().optional().describe('Inline UTF-8 content (CSV, JSON, GeoJSON) instead of file'),
   fileName: z.string().min(1).max(255).optional().describe('File name with extension (required with content)'),

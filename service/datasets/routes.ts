@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { DatasetListResponseSchema } from '../../shared/account-api/datasets.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
@@ -7,8 +7,7 @@ import { createApiRouter, errorResponses, securityFor, jsonResponse } from '../h
 import { accountOwner } from '../sites/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
 import { listDatasets } from './datasets.js';
-
-const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+import { SiteIdParams } from '../../shared/account-api/operations.js';
 
 const listDatasetsRoute = createRoute({
   method: 'get',
@@ -17,7 +16,7 @@ const listDatasetsRoute = createRoute({
   summary: 'List Site datasets',
   description: 'Datasets made from data files (convert_data_file_to_api), oldest first. Each is served read-only by the Table API at its `url`.',
   security: securityFor('svc.data.read'),
-  request: { params: SiteIdParam },
+  request: { params: SiteIdParams },
   responses: {
     200: jsonResponse(DatasetListResponseSchema, 'The datasets of the site'),
     ...errorResponses(401, 403, 404, 429),

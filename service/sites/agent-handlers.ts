@@ -271,19 +271,18 @@ export const appAgentHandlers = {
       for (const f of input.files) await assertCanWriteFile(deps, site, sitePath('path', f.path), f.size);
     },
     async run({ deps, wallet, params, input, tx }) {
-      await getWalletApp(tx, wallet, params.siteId);
+      const site = await getWalletApp(tx, wallet, params.siteId);
       const batch = randomBytes(8).toString('hex');
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + SITE_UPLOAD_URL_TTL_SECONDS;
       const files = [];
-      const claims: UploadClaims = { siteId: params.siteId, wallet, exp, files: [] };
+      const claims: UploadClaims = { siteId: site.id, wallet, exp, files: [] };
       for (const [i, f] of input.files.entries()) {
         const path = sitePath('path', f.path);
-        const key = `${blobPrefixOfSite(params.siteId)}uploads/${batch}/${i}`;
+        const key = `${blobPrefixOfSite(site.id)}uploads/${batch}/${i}`;
         const put = await deps.blobs.presignPut(key, { contentType: f.type, contentLength: f.size, expiresInSeconds: SITE_UPLOAD_URL_TTL_SECONDS });
         claims.files.push({ path, size: f.size, type: f.type, key });
         files.push({ path, size: f.size, type: f.type, method: 'PUT' as const, uploadUrl: put.url, headers: put.headers, expiresAt: put.expiresAt });
       }
-      const site = await getWalletApp(tx, wallet, params.siteId);
       return {
         result: { uploadToken: signUploadToken(deps.secret, claims), expiresAt: new Date(exp * 1000).toISOString(), files },
         app: touched(site),
@@ -294,7 +293,7 @@ export const appAgentHandlers = {
   [finalizeSiteUpload.name]: handlerFor(finalizeSiteUpload, {
     async check({ deps, wallet, params, input }) {
       const site = await getWalletApp(deps.db, wallet, params.siteId);
-      const claims = readUploadToken(deps, input.uploadToken, params.siteId, wallet);
+      const claims = readUploadToken(deps, input.uploadToken, site.id, wallet);
       return { site, claims, files: await checkArrivedFiles(deps, claims, input) };
     },
     async run({ deps, wallet, params, input, tx, state }) {

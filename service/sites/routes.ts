@@ -1,5 +1,4 @@
 import { createRoute } from '@hono/zod-openapi';
-import { z } from 'zod';
 import {
   DeleteSiteResponseSchema,
   PublishSiteBodySchema,
@@ -17,8 +16,7 @@ import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } 
 import { accountOwner } from './owner.js';
 import { publishSite } from './publish.js';
 import { changeSiteAccess, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
-
-const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+import { SiteIdParams } from '../../shared/account-api/operations.js';
 
 const listSitesRoute = createRoute({
   method: 'get',
@@ -51,7 +49,7 @@ const getSiteRoute = createRoute({
   tags: ['Sites'],
   summary: 'Site details',
   security: securityFor('svc.sites.read'),
-  request: { params: SiteIdParam },
+  request: { params: SiteIdParams },
   responses: { 200: jsonResponse(SiteResponseSchema, 'The site'), ...errorResponses(401, 403, 404, 429) },
 });
 
@@ -62,7 +60,7 @@ const changeSiteAccessRoute = createRoute({
   summary: 'Change visibility or password',
   description: 'A password makes the site private (served after a password prompt); making it public removes the password; null removes it.',
   security: securityFor('svc.sites.write'),
-  request: { params: SiteIdParam, body: jsonBody(SiteAccessBodySchema) },
+  request: { params: SiteIdParams, body: jsonBody(SiteAccessBodySchema) },
   responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
 });
 
@@ -73,7 +71,7 @@ const deleteSiteRoute = createRoute({
   summary: 'Delete a Site',
   description: 'Removes the site, its files, Tables and datasets.',
   security: securityFor('svc.sites.write'),
-  request: { params: SiteIdParam },
+  request: { params: SiteIdParams },
   responses: { 200: jsonResponse(DeleteSiteResponseSchema, 'Deleted'), ...errorResponses(401, 403, 404, 429) },
 });
 
@@ -84,7 +82,7 @@ const readSiteContentRoute = createRoute({
   summary: 'Read editable Site content',
   description: 'Text files of the site. Repeat `path` to pick files; with none, every text file (up to 5 MiB) is returned.',
   security: securityFor('svc.sites.read'),
-  request: { params: SiteIdParam, query: SiteContentQuerySchema },
+  request: { params: SiteIdParams, query: SiteContentQuerySchema },
   responses: { 200: jsonResponse(SiteContentResponseSchema, 'Text content'), ...errorResponses(400, 401, 403, 404, 415, 429) },
 });
 

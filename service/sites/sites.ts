@@ -20,6 +20,9 @@ import { siteChanged } from './site-changes.js';
 
 export type { SiteRow };
 
+/** Every site id starts so (`newId('site')`); no site name (a DNS label) can. */
+const SITE_ID_PREFIX = 'site_';
+
 export interface SiteView {
   id: string;
   slug: string;
@@ -252,13 +255,17 @@ function slugTaken(slug: string, suggestion: string): AppError {
   return new AppError('slug_taken', `the site name "${slug}" is taken; try "${suggestion}"`, { slug, suggestion });
 }
 
-/** The site if `owner` owns it; otherwise 404 (another owner's site is indistinguishable from none). */
-export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string): Promise<SiteRow> {
+/**
+ * The site if `owner` owns it; otherwise 404 (another owner's site is indistinguishable from none).
+ * `ref` is the site's id (`site_…`) or its name (slug): a name is a DNS label, which never holds the
+ * id's underscore, so the two cannot be confused. Callers use the row's `id` from here on.
+ */
+export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, ref: string): Promise<SiteRow> {
   const [row] = await db
     .select()
     .from(sites)
-    .where(and(eq(sites.id, siteId), ownedBy(owner)));
-  if (!row) throw new AppError('not_found', `site ${siteId} not found`);
+    .where(and(ref.startsWith(SITE_ID_PREFIX) ? eq(sites.id, ref) : eq(sites.slug, ref), ownedBy(owner)));
+  if (!row) throw new AppError('not_found', `site ${ref} not found`);
   return row;
 }
 
@@ -266,9 +273,9 @@ export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, siteId: string)
  * The app (site) if the paying wallet owns it, for the Agent API: a 404 in its words ("app … not
  * found for this wallet") otherwise, whether the app is another wallet's or none at all.
  */
-export function getWalletApp(db: DbOrTx, wallet: string, siteId: string): Promise<SiteRow> {
-  return getOwnedSite(db, walletOwner(wallet), siteId).catch((e: unknown) => {
-    if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${siteId} not found for this wallet`);
+export function getWalletApp(db: DbOrTx, wallet: string, ref: string): Promise<SiteRow> {
+  return getOwnedSite(db, walletOwner(wallet), ref).catch((e: unknown) => {
+    if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${ref} not found for this wallet`);
     throw e;
   });
 }

@@ -1,5 +1,4 @@
 import { createRoute } from '@hono/zod-openapi';
-import { z } from 'zod';
 import { CreateTableBodySchema, CreateTableResponseSchema, TableListResponseSchema } from '../../shared/tables/schema.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
@@ -7,8 +6,7 @@ import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } 
 import { accountOwner } from '../sites/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
 import { createTable, listSiteTables, recordCounts, toTableView } from './tables.js';
-
-const SiteIdParam = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+import { SiteIdParams } from '../../shared/account-api/operations.js';
 
 const listTablesRoute = createRoute({
   method: 'get',
@@ -17,7 +15,7 @@ const listTablesRoute = createRoute({
   summary: 'List Site Tables',
   description: 'Tables of the site (kind "table"; datasets are listed by /datasets), oldest first, with exact record counts.',
   security: securityFor('svc.data.read'),
-  request: { params: SiteIdParam },
+  request: { params: SiteIdParams },
   responses: { 200: jsonResponse(TableListResponseSchema, 'The tables'), ...errorResponses(401, 403, 404, 429) },
 });
 
@@ -29,7 +27,7 @@ const createTableRoute = createRoute({
   description:
     'Creates a Table and its Table API at `{site_host}/api/data/<site_slug>/<slug>`. The response carries `writeKey` once; only its hash is stored. Not idempotent: a retry after a lost answer can create a second table (with a suffixed slug when the slug was derived).',
   security: securityFor('svc.data.write'),
-  request: { params: SiteIdParam, body: jsonBody(CreateTableBodySchema) },
+  request: { params: SiteIdParams, body: jsonBody(CreateTableBodySchema) },
   responses: { 201: jsonResponse(CreateTableResponseSchema, 'Created; writeKey is shown only here'), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
 });
 

@@ -40,11 +40,19 @@ export const FunctionSchema = z
   })
   .meta({ id: 'Function' });
 
+/** What a model needs to write a handler that runs the first time (docs/functions.md "The handler contract"). */
+const FunctionCodeSchema = z
+  .string()
+  .min(1)
+  .describe(
+    'ES module: `export default async (request) => …`; request is {method, path, query (object), headers, body}; return {status, headers, body}, a string or a JSON value. ECMAScript built-ins only: no fetch, Request, Response, URL',
+  );
+
 export const CreateFunctionBodySchema = z
   .object({
     name: z.string().trim().min(1).max(100),
     slug: FunctionSlugSchema,
-    code: z.string().min(1).describe('ES module source; `export default` a (possibly async) function (request) => response'),
+    code: FunctionCodeSchema,
     allowUserInvoke: z.boolean().default(false).describe('Allow other accounts’ personal keys to invoke the live version (default false)'),
   })
   .meta({ id: 'CreateFunctionRequest' });
@@ -52,7 +60,7 @@ export const CreateFunctionBodySchema = z
 /** svc-user access: whether other accounts' personal keys may invoke the live version. */
 export const FunctionAccessBodySchema = z.object({ allowUserInvoke: z.boolean() }).meta({ id: 'FunctionAccessRequest' });
 
-export const ReplaceDraftBodySchema = z.object({ code: z.string().min(1) }).meta({ id: 'ReplaceFunctionDraftRequest' });
+export const ReplaceDraftBodySchema = z.object({ code: FunctionCodeSchema }).meta({ id: 'ReplaceFunctionDraftRequest' });
 
 export const FunctionResponseSchema = z.object({ ok: z.literal(true), function: FunctionSchema }).meta({ id: 'FunctionResponse' });
 

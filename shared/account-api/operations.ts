@@ -29,7 +29,7 @@ export interface AccountOperation {
   personalKeyOnly?: boolean;
 }
 
-export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site identifier') });
+export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site id or name (slug)') });
 export const FunctionIdParams = z.object({ functionId: z.string().min(1).describe('Function identifier') });
 export const FunctionSlugParams = z.object({ slug: z.string().min(1).describe('Function slug') });
 

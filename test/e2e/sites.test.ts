@@ -85,10 +85,17 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
     const alice = await h.account();
     const bob = await h.account();
     const { site } = await (await h.fetch('/api/v1/sites', { method: 'POST', key: alice.key, json: { requestId: 'x', html: html('Alice') } })).json();
+    // The owner names a site by its id or its name (slug) alike; to another account both are a 404.
+    const byName = await h.fetch(`/api/v1/sites/${site.slug}`, { key: alice.key });
+    expect(byName.status).toBe(200);
+    expect((await byName.json()).site).toMatchObject({ id: site.id, slug: site.slug });
     for (const [method, p] of [
       ['GET', `/api/v1/sites/${site.id}`],
+      ['GET', `/api/v1/sites/${site.slug}`],
       ['GET', `/api/v1/sites/${site.id}/content`],
+      ['GET', `/api/v1/sites/${site.slug}/tables`],
       ['DELETE', `/api/v1/sites/${site.id}`],
+      ['DELETE', `/api/v1/sites/${site.slug}`],
     ] as const) {
       const r = await h.fetch(p, { method, key: bob.key });
       expect(r.status).toBe(404);

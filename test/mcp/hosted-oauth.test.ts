@@ -117,8 +117,8 @@ describe('hosted MCP endpoint with the SDK client’s OAuth', () => {
       code: 'export default () => ({ status: 200, body: 1 })',
     });
     expect(created.isError, text(created)).toBeFalsy();
-    const fn = (created.structuredContent as { function: { id: string } }).function;
-    expect((await call(client, 'function_publish', { functionId: fn.id })).structuredContent).toMatchObject({ function: { status: 'live' } });
+    const fn = (created.structuredContent as { function: { functionId: string } }).function;
+    expect((await call(client, 'function_publish', { functionId: fn.functionId })).structuredContent).toMatchObject({ function: { status: 'live' } });
     // Spec §8: OAuth tokens cannot invoke Functions, so a signed-in OAuth client is not offered the tool.
     expect(names).not.toContain('function_invoke');
 

@@ -110,7 +110,7 @@ describe('hosted MCP endpoint', () => {
       code: 'export default (req) => ({ status: 201, body: { q: req.query } })',
     });
     expect(created.isError, text(created)).toBeFalsy();
-    const fnId = (created.structuredContent as { function: { id: string } }).function.id;
+    const fnId = (created.structuredContent as { function: { functionId: string } }).function.functionId;
     expect((await call(fullClient, 'function_publish', { functionId: fnId })).isError).toBeFalsy();
     const shared = await call(fullClient, 'function_set_access', { functionId: fnId, allowUserInvoke: true });
     expect(shared.structuredContent).toMatchObject({ function: { allowUserInvoke: true } });

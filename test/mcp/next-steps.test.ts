@@ -182,7 +182,7 @@ describe('answers that say what to do next', () => {
       const slug = `hint-fn-${Date.now()}`;
       const created = await call(client, 'function_create', { name: 'Hint', slug, code: 'export default () => ({ status: 200, body: { ok: 1 } })' });
       expect(created.isError, text(created)).toBeFalsy();
-      const functionId = (created.structuredContent as { function: { id: string } }).function.id;
+      const functionId = (created.structuredContent as { function: { functionId: string } }).function.functionId;
       const draft = await call(client, 'function_invoke', { slug, method: 'GET', path: '/' });
       expect(text(draft)).toMatch(
         /\[HTTP 404 not_found\]\. function_list lists your functions with their status: a function answers only once published \(function_publish\)/,
@@ -197,6 +197,43 @@ describe('answers that say what to do next', () => {
       const broken = text(await call(client, 'function_create', { name: 'Broken', slug: `${slug}-b`, code: 'export default (req => ' }));
       expect(broken).toMatch(/^function_create failed: code does not compile: SyntaxError/);
       expect(broken.split('SyntaxError').length).toBe(2); // the issue is not repeated after the message that states it
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('functions as a model first writes them: ids named as the tools take them, code not echoed, a fetch-style handler told the contract, invoke with only a slug', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const slug = `first-fn-${Date.now()}`;
+      const fetchStyle = "export default async (req) => new Response('hi ' + new URL(req.url).searchParams.get('n'))";
+      const created = await call(client, 'function_create', { name: 'First', slug, code: fetchStyle });
+      const fn = (created.structuredContent as { function: Record<string, unknown> }).function;
+      expect(fn).toMatchObject({ functionId: expect.stringMatching(/^fn_/), slug, status: 'draft' });
+      expect(fn).not.toHaveProperty('id');
+      expect(fn).not.toHaveProperty('code'); // the model sent it; function_get answers it
+      const functionId = fn.functionId as string;
+      expect((await call(client, 'function_get', { functionId })).structuredContent).toMatchObject({ function: { functionId, code: fetchStyle } });
+      expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
+      const listed = (await call(client, 'function_list', {})).structuredContent as { functions: Record<string, unknown>[] };
+      expect(listed.functions.find((f) => f.functionId === functionId)).not.toHaveProperty('code');
+
+      const fetchFailed = await call(client, 'function_invoke', { slug });
+      expect(text(fetchFailed)).toMatch(
+        /'Response' is not defined \[HTTP 502 function_failed\]\. The sandbox has the ECMAScript built-ins only: the handler gets a plain request \{method, path, query \(an object\), headers, body\} and returns \{status, headers, body\}/,
+      );
+
+      const plain = 'export default (req) => ({ body: { method: req.method, path: req.path, query: req.query } })';
+      expect((await call(client, 'function_update_draft', { functionId, code: plain })).isError).toBeFalsy();
+      expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
+      // method and path default to GET and /; query may be an object.
+      const answered = await call(client, 'function_invoke', { slug, query: { n: 'x', page: 2 } });
+      expect(answered.structuredContent, text(answered)).toMatchObject({
+        function: { functionId, slug },
+        response: { status: 200, body: { method: 'GET', path: '/', query: { n: 'x', page: '2' } } },
+      });
+      const asString = await call(client, 'function_invoke', { slug, method: 'POST', path: '/a', query: '?n=y' });
+      expect(asString.structuredContent).toMatchObject({ response: { body: { method: 'POST', path: '/a', query: { n: 'y' } } } });
     } finally {
       await client.close();
     }

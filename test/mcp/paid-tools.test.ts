@@ -307,12 +307,12 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   });
 
   it('table tools: a Table created through create_table_api is read and written through the Table API', async () => {
-    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('tables') });
+    const s = await connectHttp({ ...baseEnv(), SVC_TOOLSETS: 'default,advanced', SVC_SPEND_LEDGER: ledger('tables') });
     try {
       const name = uniqueName('shop');
-      const app = (await call(s.client, 'create_app_from_html', { appName: name, html: '<p>shop</p>' })).structuredContent as { app: { appId: string } };
+      expect((await call(s.client, 'create_app_from_html', { appName: name, html: '<p>shop</p>' })).isError).toBeFalsy();
       const t = await call(s.client, 'create_table_api', {
-        appId: app.app.appId,
+        appId: name, // an app's name works wherever its id does
         name: 'Products',
         slug: 'products',
         schema: {
@@ -323,7 +323,12 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         },
       });
       expect(t.isError, text(t)).toBeFalsy();
-      const { writeKey } = (t.structuredContent as { table: { writeKey: string } }).table;
+      const { writeKey, tableId, ...table } = (t.structuredContent as { table: { writeKey: string; tableId: string } }).table;
+      // The Table's id is named as insert_table_records takes it.
+      expect(tableId).toMatch(/^tbl_/);
+      expect(table).not.toHaveProperty('id');
+      const inserted = await call(s.client, 'insert_table_records', { tableId, records: [{ title: 'desk', price: 120 }] });
+      expect(inserted.structuredContent, text(inserted)).toMatchObject({ inserted: 1, paid: '0.001' });
       const target = { appName: name, table: 'products' };
       // Another server (it did not create the Table) needs the key, and says so.
       const other = await connectHttp({ SVC_URL: h.url, SVC_SPEND_LEDGER: ledger('tables-other') });
@@ -331,8 +336,17 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         const noKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
         expect(noKey.isError).toBe(true);
         expect(text(noKey)).toMatch(/Pass the Table write key \(writeKey\) or set SVC_TABLE_WRITE_KEY/);
-        const withKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'desk', price: 120 }, writeKey });
+        const withKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'rug', price: 15 }, writeKey });
         expect(withKey.isError, text(withKey)).toBeFalsy();
+        expect(
+          (
+            await call(other.client, 'table_delete_record', {
+              ...target,
+              recordId: (withKey.structuredContent as { record: { id: string } }).record.id,
+              writeKey,
+            })
+          ).isError,
+        ).toBeFalsy();
       } finally {
         await other.close();
       }
@@ -379,6 +393,22 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(badWhere).toContain('where {field: "price", op: "gte"}: expected a number for field "price"');
       expect(badWhere).not.toContain('filter[');
       expect(badWhere.split('expected a number').length).toBe(2);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("an account tool given the wallet's app says the account does not own it, and which tools do", async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_API_KEY: (await h.account()).key, SVC_TOOLSETS: 'default,account', SVC_SPEND_LEDGER: ledger('apart') });
+    try {
+      const name = uniqueName('walletapp');
+      expect((await call(s.client, 'create_app_from_html', { appName: name, html: '<p>mine</p>' })).isError).toBeFalsy();
+      const r = await call(s.client, 'account_list_tables', { appId: name });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toBe(
+        `account_list_tables failed: app ${name} not found in this account [HTTP 404 not_found]. account_list_apps lists the apps of this account; an app created with the wallet (list_apps lists those) belongs to the wallet and is managed with the wallet's tools (publish_app, create_table_api…).`,
+      );
+      expect((await call(s.client, 'publish_app', { appId: name })).structuredContent).toMatchObject({ app: { appName: name, status: 'published' } });
     } finally {
       await s.close();
     }

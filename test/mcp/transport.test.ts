@@ -85,11 +85,13 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       expect(everything.length).toBeGreaterThan(tools.length);
       for (const t of everything) expect(JSON.stringify(t).length, t.name).toBeLessThanOrEqual(1_600);
       expect(size(everything)).toBeLessThanOrEqual(48_000);
-      // One vocabulary, said once: every appId is described as the app's id (not the service's "site"),
-      // and no description states its price twice.
+      // One vocabulary, said once: every appId is described as the app's id or name (not the service's
+      // "site"), every other id as the result field it comes from, and no description states its price twice.
       for (const t of everything) {
-        const appId = (t.inputSchema.properties as Record<string, { description?: string }> | undefined)?.appId;
-        if (appId) expect(appId.description ?? '', t.name).not.toMatch(/site/i);
+        const args = (t.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
+        if (args.appId) expect(args.appId.description ?? '', t.name).toMatch(/^App id or name \(appId or appName in results\)/);
+        if (args.tableId) expect(args.tableId.description, t.name).toBe('Table id (tableId in results)');
+        if (args.functionId) expect(args.functionId.description, t.name).toBe('Function id (functionId in results)');
         expect(t.description!.match(/\bFree\b/g)?.length ?? 0, t.name).toBeLessThanOrEqual(1);
       }
     } finally {

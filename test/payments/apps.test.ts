@@ -133,9 +133,11 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     expect(body.error.details.suggestion).toMatch(new RegExp(`^dup-${kind}-`));
   });
 
-  it('upload URLs: real signed PUTs, finalize checks sizes and types against what arrived, then the files are served', async () => {
+  it('upload URLs: real signed PUTs, finalize checks sizes and types against what arrived, then the files are served (the app named by its name)', async () => {
     const created = await call('POST', '/api/x402/apps', { name: `up-${kind}`, html: html('Up') });
-    const id = created.body.app.appId;
+    expect(created.status).toBe(201);
+    // Every app route takes the app's name as well as its id (appName in results).
+    const id = created.body.app.appName;
     const page = Buffer.from(html('Uploaded page'));
     const urls = await call('POST', `/api/x402/apps/${id}/upload-urls`, {
       files: [

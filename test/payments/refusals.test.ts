@@ -271,24 +271,26 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
   it('another wallet acting on an app it does not own: 404, not charged, app unchanged', async () => {
     const owner = await fundedWallet(h, 100_000n);
     const created = await (await payV1(owner)(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `owned-${kind}`, html: html('Owner') }))).json();
-    const siteId = created.app.appId;
     const intruder = await fundedWallet(h, 100_000n);
     const before = await balances(intruder.address);
-    const attempts: [string, string, unknown, bigint][] = [
-      ['POST', `/api/x402/apps/${siteId}/files`, { path: 'index.html', content: 'pwned' }, 3000n],
-      ['PATCH', `/api/x402/apps/${siteId}`, { password: 'mine-now' }, 1000n],
-      ['POST', `/api/x402/apps/${siteId}/unpublish`, undefined, 1000n],
-      ['DELETE', `/api/x402/apps/${siteId}`, undefined, 1000n],
-      ['POST', `/api/x402/apps/${siteId}/upload-urls`, { files: [{ path: 'x.png', size: 8, type: 'image/png' }] }, 1000n],
-      ['POST', `/api/x402/apps/${siteId}/tables`, { name: 'Mine', schema: { fields: [{ name: 'a' }] } }, 8000n],
-      ['POST', `/api/x402/apps/${siteId}/data-files/upload-url`, { fileName: 'd.csv', fileSize: 10 }, 1000n],
-    ];
-    for (const [method, path, body, value] of attempts) {
-      const header = xPaymentHeader(await signAuthorization(intruder, { to: DEV_RECIPIENT, value }));
-      const res = await fetch(`${h.url}${path}`, body === undefined ? { method, headers: header } : jsonInit(method, body, header));
-      expect(res.status, `${method} ${path}`).toBe(404);
-      // The same words on every app route (Tables and data files said "site … not found").
-      expect((await res.json()).error, `${method} ${path}`).toMatchObject({ code: 'not_found', message: `app ${siteId} not found for this wallet` });
+    // By its id or by its name (every app route takes either): the same 404 for another wallet.
+    for (const siteId of [created.app.appId, created.app.appName]) {
+      const attempts: [string, string, unknown, bigint][] = [
+        ['POST', `/api/x402/apps/${siteId}/files`, { path: 'index.html', content: 'pwned' }, 3000n],
+        ['PATCH', `/api/x402/apps/${siteId}`, { password: 'mine-now' }, 1000n],
+        ['POST', `/api/x402/apps/${siteId}/unpublish`, undefined, 1000n],
+        ['DELETE', `/api/x402/apps/${siteId}`, undefined, 1000n],
+        ['POST', `/api/x402/apps/${siteId}/upload-urls`, { files: [{ path: 'x.png', size: 8, type: 'image/png' }] }, 1000n],
+        ['POST', `/api/x402/apps/${siteId}/tables`, { name: 'Mine', schema: { fields: [{ name: 'a' }] } }, 8000n],
+        ['POST', `/api/x402/apps/${siteId}/data-files/upload-url`, { fileName: 'd.csv', fileSize: 10 }, 1000n],
+      ];
+      for (const [method, path, body, value] of attempts) {
+        const header = xPaymentHeader(await signAuthorization(intruder, { to: DEV_RECIPIENT, value }));
+        const res = await fetch(`${h.url}${path}`, body === undefined ? { method, headers: header } : jsonInit(method, body, header));
+        expect(res.status, `${method} ${path}`).toBe(404);
+        // The same words on every app route (Tables and data files said "site … not found").
+        expect((await res.json()).error, `${method} ${path}`).toMatchObject({ code: 'not_found', message: `app ${siteId} not found for this wallet` });
+      }
     }
     expect(await balances(intruder.address)).toEqual(before);
     const page = await fetch(`${h.url}/s/owned-${kind}/`);

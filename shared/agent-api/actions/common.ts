@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Shared building blocks of the action declarations. */
 export const NoParams = z.object({});
 export const NoBody = z.object({});
-export const SiteParams = z.object({ siteId: z.string().min(1).max(100).describe('Site id (appId in results)') });
+export const SiteParams = z.object({ siteId: z.string().min(1).max(100).describe('Site id or name (appId or appName in results)') });
 
 export const VisibilitySchema = z.enum(['private', 'public']);
 
