@@ -49,7 +49,9 @@ function costSentence(entry: LedgerEntry | undefined): string {
   return `The ${atomicToUsdc(BigInt(entry.amount))} USDC payment may have been taken (counted as spent); check list_apps / list_receipts before retrying.`;
 }
 
-function nextStep(status: number, message = '', code?: string): string {
+function nextStep(tool: string, status: number, message = '', code?: string): string {
+  if (code === 'slug_taken' && tool === 'create_app_from_html')
+    return 'If it is your app (list_apps), update it instead: pass its name as appId (deploy_site, update_app_file). Otherwise take the suggested name.';
   if (code === 'data_file_invalid') return 'Fix the file where the message says, then upload it again.';
   if (/insufficient_funds/.test(message))
     return /faucet/.test(message) ? 'Fund the wallet as the message says, then call again.' : 'The wallet lacks USDC for this price: fund it, then call again.';
@@ -90,7 +92,7 @@ function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, 
 
 function failureSentence(tool: string, response: Response, answer: ServiceAnswer, cost: string): string {
   const f = describeFailure(response, answer);
-  return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(response.status, f.what, f.code)}`;
+  return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(tool, response.status, f.what, f.code)}`;
 }
 
 /**

@@ -253,8 +253,40 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
     const list = declared.length ? `its arguments: ${declared.join(', ')}` : 'it takes no arguments';
     return `${entry.name} has no argument ${unknown.join(', ')}; ${list}`;
   });
-  return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}. Nothing was done.`;
+  // An object none of whose fields were right was written in another shape than the argument's:
+  // its listed shape follows. (A misspelt field beside right ones needs only the list of fields.)
+  const misshapen = found.filter(({ at, unknown }) => at && Object.keys(valueAt(args, at) ?? {}).length === unknown.length);
+  const shapes = listedShapes(
+    listedArguments(entry),
+    misshapen.map(({ at }) => at.split('.')[0] ?? ''),
+  );
+  return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}.${shapes} Nothing was done.`;
 }
+
+/**
+ * " where is {…}." for each of `args` that is an object or a list, as `tools/list` shows it: what
+ * the next call needs to be right. A simple argument's type is said where it is refused.
+ */
+function listedShapes(listed: ListedArguments, args: string[]): string {
+  return [...new Set(args)]
+    .filter((k) => isComplex(listed[k]))
+    .map((k) => ` ${k} is ${JSON.stringify(listed[k])}.`)
+    .join('');
+}
+
+/** The value at a dotted path (`files.0`) of the arguments. */
+function valueAt(args: unknown, at: string): object | undefined {
+  let v = args;
+  for (const key of at.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+  return typeof v === 'object' && v !== null ? v : undefined;
+}
+
+type ListedArguments = Record<string, { type?: unknown }>;
+
+/** Each argument's schema as `tools/list` shows it. */
+const listedArguments = (entry: Entry): ListedArguments => (compactInputSchema(entry.config.inputSchema).properties ?? {}) as ListedArguments;
+
+const isComplex = (listed: { type?: unknown } | undefined) => ['object', 'array'].includes(String(listed?.type));
 
 /**
  * The refusal of arguments of the wrong type or missing, in the words of the service's own
@@ -265,8 +297,8 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
 function invalidArguments(entry: Entry, args: unknown): string | undefined {
   const parsed = argumentSchema(entry).safeParse(args ?? {});
   if (parsed.success) return undefined;
-  const listed = (compactInputSchema(entry.config.inputSchema).properties ?? {}) as Record<string, { type?: unknown }>;
-  const complex = (key: string) => ['object', 'array'].includes(String(listed[key]?.type));
+  const listed = listedArguments(entry);
+  const complex = (key: string) => isComplex(listed[key]);
   const problems = parsed.error.issues.map((i) => {
     const field = i.path.map(String).join('.') || '(arguments)';
     const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
@@ -274,8 +306,11 @@ function invalidArguments(entry: Entry, args: unknown): string | undefined {
     // A complex argument's shape follows; a simple one's type is enough.
     return i.path.length === 1 && complex(String(i.path[0])) ? `${field} is required` : `${field} is required (${missing[1]})`;
   });
-  const shapes = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')))].filter(complex).map((k) => ` ${k} is ${JSON.stringify(listed[k])}.`);
-  return `${entry.name}: ${problems.join('; ')}.${shapes.join('')} Nothing was done.`;
+  const shapes = listedShapes(
+    listed,
+    parsed.error.issues.map((i) => String(i.path[0] ?? '')),
+  );
+  return `${entry.name}: ${problems.join('; ')}.${shapes} Nothing was done.`;
 }
 
 /** Words that name the same action in tool names. */

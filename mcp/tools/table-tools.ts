@@ -83,18 +83,35 @@ function inToolTerms(message: string): string {
   return message.replace(/filter\[([^\]]+)\]\[([^\]]+)\]/g, (_m, field: string, op: string) => `where {field: "${field}", op: "${op}"}`);
 }
 
-/** One Table API call (free) with the caller's write key and owner credential; a refusal becomes a ToolFailure that says what to do. */
+/**
+ * One Table API call (free) with the caller's write key and owner credential; a refusal becomes a
+ * ToolFailure that says what to do. The owner's credential opens every Table of the owner's apps
+ * (the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp); the service refuses it with 403
+ * on an app it does not own (a wallet's app, another account's public Table), so such a refusal is
+ * asked again as anyone: a public read answers, a write says it needs the write key.
+ */
 async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writeKey: string | undefined): Promise<Record<string, unknown>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (writeKey) headers['x-svc-write-key'] = writeKey;
-  // The owner's credential opens every Table of the owner's apps: the caller's own on the hosted endpoint, SVC_API_KEY in svc-mcp.
-  const apiKey = ctx.hosted?.credential ?? ctx.config.apiKey;
-  if (apiKey) headers['x-svc-api-key'] = apiKey;
+  const apiKey = writeKey ? undefined : (ctx.hosted?.credential ?? ctx.config.apiKey);
+  let res = await sendTableRequest(ctx, tool, req, writeKey ? { 'x-svc-write-key': writeKey } : apiKey ? { 'x-svc-api-key': apiKey } : {});
+  let answer = await readAnswer(res);
+  if (apiKey && res.status === 403 && describeFailure(res, answer).code === 'forbidden') {
+    res = await sendTableRequest(ctx, tool, req, {});
+    answer = await readAnswer(res);
+  }
+  if (!res.ok) {
+    const f = describeFailure(res, answer);
+    // Table tools are free: what a refusal leaves untouched is the Table (a refused write is all or nothing).
+    const untouched = req.method === 'GET' ? '' : ' Nothing was changed.';
+    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}.${untouched} ${failureHint(ctx, res.status, f.what)}`);
+  }
+  return answer.json;
+}
+
+async function sendTableRequest(ctx: McpContext, tool: string, req: TableRequest, credential: Record<string, string>): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json', ...credential };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
-  const url = `${ctx.config.serviceUrl}/api/data/${req.path}`;
-  let res: Response;
   try {
-    res = await ctx.fetch(url, {
+    return await ctx.fetch(`${ctx.config.serviceUrl}/api/data/${req.path}`, {
       method: req.method,
       headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
@@ -105,14 +122,6 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
       `${tool} failed: the service at ${ctx.config.serviceUrl} did not answer (${(e as Error).message}). Nothing was changed or paid; check the service is running.`,
     );
   }
-  const answer = await readAnswer(res);
-  if (!res.ok) {
-    const f = describeFailure(res, answer);
-    // Table tools are free: what a refusal leaves untouched is the Table (a refused write is all or nothing).
-    const untouched = req.method === 'GET' ? '' : ' Nothing was changed.';
-    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}.${untouched} ${failureHint(ctx, res.status, f.what)}`);
-  }
-  return answer.json;
 }
 
 interface TableRequest {

@@ -84,6 +84,14 @@ describe('answers that say what to do next', () => {
         true,
         'account_publish_app: files.0 has no field encodign; its fields: path, content, encoding, contentType. Nothing was done.',
       ]);
+      // An object written in another shape altogether (a schema as {field: {type}}): its shape follows.
+      const schemaGuess = { title: { type: 'string' }, done: { type: 'boolean' } };
+      const misshapen = text(await call(client, 'account_create_table', { appId: 'shop', name: 'Todos', schema: schemaGuess }));
+      const listedSchema = (await client.listTools()).tools.find((t) => t.name === 'account_create_table')!.inputSchema.properties!.schema;
+      expect(misshapen).toBe(
+        `account_create_table: schema has no field title, done; its fields: fields. schema is ${JSON.stringify(listedSchema)}. Nothing was done.`,
+      );
+      expect((await call(client, 'account_list_tables', { appId: 'shop' })).structuredContent).toMatchObject({ tables: [] });
       expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [{ appName: 'shop' }] });
     } finally {
       await client.close();

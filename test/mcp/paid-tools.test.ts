@@ -398,7 +398,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
-  it("an account tool given the wallet's app says the account does not own it, and which tools do", async () => {
+  it("the wallet's app beside an account key: account tools say whose it is, a second deploy under its name says to pass it as appId, its Table answers", async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_API_KEY: (await h.account()).key, SVC_TOOLSETS: 'default,account', SVC_SPEND_LEDGER: ledger('apart') });
     try {
       const name = uniqueName('walletapp');
@@ -409,6 +409,31 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         `account_list_tables failed: app ${name} not found in this account [HTTP 404 not_found]. account_list_apps lists the apps of this account; an app created with the wallet (list_apps lists those) belongs to the wallet and is managed with the wallet's tools (publish_app, create_table_api…).`,
       );
       expect((await call(s.client, 'publish_app', { appId: name })).structuredContent).toMatchObject({ app: { appName: name, status: 'published' } });
+      // Deploying again under the app's name as appName (a new app) says how to update it instead.
+      const files = [{ path: 'index.html', content: '<p>v2</p>' }];
+      const taken = await call(s.client, 'deploy_site', { appName: name, files });
+      expect(text(taken)).toMatch(
+        /\[HTTP 409 slug_taken\]\. This step was not charged\. If it is your app \(list_apps\), update it instead: pass its name as appId \(deploy_site, update_app_file\)\. Otherwise take the suggested name\. Paid so far in this deploy: 0 USDC\.$/,
+      );
+      const updated = await call(s.client, 'deploy_site', { appId: name, files });
+      expect(updated.structuredContent, text(updated)).toMatchObject({ appName: name, appId: expect.stringMatching(/^site_/), files: 1 });
+      expect(await (await fetch(`${h.url}/s/${name}/`)).text()).toContain('<p>v2</p>');
+      // The account's key (sent as the owner's credential) does not open the wallet's Table: its public
+      // reads still answer, and its writes go with the write key this server learned.
+      const schema = { fields: [{ name: 'title' }] };
+      expect((await call(s.client, 'create_table_api', { appId: name, name: 'Notes', slug: 'notes', schema })).isError).toBeFalsy();
+      const target = { appName: name, table: 'notes' };
+      expect((await call(s.client, 'table_create_record', { ...target, record: { title: 'first' } })).isError).toBeFalsy();
+      const read = await call(s.client, 'table_query', target);
+      expect(read.structuredContent, text(read)).toMatchObject({ records: [{ fields: { title: 'first' } }] });
+      const keyOnly = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_SPEND_LEDGER: ledger('apart-key') });
+      try {
+        expect((await call(keyOnly.client, 'table_query', target)).structuredContent).toMatchObject({ records: [{ fields: { title: 'first' } }] });
+        const write = await call(keyOnly.client, 'table_create_record', { ...target, record: { title: 'second' } });
+        expect(text(write)).toMatch(/\[HTTP 401 unauthorized\]\. Nothing was changed\. Pass the Table write key \(writeKey\) or set SVC_TABLE_WRITE_KEY\.$/);
+      } finally {
+        await keyOnly.close();
+      }
     } finally {
       await s.close();
     }
