@@ -21,7 +21,7 @@ export const MCP_SERVER_VERSION = '0.1.0';
 
 const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
 const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
-const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"].`;
+const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. An app a paid tool creates belongs to the paying wallet (list_apps), not to the account (account_list_apps).`;
 
 /**
  * Builds the shared context once per process: config, wallet, and the prices the tools quote. The
@@ -90,8 +90,11 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
   );
 }
 
+/** Said where one session holds both owners: an account (SVC_API_KEY) and a wallet. */
+const TWO_OWNERS = ' Apps the paid tools create belong to the wallet (list_apps); the account_* tools see the account’s apps only.';
+
 function instructionsFor(ctx: McpContext): string {
-  if (!ctx.hosted) return LOCAL_INSTRUCTIONS;
+  if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;
   return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
 }
 

@@ -401,6 +401,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
   it("the wallet's app beside an account key: account tools say whose it is, a second deploy under its name says to pass it as appId, its Table answers", async () => {
     const s = await connectHttp({ ...baseEnv(), SVC_API_KEY: (await h.account()).key, SVC_TOOLSETS: 'default,account', SVC_SPEND_LEDGER: ledger('apart') });
     try {
+      // The session holds two owners; its instructions say whose apps each set of tools sees.
+      expect(s.client.getInstructions()).toMatch(
+        /Apps the paid tools create belong to the wallet \(list_apps\); the account_\* tools see the account’s apps only\.$/,
+      );
       const name = uniqueName('walletapp');
       expect((await call(s.client, 'create_app_from_html', { appName: name, html: '<p>mine</p>' })).isError).toBeFalsy();
       const r = await call(s.client, 'account_list_tables', { appId: name });
