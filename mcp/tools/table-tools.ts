@@ -214,6 +214,11 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
       (args: Record<string, unknown>) =>
         guarded(async () => {
           const a = args as TableArgs;
+          // An app's name is a DNS label; an id (`site_…`) is the other thing a model holds for an app.
+          if (a.appName.includes('_'))
+            throw new ToolFailure(
+              `${t.name}: appName is the app's name (appName in results, the first label of its url), not its id ${a.appName}. Nothing was done.`,
+            );
           // The key named in the call, else one create_table_api gave this server, else SVC_TABLE_WRITE_KEY.
           const writeKey = a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table) ?? ctx.config.tableWriteKey;
           return okResult(await tableFetch(ctx, t.name, t.request(a), writeKey));

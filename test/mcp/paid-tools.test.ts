@@ -428,6 +428,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect((await call(s.client, 'create_table_api', { appId: name, name: 'Notes', slug: 'notes', schema })).isError).toBeFalsy();
       const target = { appName: name, table: 'notes' };
       expect((await call(s.client, 'table_create_record', { ...target, record: { title: 'first' } })).isError).toBeFalsy();
+      const byId = await call(s.client, 'table_query', { ...target, appName: (updated.structuredContent as { appId: string }).appId });
+      expect(text(byId)).toMatch(
+        /^table_query: appName is the app's name \(appName in results, the first label of its url\), not its id site_\w+\. Nothing was done\.$/,
+      );
       const read = await call(s.client, 'table_query', target);
       expect(read.structuredContent, text(read)).toMatchObject({ records: [{ fields: { title: 'first' } }] });
       const keyOnly = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_SPEND_LEDGER: ledger('apart-key') });
