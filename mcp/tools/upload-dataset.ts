@@ -173,9 +173,12 @@ class DatasetUpload {
     const asset = conv.asset as { url?: string; pathUrl?: string } & Record<string, unknown>;
     const paid = this.#paid.paidSoFar();
     const { appName, table } = tableAddress(asset?.pathUrl ?? '') ?? {};
+    // A second upload of the same file is a new dataset beside the first: say so, and how to replace instead.
+    const taken = typeof conv.slugTaken === 'string' ? conv.slugTaken : undefined;
+    const beside = taken ? ` ${taken} existed, so this is a new dataset beside it (replaceExisting: true with slug ${taken} replaces its data instead).` : '';
     return okResult(
-      { appName, table, strategy: up.strategy, asset, paid, receiptIds: this.#paid.receiptIds() },
-      `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}). Paid ${paid} USDC.`,
+      { appName, table, strategy: up.strategy, asset, ...(taken ? { slugTaken: taken } : {}), paid, receiptIds: this.#paid.receiptIds() },
+      `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}).${beside} Paid ${paid} USDC.`,
     );
   }
 }

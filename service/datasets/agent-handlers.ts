@@ -66,7 +66,11 @@ export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToAp
     const { view, cleanup } = await convertDataFile(deps, state.site, state.plan, tx);
     const { id, slug, name, format, tableId, url, pathUrl, recordCount, fields } = view;
     return {
-      result: { asset: { id, slug, name, format, tableId, url, pathUrl, recordCount, fields }, replaced: state.plan.replacing !== null },
+      result: {
+        asset: { id, slug, name, format, tableId, url, pathUrl, recordCount, fields },
+        replaced: state.plan.replacing !== null,
+        ...(state.plan.slugTaken ? { slugTaken: state.plan.slugTaken } : {}),
+      },
       app: touched(state.site),
       afterCommit: cleanup,
     };

@@ -59,6 +59,8 @@ export interface ConvertPlan {
   sheet?: string;
   /** The dataset being replaced (replaceExisting with a taken slug). */
   replacing: DatasetRow | null;
+  /** The slug derived from the name when it was taken and a free one was picked instead. */
+  slugTaken?: string;
 }
 
 function parseLimits(deps: Deps): ParseLimits {
@@ -142,6 +144,7 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
     return t ?? null;
   };
   let holder = await taken(slug);
+  const derived = slug;
   if (holder && input.slug === undefined && !input.replaceExisting) {
     const base = slug.slice(0, 58);
     for (let i = 2; holder; i++) {
@@ -162,7 +165,17 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
       .where(and(eq(datasets.siteId, site.id), eq(datasets.tableId, holder.id)));
     if (!replacing) throw new AppError('slug_taken', `"${slug}" is taken; choose another slug`, { slug });
   }
-  return { key: input.key, fileName: input.fileName, kind, name, slug, sourceBytes: info.size, sheet: input.sheet, replacing };
+  return {
+    key: input.key,
+    fileName: input.fileName,
+    kind,
+    name,
+    slug,
+    sourceBytes: info.size,
+    sheet: input.sheet,
+    replacing,
+    ...(slug !== derived ? { slugTaken: derived } : {}),
+  };
 }
 
 /**

@@ -472,6 +472,23 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect([appName, table]).toEqual([name, 'cities']);
         const q = await call(s.client, 'table_query', { appName, table, sort: 'population' });
         expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
+        // The same file again without a slug: a new dataset beside the first, and the result says how to replace instead.
+        const again = await call(s.client, 'upload_dataset', { appId: name, content: 'city,population\nNice,340000\n', fileName: 'cities.csv' });
+        expect(again.structuredContent, text(again)).toMatchObject({ table: 'cities-2', slugTaken: 'cities' });
+        expect(text(again)).toContain(
+          'table_query reads it (appName ' +
+            name +
+            ', table cities-2). cities existed, so this is a new dataset beside it (replaceExisting: true with slug cities replaces its data instead).',
+        );
+        const replaced = await call(s.client, 'upload_dataset', {
+          appId: name,
+          content: 'city,population\nNice,340000\n',
+          fileName: 'cities.csv',
+          slug: 'cities',
+          replaceExisting: true,
+        });
+        expect(replaced.structuredContent, text(replaced)).toMatchObject({ table: 'cities', asset: { recordCount: 1 } });
+        expect(replaced.structuredContent).not.toHaveProperty('slugTaken');
 
         const file = path.join(dir, 'big.csv');
         const pad = 'x'.repeat(4000); // wide rows: few records, so conversion stays quick

@@ -107,6 +107,10 @@ export const convertDataFileToApi = {
     ok: z.literal(true),
     asset: DatasetAssetSchema,
     replaced: z.boolean().describe('True when an existing dataset was replaced'),
+    slugTaken: z
+      .string()
+      .optional()
+      .describe('The slug derived from the name, when another Table held it: this dataset got a free one instead (replaceExisting replaces that one)'),
   }),
   identity: true,
   readOnly: false,
