@@ -16,7 +16,8 @@ export type WalletErrorCode =
   | 'service_unreachable';
 
 /** What to do when no wallet is configured (every `no_wallet` refusal ends with it). */
-export const GET_A_WALLET = 'Give the MCP server a wallet: SVC_WALLET_KEY_FILE (svc-mcp --new-wallet <file> writes one) or SVC_WALLET_PRIVATE_KEY.';
+export const GET_A_WALLET =
+  'Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE (svc-mcp --new-wallet <file> writes one) or SVC_WALLET_PRIVATE_KEY.';
 
 export class WalletError extends Error {
   override readonly name = 'WalletError';

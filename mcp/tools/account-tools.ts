@@ -69,7 +69,7 @@ const APP_NOT_IN_ACCOUNT =
 function nextStep(op: AccountOperation, status: number, f: ServiceFailure): string {
   const { code, reason, what } = f;
   if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
-  if (status === 401) return 'The credential is missing, expired or revoked: sign in again (or set SVC_API_KEY).';
+  if (status === 401) return 'The credential is missing, expired or revoked: sign in again (svc-mcp: ask the user for a valid SVC_API_KEY).';
   if (code === 'function_failed' && reason === 'sandbox_error') return 'The sandbox running the function failed, not its code: call again.';
   if (code === 'function_failed' && /'(fetch|Request|Response|Headers|URL|URLSearchParams)' is not defined/.test(what))
     return 'The sandbox has the ECMAScript built-ins only: the handler gets a plain request {method, path, query (an object), headers, body} and returns {status, headers, body}, a string or a JSON value. Change the code (function_update_draft, then function_publish) and invoke again.';
@@ -98,9 +98,9 @@ function whyNotAllowed(ctx: McpContext, op: AccountOperation): string | null {
     return `${op.tool} takes a personal key (svc_pat_…), not an OAuth sign-in: connect to ${ctx.config.serviceUrl}/mcp with a personal key that has the scope ${op.scope}.`;
   if (hosted) return null;
   if (!ctx.config.apiKey)
-    return `${op.tool} acts as an account: start svc-mcp with SVC_API_KEY=svc_pat_… (a personal key of the account) and the "${op.toolset}" toolset in SVC_TOOLSETS.`;
+    return `${op.tool} acts as an account: ask the user to start svc-mcp with SVC_API_KEY=svc_pat_… (a personal key of the account) and the "${op.toolset}" toolset in SVC_TOOLSETS.`;
   if (ctx.config.readOnly && !op.readOnly)
-    return `${op.tool} changes the account, and this svc-mcp runs read-only (SVC_READ_ONLY): start it without SVC_READ_ONLY to use it.`;
+    return `${op.tool} changes the account, and this svc-mcp runs read-only (SVC_READ_ONLY): ask the user to start it without SVC_READ_ONLY to use it.`;
   return null;
 }
 

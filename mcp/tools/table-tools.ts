@@ -64,7 +64,7 @@ const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown
 /** What to try after a Table API refusal, by status (`what`: the service's message). */
 function failureHint(ctx: McpContext, status: number, what: string): string {
   if (status === 401 || status === 403)
-    return ctx.hosted ? 'Pass the Table write key (writeKey).' : 'Pass the Table write key (writeKey) or set SVC_TABLE_WRITE_KEY.';
+    return ctx.hosted ? 'Pass the Table write key (writeKey).' : 'Pass the Table write key (writeKey), or ask the user to set SVC_TABLE_WRITE_KEY.';
   if (status === 405) return 'This method is not enabled for the Table.';
   if (status === 404) return what.startsWith('record ') ? 'Check recordId (table_query lists the records with their ids).' : whereTablesAreListed(ctx);
   if (status === 400) return 'Fix the parameters named above (use exact schema field names; table_schema lists them).';

@@ -173,7 +173,7 @@ describe('hosted MCP endpoint', () => {
       const off = await call(client, 'table_query', { tableId: 'x' });
       expect(off.isError).toBe(true);
       expect(text(off)).toMatch(
-        /^table_query is in the "tables" toolset, which this session did not turn on: add \?toolsets=apps,tables to the endpoint's URL/,
+        /^table_query is in the "tables" toolset, which this session did not turn on: ask the user to add \?toolsets=apps,tables to the endpoint's URL/,
       );
     } finally {
       await client.close();

@@ -134,7 +134,11 @@ describe('answers that say what to do next', () => {
   it('in svc-mcp without SVC_API_KEY an account tool says to set it; read-only, a change says so', async () => {
     const noKey = await connectHttp({ SVC_URL: h.url });
     try {
-      await expectUnavailable(noKey.client, 'account_usage', /^account_usage acts as an account: start svc-mcp with SVC_API_KEY=svc_pat_… .*"account" toolset/);
+      await expectUnavailable(
+        noKey.client,
+        'account_usage',
+        /^account_usage acts as an account: ask the user to start svc-mcp with SVC_API_KEY=svc_pat_… .*"account" toolset/,
+      );
       await expectUnavailable(noKey.client, 'function_invoke', /"functions" toolset in SVC_TOOLSETS/);
     } finally {
       await noKey.close();

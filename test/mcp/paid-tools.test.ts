@@ -335,7 +335,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       try {
         const noKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
         expect(noKey.isError).toBe(true);
-        expect(text(noKey)).toMatch(/Pass the Table write key \(writeKey\) or set SVC_TABLE_WRITE_KEY/);
+        expect(text(noKey)).toMatch(/Pass the Table write key \(writeKey\), or ask the user to set SVC_TABLE_WRITE_KEY/);
         const withKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'rug', price: 15 }, writeKey });
         expect(withKey.isError, text(withKey)).toBeFalsy();
         expect(
@@ -438,7 +438,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       try {
         expect((await call(keyOnly.client, 'table_query', target)).structuredContent).toMatchObject({ records: [{ fields: { title: 'first' } }] });
         const write = await call(keyOnly.client, 'table_create_record', { ...target, record: { title: 'second' } });
-        expect(text(write)).toMatch(/\[HTTP 401 unauthorized\]\. Nothing was changed\. Pass the Table write key \(writeKey\) or set SVC_TABLE_WRITE_KEY\.$/);
+        expect(text(write)).toMatch(
+          /\[HTTP 401 unauthorized\]\. Nothing was changed\. Pass the Table write key \(writeKey\), or ask the user to set SVC_TABLE_WRITE_KEY\.$/,
+        );
       } finally {
         await keyOnly.close();
       }

@@ -116,7 +116,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       const off = await call(tables.client, 'list_pricing');
       expect(off.isError).toBe(true);
       expect(text(off)).toBe(
-        'list_pricing is in the "advanced" toolset, which this session did not turn on: start svc-mcp with SVC_TOOLSETS=tables,advanced ("dynamic" lets the session turn toolsets on itself).',
+        'list_pricing is in the "advanced" toolset, which this session did not turn on: ask the user to start svc-mcp with SVC_TOOLSETS=tables,advanced ("dynamic" lets the session turn toolsets on itself).',
       );
     } finally {
       await tables.close();
@@ -180,7 +180,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const r = await call(stdio, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(
-      /no wallet is configured; nothing was paid\. Give the MCP server a wallet: SVC_WALLET_KEY_FILE \(svc-mcp --new-wallet <file> writes one\) or SVC_WALLET_PRIVATE_KEY\.$/,
+      /no wallet is configured; nothing was paid\. Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE \(svc-mcp --new-wallet <file> writes one\) or SVC_WALLET_PRIVATE_KEY\.$/,
     );
     const q = await call(stdio, 'quote', { tool: 'publish_app' });
     expect(q.isError).toBeFalsy();
