@@ -56,9 +56,12 @@ function siteAsApp(site: Record<string, unknown>): Record<string, unknown> {
   return { appId: id, appName: slug, ...rest };
 }
 
-/** A Table's or a Function's object with its `id` named as the tools take it (`tableId`, `functionId`). */
+/**
+ * A Table's or a Function's object with its `id` named as the tools take it (`tableId`,
+ * `functionId`), and the app it belongs to (a Table's `siteId`) as `appId`.
+ */
 function withIdAs(idName: string): (object: Record<string, unknown>) => Record<string, unknown> {
-  return ({ id, ...rest }) => ({ [idName]: id, ...rest });
+  return ({ id, siteId, ...rest }) => ({ [idName]: id, ...(siteId === undefined ? {} : { appId: siteId }), ...rest });
 }
 
 /** Answer field → [its name in the tools' vocabulary, the translation of one object]. */

@@ -89,7 +89,12 @@ describe('hosted MCP endpoint', () => {
       schema: { fields: [{ name: 'title' }] },
     });
     expect(table.isError, text(table)).toBeFalsy();
-    expect(table.structuredContent).toMatchObject({ table: { slug: 'products' } });
+    // In the tools' words: the Table's id as tableId, its app as appId (the service says id, siteId).
+    expect(table.structuredContent).toMatchObject({ table: { slug: 'products', tableId: expect.stringMatching(/^tbl_/), appId: app.appId } });
+    expect(JSON.stringify(table.structuredContent)).not.toMatch(/"(id|siteId)":/);
+    const listed = (await call(fullClient, 'account_list_tables', { appId: 'hosted-one' })).structuredContent as { tables: Record<string, unknown>[] };
+    expect(listed.tables).toEqual([expect.objectContaining({ slug: 'products', appId: app.appId })]);
+    expect(listed.tables[0]).not.toHaveProperty('siteId');
     const row = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products', record: { title: 'lamp' } });
     expect(row.isError, text(row)).toBeFalsy();
     expect((await call(fullClient, 'table_query', { appName: 'hosted-one', table: 'products' })).structuredContent).toMatchObject({
