@@ -3,10 +3,10 @@ import { z } from 'zod';
 /**
  * One vocabulary for the model. A hosted site is an **app**; every result gives its id as `appId` and
  * its slug (the host label) as `appName`, every tool that manages an app takes it as `appId` (its id or
- * its name: the service resolves both), and every app carries `url` (host form)
- * and `pathUrl` (path form on the service host, which any HTTP client resolves). The service's own
- * APIs say `siteId`, `site`, `slug`, `name`: the names are translated here, at the MCP edge, and
- * nowhere else.
+ * its name: the service resolves both), and every app carries `url` (host form) and `pathUrl` (path
+ * form on the service host, which any HTTP client resolves). A Table's and a Function's ids are
+ * `tableId` and `functionId`, in results as in arguments. The service's own APIs say `siteId`,
+ * `site`, `slug`, `name`, `id`: the names are translated here, at the MCP edge, and nowhere else.
  */
 
 /** Tool argument → the service's parameter name, per Agent API action (path params and body). */
