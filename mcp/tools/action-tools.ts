@@ -10,6 +10,7 @@ import { callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { guarded, okResult } from '../results.js';
+import { tableAddress } from '../table-write-keys.js';
 import { maxPriceArg } from '../schemas.js';
 import { answerInToolWords, asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
 
@@ -25,6 +26,18 @@ function priceSentence(ctx: McpContext, price: string): string {
   if (usdcToAtomic(price) === 0n) return 'Free.';
   if (ctx.hosted) return `Costs ${price} USDC, paid by your wallet (x402: the result asks for payment; retry with _meta["x402/payment"]).`;
   return `Costs ${price} USDC from the wallet, within its caps.`;
+}
+
+/**
+ * After an answer that holds a new Table (create_table_api's `table`, convert_data_file_to_api's
+ * `asset`): the two values the table tools take, so the model does not read them out of the URL.
+ */
+function tableNextStep(ctx: McpContext, answer: Record<string, unknown>): string {
+  const holder = (answer.table ?? answer.asset) as { pathUrl?: unknown; writeKey?: unknown } | undefined;
+  const at = typeof holder?.pathUrl === 'string' ? tableAddress(holder.pathUrl) : null;
+  if (!at) return '';
+  const key = typeof holder?.writeKey === 'string' && !ctx.hosted ? '; this server remembers its write key' : '';
+  return ` The table tools take appName ${at.appName}, table ${at.table}${key}.`;
 }
 
 interface ToolShape {
@@ -97,7 +110,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, { maxPrice, meta: extra._meta });
           const { receipt, ...answer } = result.body as Record<string, unknown> & { receipt?: { receiptId?: string } };
           const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
-          const summary = `${name} done.${paid}`;
+          const summary = `${name} done.${tableNextStep(ctx, answer)}${paid}`;
           const structured = {
             ...answerInToolWords(answer),
             ...(receipt?.receiptId ? { receiptId: receipt.receiptId } : {}),

@@ -324,6 +324,10 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       });
       expect(t.isError, text(t)).toBeFalsy();
       const { writeKey, tableId, ...table } = (t.structuredContent as { table: { writeKey: string; tableId: string } }).table;
+      // The answer says what the table tools take, and that this server keeps the key.
+      expect(text(t)).toMatch(
+        new RegExp(`^create_table_api done\\. The table tools take appName ${name}, table products; this server remembers its write key\\. Paid 0\\.008 USDC`),
+      );
       // The Table's id is named as insert_table_records takes it.
       expect(tableId).toMatch(/^tbl_/);
       expect(table).not.toHaveProperty('id');
