@@ -12,7 +12,7 @@ export async function startEmbeddedMcp(
   serviceUrl: string,
   port: number,
 ): Promise<{ url: string; wallet: string; close(): Promise<void> }> {
-  const config = loadMcpConfig({ ...env, SVC_URL: env.SVC_URL ?? serviceUrl });
+  const config = { ...loadMcpConfig({ ...env, SVC_URL: env.SVC_URL ?? serviceUrl }), program: 'the service (npm start, svc serve)' };
   const ctx = await createMcpContext(config);
   const http = await startMcpHttp(ctx, port, '127.0.0.1', 'SVC_MCP_PORT');
   return { url: http.url, wallet: ctx.wallet.address ? `wallet ${ctx.wallet.address}` : 'no wallet: free tools only', close: http.close };

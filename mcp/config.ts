@@ -50,6 +50,11 @@ export interface McpConfig {
   allowedOrigins: string[];
   maxFileBytes: number;
   wallet: WalletConfig;
+  /**
+   * What the user restarts to change this configuration, as refusals name it: `svc-mcp`, or the
+   * service itself for the loopback endpoint `svc serve` starts (cli/embedded-mcp.ts).
+   */
+  program: string;
 }
 
 const list = (v: string | undefined) =>
@@ -84,5 +89,6 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
     allowedOrigins: list(e.SVC_MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin),
     maxFileBytes: e.SVC_MCP_MAX_FILE_BYTES,
     wallet: loadWalletConfig(env),
+    program: 'svc-mcp',
   };
 }

@@ -69,7 +69,9 @@ const unavailable = new WeakMap<McpServer, Set<string>>();
 /** Why a tool whose toolset this session did not turn on is not here. */
 function toolsetOff(ctx: McpContext, name: string, toolset: Toolset): string {
   const wanted = [...ctx.toolsets.enabled, toolset].join(',');
-  const how = ctx.hosted ? `ask the user to add ?toolsets=${wanted} to the endpoint's URL` : `ask the user to start svc-mcp with SVC_TOOLSETS=${wanted}`;
+  const how = ctx.hosted
+    ? `ask the user to add ?toolsets=${wanted} to the endpoint's URL`
+    : `ask the user to start ${ctx.config.program} with SVC_TOOLSETS=${wanted}`;
   return `${name} is in the "${toolset}" toolset, which this session did not turn on: ${how} ("dynamic" lets the session turn toolsets on itself).`;
 }
 

@@ -98,9 +98,9 @@ function whyNotAllowed(ctx: McpContext, op: AccountOperation): string | null {
     return `${op.tool} takes a personal key (svc_pat_…), not an OAuth sign-in: connect to ${ctx.config.serviceUrl}/mcp with a personal key that has the scope ${op.scope}.`;
   if (hosted) return null;
   if (!ctx.config.apiKey)
-    return `${op.tool} acts as an account: ask the user to start svc-mcp with SVC_API_KEY=svc_pat_… (a personal key of the account) and the "${op.toolset}" toolset in SVC_TOOLSETS.`;
+    return `${op.tool} acts as an account: ask the user to start ${ctx.config.program} with SVC_API_KEY=svc_pat_… (a personal key of the account) and the "${op.toolset}" toolset in SVC_TOOLSETS.`;
   if (ctx.config.readOnly && !op.readOnly)
-    return `${op.tool} changes the account, and this svc-mcp runs read-only (SVC_READ_ONLY): ask the user to start it without SVC_READ_ONLY to use it.`;
+    return `${op.tool} changes the account, and this server runs read-only (SVC_READ_ONLY): ask the user to start ${ctx.config.program} without SVC_READ_ONLY to use it.`;
   return null;
 }
 

@@ -55,6 +55,12 @@ describe('npm start serves the MCP server beside the service', { timeout: 180_00
     const paid = await client.callTool({ name: 'create_app_from_html', arguments: { appName: 'nope', html: '<p/>' } });
     expect(paid.isError).toBe(true);
     expect(JSON.stringify(paid.content)).toContain('no wallet is configured; nothing was paid');
+    // What to change is named as this endpoint is configured: the service's environment, not svc-mcp's.
+    const advanced = await client.callTool({ name: 'list_pricing', arguments: {} });
+    expect(advanced.isError).toBe(true);
+    expect(JSON.stringify(advanced.content)).toContain(
+      'ask the user to start the service (npm start, svc serve) with SVC_TOOLSETS=apps,tables,datasets,wallet,advanced',
+    );
     await client.close();
 
     // The hosted endpoint on the service's own port asks remote clients to sign in.

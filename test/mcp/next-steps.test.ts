@@ -148,7 +148,7 @@ describe('answers that say what to do next', () => {
       await expectUnavailable(
         readOnly.client,
         'account_publish_app',
-        /^account_publish_app changes the account, and this svc-mcp runs read-only \(SVC_READ_ONLY\)/,
+        /^account_publish_app changes the account, and this server runs read-only \(SVC_READ_ONLY\): ask the user to start svc-mcp without SVC_READ_ONLY/,
       );
       expect((await call(readOnly.client, 'account_usage', {})).isError).toBeFalsy();
     } finally {
