@@ -91,7 +91,7 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
 }
 
 /** Said where one session holds both owners: an account (SVC_API_KEY) and a wallet. */
-const TWO_OWNERS = ' Apps the paid tools create belong to the wallet (list_apps); the account_* tools see the account’s apps only.';
+const TWO_OWNERS = " Apps the paid tools create belong to the wallet (list_apps); the account_* tools see the account's apps only.";
 
 function instructionsFor(ctx: McpContext): string {
   if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;

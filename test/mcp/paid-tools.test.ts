@@ -407,7 +407,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     try {
       // The session holds two owners; its instructions say whose apps each set of tools sees.
       expect(s.client.getInstructions()).toMatch(
-        /Apps the paid tools create belong to the wallet \(list_apps\); the account_\* tools see the account’s apps only\.$/,
+        /Apps the paid tools create belong to the wallet \(list_apps\); the account_\* tools see the account's apps only\.$/,
       );
       const name = uniqueName('walletapp');
       expect((await call(s.client, 'create_app_from_html', { appName: name, html: '<p>mine</p>' })).isError).toBeFalsy();
