@@ -15,7 +15,7 @@ import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.j
 import { sameFields, type FieldType, type InferredSchema } from './infer.js';
 import { firstPass, loadColumns, type FirstPass } from './load.js';
 import { blobOpener, prepareDataFile } from './pipeline.js';
-import { DataFileError, DEFAULT_PARSE_LIMITS, type DataFileKind, type ParseLimits } from './records.js';
+import { DataFileError, DEFAULT_PARSE_LIMITS, SheetNotFound, type DataFileKind, type ParseLimits } from './records.js';
 import { getSiteUpload } from './uploads.js';
 
 export type DatasetRow = typeof datasets.$inferSelect;
@@ -68,6 +68,9 @@ function parseLimits(deps: Deps): ParseLimits {
 }
 
 export function dataFileInvalid(fileName: string, kind: DataFileKind, e: DataFileError): AppError {
+  if (e instanceof SheetNotFound) {
+    return new AppError('validation_failed', `${fileName}: ${e.message}. Nothing was loaded.`, { issues: [{ field: 'sheet', message: e.message }] });
+  }
   return new AppError('data_file_invalid', `${fileName} (${kindInfo(kind).label}) could not be converted: ${e.described}. Nothing was loaded.`, {
     format: kind,
     ...e.location,

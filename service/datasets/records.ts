@@ -46,6 +46,12 @@ export class DataFileError extends Error {
   }
 }
 
+/**
+ * The `sheet` asked for is not in the workbook: the caller's argument is wrong, not the file
+ * (answered as a validation error on `sheet`, naming the sheets there are).
+ */
+export class SheetNotFound extends DataFileError {}
+
 /** Limits every parser honours; they keep a hostile file from exhausting memory or disk. */
 export interface ParseLimits {
   /** Largest number of data records loaded from one file. */

@@ -158,6 +158,17 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     });
   }
 
+  it('a sheet the workbook does not have is a validation error on sheet (the argument, not the file), naming the sheets', async () => {
+    const wallet = newWallet();
+    const app = await walletApp(h, wallet);
+    const e = await rejects(uploadAndConvert(h, wallet, app.id, 'cities.xlsx', await citiesXlsx('Cities', 'Notes'), { sheet: 'Revenue' }), 'validation_failed');
+    expect(e.message).toBe('cities.xlsx: the workbook has no sheet named "Revenue" (sheets: Notes, Cities). Nothing was loaded.');
+    expect(e.details).toEqual({ issues: [{ field: 'sheet', message: 'the workbook has no sheet named "Revenue" (sheets: Notes, Cities)' }] });
+    expect((await tableGet(app.slug, 'cities')).status).toBe(404);
+    const named = await uploadAndConvert(h, wallet, app.id, 'cities.xlsx', await citiesXlsx('Cities', 'Notes'), { sheet: 'Cities' });
+    expect(named.asset.recordCount).toBe(CITIES.length);
+  });
+
   it('replaceExisting swaps atomically and keeps the dataset id; without it the slug is a 409', { timeout: 180_000 }, async () => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
-import { DataFileError, type ParseLimits, type SourceRecord } from '../records.js';
+import { DataFileError, SheetNotFound, type ParseLimits, type SourceRecord } from '../records.js';
 import { uniqueLabels } from './csv.js';
 
 /** A cell's value as data: formulas give their cached result, rich text its text, errors null. */
@@ -117,6 +117,7 @@ async function* readXlsx(input: Readable, limits: ParseLimits, sheet?: string): 
     throw new DataFileError(`not a readable XLSX workbook: ${(e as Error).message}`);
   }
   if (!found) {
-    throw new DataFileError(sheet ? `the workbook has no sheet named "${sheet}" (sheets: ${seen.join(', ')})` : 'the workbook has no sheets');
+    if (sheet) throw new SheetNotFound(`the workbook has no sheet named "${sheet}" (sheets: ${seen.join(', ')})`);
+    throw new DataFileError('the workbook has no sheets');
   }
 }
