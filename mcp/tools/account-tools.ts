@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
-import { ACCOUNT_OPERATIONS, type AccountOperation } from '../../shared/account-api/operations.js';
+import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
@@ -128,7 +128,60 @@ function withoutEchoedCode(op: AccountOperation, body: Record<string, unknown>):
   };
 }
 
-async function callOperation(ctx: McpContext, op: AccountOperation, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+interface FileContent {
+  path: string;
+  content?: string;
+  [k: string]: unknown;
+}
+
+/**
+ * The service answers up to 5 MiB of text, far more than a model's context holds: the files' content
+ * is kept while it fits READ_FILES_BUDGET characters, the files past it are listed (path, type, size)
+ * without it, and the summary names them to ask for by `path`. A single file over the budget alone
+ * comes cut at the budget (`contentCut: true`).
+ */
+function withinReadBudget(body: Record<string, unknown>): { body: Record<string, unknown>; summary?: string } {
+  if (!Array.isArray(body.files)) return { body };
+  let used = 0;
+  const leftOut: string[] = [];
+  const files = (body.files as FileContent[]).map((f) => {
+    const size = f.content?.length ?? 0;
+    if (used + size <= READ_FILES_BUDGET) {
+      used += size;
+      return f;
+    }
+    if (used === 0) {
+      used = READ_FILES_BUDGET;
+      return { ...f, content: f.content!.slice(0, READ_FILES_BUDGET), contentCut: true };
+    }
+    leftOut.push(f.path);
+    const { content: _content, ...listed } = f;
+    return listed;
+  });
+  const cut = files.find((f) => f.contentCut);
+  if (!leftOut.length && !cut) return { body };
+  const summary = [
+    cut ? `${cut.path} is cut at its first ${READ_FILES_BUDGET.toLocaleString('en')} characters.` : '',
+    leftOut.length
+      ? `${leftOut.length} files are listed without content (over ${READ_FILES_BUDGET.toLocaleString('en')} characters in one answer): name a few in path to read them (${leftOut.slice(0, 5).join(', ')}${leftOut.length > 5 ? ', …' : ''}).`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { body: { ...body, files }, summary };
+}
+
+/** What the model is given of an answer: the tools' words, no echoed code, file contents within budget. */
+function forTheModel(op: AccountOperation, answer: Record<string, unknown>): { body: Record<string, unknown>; summary?: string } {
+  const body = withoutEchoedCode(op, answerInToolWords(answer));
+  return op.tool === 'account_read_app_files' ? withinReadBudget(body) : { body };
+}
+
+async function callOperation(
+  ctx: McpContext,
+  op: AccountOperation,
+  args: Record<string, unknown>,
+): Promise<{ body: Record<string, unknown>; summary?: string }> {
   const { fields } = shapeOf(op);
   const parts = { params: {} as Record<string, unknown>, query: new URLSearchParams(), body: {} as Record<string, unknown> };
   for (const [arg, given] of Object.entries(args)) {
@@ -163,7 +216,7 @@ async function callOperation(ctx: McpContext, op: AccountOperation, args: Record
       throw new ToolFailure(`${op.tool} failed: app ${app} not found in this account ${f.tag}. ${APP_NOT_IN_ACCOUNT}`, { status: 404, code: f.code });
     throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f)}`, { status: res.status, code: f.code });
   }
-  return withoutEchoedCode(op, answerInToolWords(answer.json));
+  return forTheModel(op, answer.json);
 }
 
 /**
@@ -187,7 +240,11 @@ export function registerAccountTools(server: McpServer, ctx: McpContext): void {
         inputSchema: shapeOf(op).input,
         annotations: { readOnlyHint: op.readOnly, destructiveHint: op.destructive, idempotentHint: op.idempotent, openWorldHint: true },
       },
-      (args: Record<string, unknown>) => guarded(async () => okResult(await callOperation(ctx, op, args))),
+      (args: Record<string, unknown>) =>
+        guarded(async () => {
+          const { body, summary } = await callOperation(ctx, op, args);
+          return okResult(body, summary);
+        }),
       op.toolset,
     );
   }

@@ -29,6 +29,12 @@ export interface AccountOperation {
   personalKeyOnly?: boolean;
 }
 
+/**
+ * Characters of file content one account_read_app_files answer carries to a model (~25k tokens): the
+ * service answers up to 5 MiB, far more than a context holds (mcp/tools/account-tools.ts).
+ */
+export const READ_FILES_BUDGET = 100_000;
+
 export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site id or name (slug)') });
 export const FunctionIdParams = z.object({ functionId: z.string().min(1).describe('Function identifier') });
 export const FunctionSlugParams = z.object({ slug: z.string().min(1).describe('Function slug') });
@@ -76,7 +82,7 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     method: 'GET',
     path: '/sites/{siteId}/content',
     scope: 'svc.sites.read',
-    description: 'Text files of an app (all, or the paths named; up to 5 MiB).',
+    description: `Text files of an app (all, or the paths named); ${READ_FILES_BUDGET.toLocaleString('en')} characters of content per answer at most, the files past it listed without content.`,
     params: SiteIdParams,
     query: SiteContentQuerySchema,
     ...read,

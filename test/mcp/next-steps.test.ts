@@ -251,6 +251,38 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  it("an app's files are read within a model's budget: the files past it are listed without content and named to ask for", async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const text45k = (c: string) => `/* ${c} */\n${c.repeat(45_000 - 8)}`;
+      const files = ['a.js', 'b.js', 'c.js'].map((path) => ({ path, content: text45k(path[0]!) }));
+      files.push({ path: 'big.css', content: 'x'.repeat(120_000) });
+      const published = await call(client, 'account_publish_app', { requestId: 'budget', html: '<p>files</p>', appName: 'budget-app', files });
+      expect(published.isError, text(published)).toBeFalsy();
+
+      const all = await call(client, 'account_read_app_files', { appId: 'budget-app' });
+      const answer = all.structuredContent as { files: { path: string; size: number; content?: string; contentCut?: boolean }[] };
+      const withContent = answer.files.filter((f) => f.content !== undefined);
+      expect(withContent.reduce((n, f) => n + f.content!.length, 0)).toBeLessThanOrEqual(100_000);
+      const listedOnly = answer.files.filter((f) => f.content === undefined).map((f) => f.path);
+      expect(listedOnly.length).toBeGreaterThan(0);
+      // Every file is still listed, with its size.
+      expect(answer.files.map((f) => f.path).sort()).toEqual(['a.js', 'b.js', 'big.css', 'c.js', 'index.html']);
+      expect(text(all).split('\n')[0]).toBe(
+        `${listedOnly.length} files are listed without content (over 100,000 characters in one answer): name a few in path to read them (${listedOnly.join(', ')}).`,
+      );
+      // Named, a listed-only file comes whole; one over the budget alone comes cut at it.
+      const one = (await call(client, 'account_read_app_files', { appId: 'budget-app', path: 'c.js' })).structuredContent as typeof answer;
+      expect(one.files).toEqual([expect.objectContaining({ path: 'c.js', content: files[2]!.content })]);
+      const big = await call(client, 'account_read_app_files', { appId: 'budget-app', path: ['big.css'] });
+      expect((big.structuredContent as typeof answer).files[0]).toMatchObject({ path: 'big.css', size: 120_000, contentCut: true });
+      expect((big.structuredContent as typeof answer).files[0]!.content).toHaveLength(100_000);
+      expect(text(big).split('\n')[0]).toBe('big.css is cut at its first 100,000 characters.');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a function stopped by a failed sandbox (not its code) says to call again', async () => {
     // The service's answer when the worker running a function died (service/functions/invoke.ts).
     const sandboxFailed = (input: string | URL | Request, init?: RequestInit) =>
