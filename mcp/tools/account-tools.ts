@@ -23,7 +23,7 @@ const argOf = (op: AccountOperation, field: string) =>
 const LOOSER_ARGS: Record<string, Record<string, { schema: z.core.$ZodType; toApi?: (value: unknown) => unknown }>> = {
   function_invoke: {
     method: { schema: InvokeFunctionBodySchema.shape.method.default('GET') },
-    path: { schema: InvokeFunctionBodySchema.shape.path.default('/').describe('Path the function sees (default /)') },
+    path: { schema: InvokeFunctionBodySchema.shape.path.default('/').describe('Path the function sees') },
     query: {
       schema: z
         .union([z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])), InvokeFunctionBodySchema.shape.query.unwrap()])
