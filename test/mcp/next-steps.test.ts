@@ -267,7 +267,13 @@ describe('answers that say what to do next', () => {
       const listedOnly = answer.files.filter((f) => f.content === undefined).map((f) => f.path);
       expect(listedOnly.length).toBeGreaterThan(0);
       // Every file is still listed, with its size.
-      expect(answer.files.map((f) => f.path).sort()).toEqual(['a.js', 'b.js', 'big.css', 'c.js', 'index.html']);
+      expect(answer.files.map((f) => [f.path, f.size]).sort()).toEqual([
+        ['a.js', 45_000],
+        ['b.js', 45_000],
+        ['big.css', 120_000],
+        ['c.js', 45_000],
+        ['index.html', 12],
+      ]);
       expect(text(all).split('\n')[0]).toBe(
         `${listedOnly.length} files are listed without content (over 100,000 characters in one answer): name a few in path to read them (${listedOnly.join(', ')}).`,
       );
