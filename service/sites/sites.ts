@@ -258,13 +258,14 @@ function slugTaken(slug: string, suggestion: string): AppError {
 /**
  * The site if `owner` owns it; otherwise 404 (another owner's site is indistinguishable from none).
  * `ref` is the site's id (`site_…`) or its name (slug): a name is a DNS label, which never holds the
- * id's underscore, so the two cannot be confused. Callers use the row's `id` from here on.
+ * id's underscore, so the two cannot be confused; a name is matched as it was made (trimmed, lower
+ * case), as a host name is. Callers use the row's `id` from here on.
  */
 export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, ref: string): Promise<SiteRow> {
   const [row] = await db
     .select()
     .from(sites)
-    .where(and(ref.startsWith(SITE_ID_PREFIX) ? eq(sites.id, ref) : eq(sites.slug, ref), ownedBy(owner)));
+    .where(and(ref.startsWith(SITE_ID_PREFIX) ? eq(sites.id, ref) : eq(sites.slug, ref.trim().toLowerCase()), ownedBy(owner)));
   if (!row) throw new AppError('not_found', `site ${ref} not found`);
   return row;
 }

@@ -89,6 +89,8 @@ describe.each(dbKinds())('Sites on the Account API (%s)', (kind) => {
     const byName = await h.fetch(`/api/v1/sites/${site.slug}`, { key: alice.key });
     expect(byName.status).toBe(200);
     expect((await byName.json()).site).toMatchObject({ id: site.id, slug: site.slug });
+    // As a host name is: in any case.
+    expect((await h.fetch(`/api/v1/sites/${site.slug.toUpperCase()}`, { key: alice.key })).status).toBe(200);
     for (const [method, p] of [
       ['GET', `/api/v1/sites/${site.id}`],
       ['GET', `/api/v1/sites/${site.slug}`],
