@@ -151,16 +151,29 @@ describe('XLSX', () => {
     const whole = await citiesXlsx();
     const { 'xl/workbook.xml': _dropped, ...rest } = unzipSync(whole);
     const lacking = zipOf(rest);
+    // The first read of each pass loses the entry (opens 2 and then the first of the second pass);
+    // every other open gives the whole file. (Alternating lacking/whole opens made this test flaky:
+    // the exceljs race itself, under load, can cost one more read of the whole file, which then fell on
+    // a lacking open and used up the reads.)
     let opens = 0;
-    const flaky = async () => Readable.from([++opens % 2 === 0 ? lacking : whole]);
+    let lose = true;
+    const flaky = async () => {
+      opens++;
+      const lost = opens > 1 && lose; // open 1 is the sniff
+      if (lost) lose = false;
+      return Readable.from([lost ? lacking : whole]);
+    };
     const file = await prepareDataFile(flaky, 'xlsx', { limits: DEFAULT_PARSE_LIMITS });
     try {
       const schema = await inferSchema(file, DEFAULT_PARSE_LIMITS);
+      const afterFirstPass = opens;
+      expect(afterFirstPass).toBeGreaterThanOrEqual(3); // the sniff, the lost read, the read again
+      lose = true;
       const rows: Record<string, unknown>[] = [];
       for await (const b of coercedBatches(file, schema, 100)) rows.push(...b);
       expect(rows).toHaveLength(CITIES.length);
       expect(rows[0]).toMatchObject({ name: 'Berlin' });
-      expect(opens).toBe(5); // the sniff, then two reads for each pass
+      expect(opens).toBeGreaterThanOrEqual(afterFirstPass + 2); // the lost read, then the read again
     } finally {
       await file.close();
     }
