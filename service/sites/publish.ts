@@ -1,14 +1,13 @@
 import { and, eq, lt } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
 import { isUniqueViolation } from '../db/client.js';
-import { newId } from '../db/ids.js';
 import { publishRequests, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { accountOwner } from './owner.js';
 import type { InlineSiteFile, PublishSiteBody } from '../../shared/account-api/sites.js';
 import { isValidContentType } from '../../shared/content-types.js';
-import { createSite, type NewSiteFile, viewSite, type SiteView } from './sites.js';
+import { createSite, newSiteId, type NewSiteFile, viewSite, type SiteView } from './sites.js';
 
 /**
  * `POST /api/v1/sites`: publishes a new site (an HTML document, and other files inline), idempotent per (account, requestId). The request row
@@ -20,7 +19,7 @@ export async function publishSite(deps: Deps, accountId: string, input: PublishS
   if (replay) return { site: replay, replayed: true };
   try {
     const row = await deps.db.transaction(async (tx) => {
-      const id = newId('site');
+      const id = newSiteId();
       await tx.insert(publishRequests).values({ accountId, requestId: input.requestId, siteId: id });
       return createSite(
         deps,

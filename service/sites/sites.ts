@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { countOf, isDatabaseUnavailable, isUniqueViolation, onlyRow } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
-import { newId } from '../db/ids.js';
+import { idPrefix, newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
@@ -20,8 +20,11 @@ import { siteChanged } from './site-changes.js';
 
 export type { SiteRow };
 
-/** Every site id starts so (`newId('site')`); no site name (a DNS label) can. */
-const SITE_ID_PREFIX = 'site_';
+const SITE_ID_KIND = 'site';
+const SITE_ID_PREFIX = idPrefix(SITE_ID_KIND);
+
+/** A new site id (`site_…`). No site name (a DNS label) holds its `_`: getOwnedSite tells them apart by it. */
+export const newSiteId = (): string => newId(SITE_ID_KIND);
 
 export interface SiteView {
   id: string;
@@ -194,7 +197,7 @@ export async function lockOwnerQuota(tx: DbOrTx, owner: SiteOwner): Promise<void
 export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSiteInput, db: DbOrTx = deps.db): Promise<SiteRow> {
   const files = newSiteFiles(deps, input);
   const slug = input.slug !== undefined ? SlugSchema.parse(input.slug) : await suggestAvailableSlug(db);
-  const id = input.id ?? newId('site');
+  const id = input.id ?? newSiteId();
   const written: string[] = [];
   try {
     return await db.transaction(async (tx) => {
