@@ -19,6 +19,11 @@ export type WalletErrorCode =
 export const GET_A_WALLET =
   'Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE (svc-mcp --new-wallet <file> writes one) or SVC_WALLET_PRIVATE_KEY.';
 
+/** The refusal of a paid call when no wallet is configured. */
+export function noWalletToPay(action: string, price: string): WalletError {
+  return new WalletError('no_wallet', `${action} costs ${price} USDC but no wallet is configured; nothing was paid. ${GET_A_WALLET}`);
+}
+
 export class WalletError extends Error {
   override readonly name = 'WalletError';
   constructor(

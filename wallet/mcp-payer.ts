@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
-import { GET_A_WALLET, WalletError } from './errors.js';
+import { WalletError, noWalletToPay } from './errors.js';
 import { assertWithinCaps, type LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
 import { matchesTerms, type Wallet } from './wallet.js';
@@ -92,8 +92,7 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       'none',
       { quoted: call.quote, price: atomicToUsdc(amount) },
     );
-  if (!wallet.address)
-    throw new WalletError('no_wallet', `${call.name} costs ${atomicToUsdc(amount)} USDC but no wallet is configured; nothing was paid. ${GET_A_WALLET}`);
+  if (!wallet.address) throw noWalletToPay(call.name, atomicToUsdc(amount));
   if (amount > 0n) assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
 
   // Reserve (atomic with the cap check, across processes) before the signature leaves.

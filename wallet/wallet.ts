@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
-import { GET_A_WALLET, WalletError, isWalletError } from './errors.js';
+import { GET_A_WALLET, WalletError, isWalletError, noWalletToPay } from './errors.js';
 import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
 
@@ -171,7 +171,7 @@ export class Wallet {
   async precheck(action: string, price: string): Promise<void> {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
-    if (!this.#account) throw new WalletError('no_wallet', `${action} costs ${price} USDC but no wallet is configured; nothing was paid. ${GET_A_WALLET}`);
+    if (!this.#account) throw noWalletToPay(action, price);
     assertWithinCaps(amount, await this.ledger.totals(), this.config.caps, action);
   }
 
