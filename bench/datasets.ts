@@ -94,12 +94,13 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
     await sql.unsafe('drop table if exists copy_jsonb');
     await sql.unsafe('create table copy_jsonb (like table_records including all)');
     const t = performance.now();
-    const writable = await sql`copy copy_jsonb (table_id, fields) from stdin`.writable();
+    const writable = await sql`copy copy_jsonb (table_id, id, fields) from stdin`.writable();
     const { Readable } = await import('node:stream');
     const types = [Number, String, String, Number, Number, (v: string) => v === 'true', String, Number, Number];
     async function* lines() {
       let carry = '';
       let header = true;
+      let id = 0;
       for await (const chunk of fs.createReadStream(file, 'utf8')) {
         const parts = (carry + chunk).split('\n');
         carry = parts.pop()!;
@@ -112,7 +113,7 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
           const cells = l.split(',');
           const o: Record<string, unknown> = {};
           for (const [i, h] of HEADER.entries()) o[h] = (types[i] as (v: string) => unknown)(cells[i]!);
-          out.push(`tbl_bench\t${JSON.stringify(o).replace(/\\/g, '\\\\')}\n`);
+          out.push(`tbl_bench\t${++id}\t${JSON.stringify(o).replace(/\\/g, '\\\\')}\n`);
         }
         yield out.join('');
       }

@@ -5,6 +5,7 @@ import {
   bulkInsertRecords,
   countRecords,
   createTable,
+  deleteRecord,
   getTableBySlugs,
   insertRecords,
   listSiteTables,
@@ -115,6 +116,46 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
       }),
     ).rejects.toThrow(/rows\.1\.qty/);
     expect(await countRecords(h.deps.db, table)).toBe(5000);
+  });
+
+  const ids = (records: { id: string }[]) => records.map((r) => r.id);
+
+  it("numbers each Table's records from 1 in insertion order, whatever other Tables hold", async () => {
+    const s = await site();
+    const other = await site();
+    const { table: a } = await createTable(h.deps, s, { name: 'first', schema });
+    const { table: b } = await createTable(h.deps, s, { name: 'second', schema });
+    const { table: c } = await createTable(h.deps, other, { name: 'elsewhere', schema });
+    expect(ids(await insertRecords(h.deps, a, [{ title: 'a1' }, { title: 'a2' }]))).toEqual(['1', '2']);
+    expect(ids(await insertRecords(h.deps, b, [{ title: 'b1' }]))).toEqual(['1']);
+    expect(ids(await insertRecords(h.deps, c, [{ title: 'c1' }, { title: 'c2' }, { title: 'c3' }]))).toEqual(['1', '2', '3']);
+    // A deleted record's id is not given again; a rolled-back insert gives its ids back.
+    await deleteRecord(h.deps, a, '2');
+    await expect(
+      h.deps.db.transaction(async (tx) => {
+        await insertRecords(h.deps, a, [{ title: 'lost' }], tx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(ids(await insertRecords(h.deps, a, [{ title: 'a3' }]))).toEqual(['3']);
+    // The bulk path numbers on from the same counter.
+    await bulkInsertRecords(h.deps.db, b.id, [{ title: 'b2' }, { title: 'b3' }]);
+    expect(ids(await insertRecords(h.deps, b, [{ title: 'b4' }]))).toEqual(['4']);
+  });
+
+  it('gives concurrent inserts into one Table distinct ids, each call a block in its own order', async () => {
+    const s = await site();
+    const { table } = await createTable(h.deps, s, { name: 'busy', schema });
+    const calls = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => insertRecords(h.deps, table, [{ title: `${i}a` }, { title: `${i}b` }, { title: `${i}c` }])),
+    );
+    const all = calls.flatMap(ids).map(Number);
+    expect([...all].sort((x, y) => x - y)).toEqual(Array.from({ length: 36 }, (_, i) => i + 1));
+    calls.forEach((records, i) => {
+      const first = Number(records[0]!.id);
+      expect(ids(records)).toEqual([String(first), String(first + 1), String(first + 2)]);
+      expect(records.map((r) => r.fields.title)).toEqual([`${i}a`, `${i}b`, `${i}c`]);
+    });
   });
 
   it('promoteTable swaps a freshly loaded table into a slug atomically', async () => {

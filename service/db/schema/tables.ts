@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { TableMethod, TableSchema } from '../../../shared/tables/schema.js';
 import { sites } from './sites.js';
 
@@ -43,14 +43,17 @@ export const tables = pgTable(
 /**
  * Records of every table in one relation: `fields` is JSONB, validated and normalised against the
  * table schema on write (dates as ISO strings, numbers as JSON numbers), so typed expressions over it
- * are safe. `id` is a global identity: it orders records by insertion and is the keyset tie-breaker.
- * Indexes: (table_id, id) for the default order and cursor paging; GIN jsonb_path_ops for equality
- * filters (`fields @> {...}`).
+ * are safe. `id` numbers a Table's records from 1 in insertion order (`table_record_ids` holds each
+ * Table's last one; migration 0006): it orders them and is the keyset tie-breaker, and says nothing
+ * about other Tables (one identity shared by every tenant's Tables did: the ids of a public Table
+ * told how many records all of them had written).
+ * Indexes: the primary key (table_id, id) for the default order, cursor paging and one record; GIN
+ * jsonb_path_ops for equality filters (`fields @> {...}`).
  */
 export const tableRecords = pgTable(
   'table_records',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    id: bigint('id', { mode: 'number' }).notNull(),
     tableId: text('table_id')
       .notNull()
       .references(() => tables.id, { onDelete: 'cascade' }),
@@ -58,8 +61,25 @@ export const tableRecords = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('table_records_table_id_idx').on(t.tableId, t.id), index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`)],
+  (t) => [
+    primaryKey({ name: 'table_records_pkey', columns: [t.tableId, t.id] }),
+    index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`),
+  ],
 );
+
+/**
+ * The last record id each Table has given (a row appears with its first record; deleting the
+ * Table deletes it). Inserts take their ids from it in the same statement (insertRecords): the row
+ * lock orders concurrent inserts into one Table for the statement's length, and Tables never wait
+ * for each other. It is not a column of `tables` on purpose: the Table API's row cache is checked
+ * against that row's version (migration 0003), which a write per insert would make stale.
+ */
+export const tableRecordIds = pgTable('table_record_ids', {
+  tableId: text('table_id')
+    .primaryKey()
+    .references(() => tables.id, { onDelete: 'cascade' }),
+  lastId: bigint('last_id', { mode: 'number' }).notNull(),
+});
 
 /** One row of `tables`, as read. */
 export type TableRow = typeof tables.$inferSelect;
