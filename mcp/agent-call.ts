@@ -53,6 +53,7 @@ function nextStep(tool: string, status: number, message = '', code?: string): st
   if (code === 'slug_taken' && tool === 'create_app_from_html')
     return 'If it is your app (list_apps), update it instead: pass its name as appId (deploy_site, update_app_file). Otherwise take the suggested name.';
   if (code === 'data_file_invalid') return 'Fix the file where the message says, then upload it again.';
+  if (code === 'not_uploaded') return 'Upload the bytes as the message says, then call again.';
   if (/insufficient_funds/.test(message))
     return /faucet/.test(message) ? 'Fund the wallet as the message says, then call again.' : 'The wallet lacks USDC for this price: fund it, then call again.';
   if (status === 400) return 'Fix the arguments named above and call again.';

@@ -21,6 +21,8 @@ export interface ServiceFailure {
   code?: string;
   /** `details.reason` where the service gives one (a function's failure: `threw`, `timeout`, `sandbox_error`…). */
   reason?: string;
+  /** `details.site` of a 404: the app (as the request named it) that is not the caller's. */
+  missingSite?: string;
   /** `[HTTP 409 slug_taken]` */
   tag: string;
 }
@@ -31,7 +33,7 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
   const err = (typeof json.error === 'string' ? { code: json.error, message: json.message } : (json.error ?? {})) as {
     code?: string;
     message?: string;
-    details?: { issues?: { field: string; message: string }[]; reason?: unknown };
+    details?: { issues?: { field: string; message: string }[]; reason?: unknown; site?: unknown };
   };
   const message = err.message ?? (text.slice(0, 300) || response.statusText);
   // The issues the message does not already state (a one-issue refusal often says it whole).
@@ -41,6 +43,7 @@ export function describeFailure(response: Response, answer: ServiceAnswer): Serv
     what: `${message}${fields}`,
     code: err.code,
     reason: typeof err.details?.reason === 'string' ? err.details.reason : undefined,
+    missingSite: response.status === 404 && typeof err.details?.site === 'string' ? err.details.site : undefined,
     tag: `[HTTP ${response.status}${err.code ? ` ${err.code}` : ''}]`,
   };
 }

@@ -8,6 +8,8 @@ export const ERROR_STATUS = {
   bad_request: 400,
   validation_failed: 400,
   data_file_invalid: 400,
+  /** The bytes an upload URL was made for have not arrived (finalize or convert before the PUT): upload, then call again. */
+  not_uploaded: 400,
   unauthorized: 401,
   payment_required: 402,
   forbidden: 403,

@@ -212,7 +212,7 @@ async function callOperation(
   if (!res.ok) {
     const f = describeFailure(res, answer);
     const app = parts.params.siteId;
-    if (res.status === 404 && typeof app === 'string' && f.what === `site ${app} not found`)
+    if (typeof app === 'string' && f.missingSite === app)
       throw new ToolFailure(`${op.tool} failed: app ${app} not found in this account ${f.tag}. ${APP_NOT_IN_ACCOUNT}`, { status: 404, code: f.code });
     throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f)}`, { status: res.status, code: f.code });
   }

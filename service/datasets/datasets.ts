@@ -103,7 +103,7 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
   const info = await deps.blobs.head(input.key);
   if (!info) {
     throw new AppError(
-      'validation_failed',
+      'not_uploaded',
       `nothing has been uploaded to "${input.key}" yet${upload.strategy === 'multipart' ? '; upload every part, then call complete_data_file_multipart_upload' : '; PUT the file to the upload URL first'}`,
       {
         issues: [{ field: 'key', message: 'not uploaded yet' }],

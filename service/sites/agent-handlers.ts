@@ -330,6 +330,7 @@ async function checkArrivedFiles(
   const byPath = new Map(claims.files.map((f) => [f.path, f]));
   const out: SiteFileRecord[] = [];
   const problems: { field: string; message: string }[] = [];
+  let notArrived = 0;
   for (const [i, f] of input.files.entries()) {
     const path = sitePath(`files.${i}.path`, f.path);
     const c = byPath.get(path);
@@ -344,6 +345,7 @@ async function checkArrivedFiles(
     const head = await deps.blobs.head(c.key);
     if (!head) {
       problems.push({ field: `files.${i}`, message: `${path} has not been uploaded` });
+      notArrived++;
       continue;
     }
     if (head.size !== c.size) {
@@ -362,7 +364,11 @@ async function checkArrivedFiles(
     out.push({ path, blobKey: c.key, size: c.size, contentType: c.type, sha256: createHash('sha256').update(bytes).digest('hex') });
   }
   if (problems.length) {
-    throw new AppError('validation_failed', `upload check failed: ${problems.map((p) => p.message).join('; ')}`, { issues: problems });
+    const message = `upload check failed: ${problems.map((p) => p.message).join('; ')}`;
+    // Only bytes that have not arrived yet: the arguments are right, the PUTs are what is missing.
+    if (notArrived === problems.length)
+      throw new AppError('not_uploaded', `${message}; PUT each to its upload URL with the headers given, then finalize again`, { issues: problems });
+    throw new AppError('validation_failed', message, { issues: problems });
   }
   return out;
 }

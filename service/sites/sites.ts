@@ -269,7 +269,7 @@ export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, ref: string): P
     .select()
     .from(sites)
     .where(and(ref.startsWith(SITE_ID_PREFIX) ? eq(sites.id, ref) : eq(sites.slug, ref.trim().toLowerCase()), ownedBy(owner)));
-  if (!row) throw new AppError('not_found', `site ${ref} not found`);
+  if (!row) throw new AppError('not_found', `site ${ref} not found`, { site: ref });
   return row;
 }
 

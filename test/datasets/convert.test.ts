@@ -125,7 +125,7 @@ describe.each(dbKinds())('Data-file datasets (%s)', (kind) => {
     const wallet = newWallet();
     const app = await walletApp(h, wallet);
     const answer = await agentCall(h, handlers.upload, wallet, app.id, { fileName: 'c.parquet', fileSize: 100 });
-    const e = await rejects(agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'c.parquet' }), 'validation_failed');
+    const e = await rejects(agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'c.parquet' }), 'not_uploaded');
     expect(e.message).toMatch(/nothing has been uploaded/);
     const csv = Buffer.alloc(100, 'a');
     await putFile(h, wallet, app.id, answer, csv);

@@ -45,7 +45,7 @@ describe.each(dbKinds())('Datasets on a real S3-compatible server, and the Accou
       'validation_failed',
     );
     // Converting before completion: not uploaded yet.
-    await rejects(agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'big.csv' }), 'validation_failed');
+    await rejects(agentCall(h, handlers.convert, wallet, app.id, { key: answer.key, fileName: 'big.csv' }), 'not_uploaded');
 
     await putFile(h, wallet, app.id, answer, bytes); // PUTs both parts, completes with their ETags
     expect((await h.deps.blobs.head(answer.key))?.size).toBe(bytes.length);

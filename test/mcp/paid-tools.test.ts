@@ -311,6 +311,19 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     try {
       const name = uniqueName('shop');
       expect((await call(s.client, 'create_app_from_html', { appName: name, html: '<p>shop</p>' })).isError).toBeFalsy();
+      // Finalizing an upload whose bytes were never PUT: the arguments are right, the upload is missing.
+      const urls = await call(s.client, 'create_site_upload_urls', { appId: name, files: [{ path: 'logo.png', size: 68, type: 'image/png' }] });
+      expect(urls.isError, text(urls)).toBeFalsy();
+      const early = await call(s.client, 'finalize_site_upload', {
+        appId: name,
+        uploadToken: (urls.structuredContent as { uploadToken: string }).uploadToken,
+        entryPoint: 'index.html',
+        files: [{ path: 'logo.png', size: 68 }],
+      });
+      expect([early.isError, text(early)]).toEqual([
+        true,
+        'finalize_site_upload failed: upload check failed: logo.png has not been uploaded; PUT each to its upload URL with the headers given, then finalize again [HTTP 400 not_uploaded]. Nothing was paid. Upload the bytes as the message says, then call again.',
+      ]);
       const t = await call(s.client, 'create_table_api', {
         appId: name, // an app's name works wherever its id does
         name: 'Products',
@@ -366,6 +379,8 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       }
       const desk = await call(s.client, 'table_query', { ...target, q: 'desk' });
       ids.splice(1, 0, (desk.structuredContent as { records: { id: string }[] }).records[0]!.id);
+      // Each Table numbers its records from 1: desk came first, rug (deleted) second.
+      expect(ids).toEqual(['3', '1', '4']);
       const q = await call(s.client, 'table_query', { ...target, sort: '-price', limit: 2, includeTotal: true });
       expect(q.isError, text(q)).toBeFalsy();
       expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });

@@ -164,7 +164,7 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
       files: [{ path: 'img/logo.png', size: PNG.length }],
     });
     expect(early.status).toBe(400);
-    expect(early.body.error.message).toContain('has not been uploaded');
+    expect(early.body.error).toMatchObject({ code: 'not_uploaded', message: expect.stringContaining('img/logo.png has not been uploaded; PUT each') });
 
     expect((await fetch(logo.uploadUrl, { method: 'PUT', headers: logo.headers, body: PNG })).status).toBe(200);
     expect((await fetch(home.uploadUrl, { method: 'PUT', headers: home.headers, body: page })).status).toBe(200);
