@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newestSourceMtime } from './dist-fresh.mjs';
+import { packSvcMcp } from './pack-svc-mcp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let esbuild;
@@ -56,5 +57,11 @@ await esbuild.build({
 // The migrated PGlite data dir a first start loads instead of running initdb (service/db/pglite-template.ts).
 const { writePgliteTemplate } = await import(path.join(root, 'dist', 'pglite-template.mjs'));
 await writePgliteTemplate(path.join(root, 'dist', 'pglite-template.tar.gz'));
+// The svc-mcp package a running svc serves (bin/pack-svc-mcp.mjs); without npm, the service says it was not built.
+try {
+  packSvcMcp(root);
+} catch (e) {
+  console.error(`build: no svc-mcp package (${e.message}); {base}/mcp/svc-mcp.tgz will answer 404`);
+}
 fs.writeFileSync(path.join(root, 'dist', 'build.json'), `${JSON.stringify({ sourceMtime, builtAt: new Date().toISOString() })}\n`);
 console.error(`build: dist/ in ${Date.now() - started} ms`);

@@ -10,6 +10,7 @@ import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/a
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
+import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand } from './svc-mcp-package.js';
 
 /** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
 export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
@@ -31,7 +32,9 @@ const MAX_POOLS = 32;
  * endpoints have no wallet and never pay for anyone.
  */
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
-  const hosted = new HostedMcp(app, deps);
+  const svcMcp = builtSvcMcpPackage();
+  mountSvcMcpPackage(app, svcMcp);
+  const hosted = new HostedMcp(app, deps, svcMcpCommand(deps.config.baseUrl, svcMcp));
   const onlyPost = (c: Context<AppEnv>, path: string) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });
 
@@ -78,9 +81,13 @@ class HostedMcp {
   readonly #contexts = new WeakMap<McpServer, McpContext>();
   readonly #pools = new Map<string, McpServerPool>();
 
-  constructor(app: Hono<AppEnv>, deps: Deps) {
+  /** How the local-only tools' refusals say to run svc-mcp against this service. */
+  readonly #svcMcpCommand: string;
+
+  constructor(app: Hono<AppEnv>, deps: Deps, svcMcpCommand: string) {
     this.#deps = deps;
     this.#app = app;
+    this.#svcMcpCommand = svcMcpCommand;
     this.#inProcess = this.#inProcessWith(mcpGatewayEnv());
   }
 
@@ -95,7 +102,9 @@ class HostedMcp {
     const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
-    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
+    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess }).then((ctx) =>
+      Object.assign(ctx, { svcMcpCommand: this.#svcMcpCommand }),
+    );
     const common = await this.#shared;
     // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
     // each request hands its server the caller's credential.

@@ -1,6 +1,7 @@
 import type { Config } from '../service/config.js';
 import { mountHostedMcp } from './hosted-mcp.js';
 import { surviveKnownDriverFaults } from './process-faults.js';
+import { builtSvcMcpPackage, svcMcpCommand } from './svc-mcp-package.js';
 import { startService } from './server.js';
 
 /** The MCP server over streamable HTTP beside the service; a failure to start it is reported, not fatal. */
@@ -37,6 +38,8 @@ export async function serveCommand(config: Config): Promise<void> {
       `  MCP:      ${mcp.line}`,
       `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
       `            ${config.baseUrl}/mcp/x402 (no sign-in: the caller's wallet pays and owns what it creates)`,
+      `  svc-mcp:  ${svcMcpCommand(config.baseUrl, builtSvcMcpPackage())}`,
+      `            (the local MCP server with a wallet and spend caps, for this service: what users of the hosted endpoint run for deploy_site/upload_dataset)`,
       ``,
       `Next steps:`,
       `  npx svc-agent-host account create --email you@example.com`,

@@ -30,6 +30,8 @@ export interface McpContext {
   toolsets: ToolsetChoice;
   /** Set on the hosted endpoint: a signed-in caller whose own wallet pays (x402 over MCP `_meta`). */
   hosted?: HostedCaller;
+  /** Hosted endpoint: the command that runs svc-mcp against this service (its own package: cli/svc-mcp-package.ts). */
+  svcMcpCommand?: string;
   /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
   upstream?: Upstream;
   /** `appName/table` → the write key of a Table this process's wallet created (table-write-keys.ts; unused when hosted). */

@@ -100,17 +100,17 @@ function instructionsFor(ctx: McpContext): string {
 
 const NO_WALLET_HERE =
   'describes the wallet of svc-mcp, the local MCP server that pays from a wallet you configure; this endpoint holds no wallet. Here your client signs each paid call: a paid tool answers with what to sign, and the call is repeated with it in _meta["x402/payment"]. Prices: list_pricing (toolset "advanced").';
-const FILES_ON_YOUR_DISK =
-  'reads files on your disk and pays several calls in one, so it runs in svc-mcp (the local MCP server with a wallet: npx -y -p svc-agent-host svc-mcp), not here.';
+const filesOnYourDisk = (ctx: McpContext) =>
+  `reads files on your disk and pays several calls in one, so it runs in svc-mcp (the local MCP server with a wallet: ${ctx.svcMcpCommand ?? 'npx -y -p svc-agent-host svc-mcp'}), not here.`;
 
 /** Tools of svc-mcp that a hosted endpoint has not, and what to call there instead (after the tool's name). */
-const LOCAL_ONLY_TOOLS: Record<string, string> = {
+const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
   wallet_status: NO_WALLET_HERE,
   quote: NO_WALLET_HERE,
   list_receipts: NO_WALLET_HERE,
-  deploy_site: `${FILES_ON_YOUR_DISK} Here: create_app_from_html, then update_app_file for each other file.`,
-  upload_dataset: `${FILES_ON_YOUR_DISK} Here: create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").`,
-};
+  deploy_site: `${filesOnYourDisk(ctx)} Here: create_app_from_html, then update_app_file for each other file.`,
+  upload_dataset: `${filesOnYourDisk(ctx)} Here: create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").`,
+});
 
 /** One MCP server (per session/connection) over the shared context. */
 export function buildMcpServer(ctx: McpContext): McpServer {
@@ -137,7 +137,7 @@ export function buildMcpServer(ctx: McpContext): McpServer {
       registerUploadDataset(server, ctx);
       registerResources(server, ctx);
     } else {
-      for (const [name, why] of Object.entries(LOCAL_ONLY_TOOLS)) addUnavailableTool(server, name, `${name} ${why}`);
+      for (const [name, why] of Object.entries(localOnlyTools(ctx))) addUnavailableTool(server, name, `${name} ${why}`);
     }
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);

@@ -65,5 +65,9 @@ describe.skipIf(!registryAnswers)('the packed package installs by name and runs 
       await new Promise((r) => setTimeout(r, 300));
     }
     expect(status).toBe(200);
+    // The installed service serves its own svc-mcp package (dist/ is in the packed files).
+    const svcMcp = await fetch(`http://127.0.0.1:${port}/mcp/svc-mcp.tgz`);
+    expect(svcMcp.status).toBe(200);
+    expect(svcMcp.headers.get('content-type')).toBe('application/gzip');
   }, 900_000);
 });

@@ -37,11 +37,12 @@ describe('answers that say what to do next', () => {
       await expectUnavailable(client, 'wallet_status', /^wallet_status describes the wallet of svc-mcp.*holds no wallet.*_meta\["x402\/payment"\]/);
       await expectUnavailable(client, 'quote', /^quote describes the wallet of svc-mcp/);
       await expectUnavailable(client, 'list_receipts', /^list_receipts describes the wallet of svc-mcp/);
-      // The command names our package: `npx svc-mcp` alone would fetch whatever the registry holds under that name.
+      // The command names the package this service serves (test/e2e/svc-mcp-package.test.ts runs it):
+      // `npx svc-mcp` alone would fetch whatever the registry holds under that name.
       await expectUnavailable(
         client,
         'deploy_site',
-        /^deploy_site reads files on your disk.*npx -y -p svc-agent-host svc-mcp\).*Here: create_app_from_html, then update_app_file/,
+        /^deploy_site reads files on your disk.*: SVC_URL=\S+ npx -y -p \S+\/mcp\/svc-mcp-[\d.]+-[0-9a-f]{12}\.tgz svc-mcp\).*Here: create_app_from_html, then update_app_file/,
       );
       await expectUnavailable(client, 'upload_dataset', /^upload_dataset reads files on your disk.*create_data_file_upload_url.*convert_data_file_to_api/);
       await expectUnavailable(client, 'account_publish_app', /^account_publish_app needs the scope svc\.publish, which this credential was not granted/);
