@@ -19,10 +19,15 @@ import { driverConnectionOf, rowsOf } from './client.js';
 export const COLUMN_STORAGE_SCHEMA = 'svc_datasets';
 const TABLE_ID = /^tbl_[a-z0-9]{8,32}$/;
 
-/** The qualified, quoted name of a table's column storage (the id is checked, never trusted). */
-export function columnTableName(tableId: string): string {
+/** A table id quoted as an SQL identifier (checked, never trusted): the name of its column table and of its record id sequence. */
+export function quotedTableId(tableId: string): string {
   if (!TABLE_ID.test(tableId)) throw new Error(`unsafe table id ${tableId}`);
-  return `${COLUMN_STORAGE_SCHEMA}."${tableId}"`;
+  return `"${tableId}"`;
+}
+
+/** The qualified, quoted name of a table's column storage. */
+export function columnTableName(tableId: string): string {
+  return `${COLUMN_STORAGE_SCHEMA}.${quotedTableId(tableId)}`;
 }
 
 export function quoteColumn(name: string): string {

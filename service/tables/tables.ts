@@ -23,6 +23,7 @@ import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
 import { dropColumnTable } from '../db/column-storage.js';
+import { createRecordIdSequence, dropRecordIdSequence, recordIdSequence } from '../db/record-ids.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
@@ -194,6 +195,7 @@ export async function createTable(
           .returning(),
         'insert the table',
       );
+      if (table.storage === 'records') await createRecordIdSequence(tx, table.id);
       return { table, writeKey };
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
@@ -249,10 +251,11 @@ export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<
   return out;
 }
 
-/** Deletes a table: its row (and records, by cascade), field indexes and column storage. */
+/** Deletes a table: its row (and records, by cascade), field indexes, and its column storage or record id sequence. */
 export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'schema' | 'storage'>, db: DbOrTx = deps.db): Promise<void> {
   await dropTableFieldIndexes(db, table);
   if (table.storage === 'columns') await dropColumnTable(db, table.id);
+  else await dropRecordIdSequence(db, table.id);
   await db.delete(tables).where(eq(tables.id, table.id));
 }
 
@@ -270,6 +273,7 @@ export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sit
     for (const old of replaced) {
       await dropTableFieldIndexes(tx, old);
       if (old.storage === 'columns') await dropColumnTable(tx, old.id);
+      else await dropRecordIdSequence(tx, old.id);
     }
     const [row] = await tx.update(tables).set({ slug: s, updatedAt: deps.clock.now() }).where(eq(tables.id, table.id)).returning();
     if (!row) throw new AppError('not_found', `table ${table.id} not found`);
@@ -317,25 +321,17 @@ export async function insertRecords(deps: Deps, table: Pick<TableRow, 'id' | 'sc
 }
 
 /**
- * Inserts `values` (normalised fields) as the Table's next records, numbered on from its last id
- * (`table_record_ids`), in ONE statement: the counter row's lock orders concurrent inserts into the
- * same Table for that statement (or the caller's transaction), so ids follow insertion order and a
- * rolled-back insert gives its ids back. The values travel as one JSON parameter. `now` null: the
- * database's time and no rows back (the bulk path).
+ * Inserts `values` (normalised fields) as the Table's next records, in ONE statement, numbered in
+ * their order from the Table's sequence (service/db/record-ids.ts). The values travel as one JSON
+ * parameter. `now` null: the database's time and no rows back (the bulk path).
  */
 async function insertNumbered(db: DbOrTx, tableId: string, values: Record<string, unknown>[], now: Date | null): Promise<RecordRow[]> {
-  const n = values.length;
   const at = now === null ? sql`now()` : sql`${now.toISOString()}::timestamptz`;
   const rows = rowsOf<{ id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string }>(
     await db.execute(sql`
-      with ids as (
-        insert into table_record_ids as c (table_id, last_id) values (${tableId}, ${n})
-        on conflict (table_id) do update set last_id = c.last_id + excluded.last_id
-        returning c.last_id
-      )
       insert into table_records (table_id, id, fields, created_at, updated_at)
-      select ${tableId}, ids.last_id - ${n}::bigint + e.ord, e.value, ${at}, ${at}
-      from ids, jsonb_array_elements(${JSON.stringify(values)}::jsonb) with ordinality as e(value, ord)
+      select ${tableId}, nextval(${recordIdSequence(tableId)}::regclass), e.value, ${at}, ${at}
+      from (select value, ord from jsonb_array_elements(${JSON.stringify(values)}::jsonb) with ordinality as a(value, ord) order by ord) e
       ${now === null ? sql`` : sql`returning id, fields, created_at, updated_at`}`),
   );
   return rows

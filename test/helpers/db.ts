@@ -78,13 +78,16 @@ async function reusedPglite(): Promise<Database> {
 
 type PgliteClient = { closed: boolean; exec(sql: string): Promise<unknown>; query<T>(sql: string): Promise<{ rows: T[] }> };
 
-/** Back to the migrated, empty template: every row gone, identities restarted, dataset tables dropped, no listener, settings reset. */
+/** Back to the migrated, empty template: every row gone, identities restarted, dataset tables and record id sequences dropped, no listener, settings reset. */
 async function emptied(database: Database): Promise<boolean> {
   const client = (database.db as unknown as { $client: PgliteClient }).$client;
   if (client.closed) return false;
   try {
     const { rows } = await client.query<{ schemaname: string; tablename: string }>(
       "select schemaname, tablename from pg_tables where schemaname in ('public', 'svc_datasets')",
+    );
+    const sequences = await client.query<{ name: string }>(
+      "select sequence_name as name from information_schema.sequences where sequence_schema = 'svc_record_ids'",
     );
     const quoted = (r: { schemaname: string; tablename: string }) => `"${r.schemaname}"."${r.tablename}"`;
     const datasets = rows.filter((r) => r.schemaname === 'svc_datasets').map(quoted);
@@ -95,6 +98,7 @@ async function emptied(database: Database): Promise<boolean> {
         'UNLISTEN *',
         'RESET ALL',
         ...(datasets.length ? [`DROP TABLE ${datasets.join(', ')} CASCADE`] : []),
+        ...(sequences.rows.length ? [`DROP SEQUENCE ${sequences.rows.map((r) => `"svc_record_ids"."${r.name}"`).join(', ')}`] : []),
         `TRUNCATE ${kept.join(', ')} RESTART IDENTITY CASCADE`,
       ].join(';\n'),
     );

@@ -43,10 +43,10 @@ export const tables = pgTable(
 /**
  * Records of every table in one relation: `fields` is JSONB, validated and normalised against the
  * table schema on write (dates as ISO strings, numbers as JSON numbers), so typed expressions over it
- * are safe. `id` numbers a Table's records from 1 in insertion order (`table_record_ids` holds each
- * Table's last one; migration 0006): it orders them and is the keyset tie-breaker, and says nothing
- * about other Tables (one identity shared by every tenant's Tables did: the ids of a public Table
- * told how many records all of them had written).
+ * are safe. `id` numbers a Table's records from 1 in insertion order, from the Table's own sequence
+ * `svc_record_ids."<table id>"` (service/tables/record-ids.ts; migration 0006): it orders them and is
+ * the keyset tie-breaker, and says nothing about other Tables (one identity shared by every tenant's
+ * Tables did: the ids of a public Table told how many records all of them had written).
  * Indexes: the primary key (table_id, id) for the default order, cursor paging and one record; GIN
  * jsonb_path_ops for equality filters (`fields @> {...}`).
  */
@@ -66,20 +66,6 @@ export const tableRecords = pgTable(
     index('table_records_fields_gin_idx').using('gin', sql`${t.fields} jsonb_path_ops`),
   ],
 );
-
-/**
- * The last record id each Table has given (a row appears with its first record; deleting the
- * Table deletes it). Inserts take their ids from it in the same statement (insertRecords): the row
- * lock orders concurrent inserts into one Table for the statement's length, and Tables never wait
- * for each other. It is not a column of `tables` on purpose: the Table API's row cache is checked
- * against that row's version (migration 0003), which a write per insert would make stale.
- */
-export const tableRecordIds = pgTable('table_record_ids', {
-  tableId: text('table_id')
-    .primaryKey()
-    .references(() => tables.id, { onDelete: 'cascade' }),
-  lastId: bigint('last_id', { mode: 'number' }).notNull(),
-});
 
 /** One row of `tables`, as read. */
 export type TableRow = typeof tables.$inferSelect;
