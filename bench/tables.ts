@@ -12,7 +12,8 @@ import { SiteCache } from '../service/sites/site-cache.js';
 import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
-import { bulkInsertRecords, createTable, indexTableFields } from '../service/tables/tables.js';
+import { WRITE_KEY_HEADER } from '../service/tables/access.js';
+import { bulkInsertRecords, createTable, indexTableFields, insertRecordsStatement } from '../service/tables/tables.js';
 import { freePort, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
@@ -70,6 +71,51 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
     }
   }
   return out;
+}
+
+/**
+ * Inserts into a hand-made Table: `POST` of one record through the Table API beside the very
+ * statement the service runs (insertRecordsStatement: the record's id from the Table's sequence), sequential
+ * p50/p95, then both with 32 in flight into the same Table (records/s).
+ */
+async function measureInserts(deps: Deps, site: { id: string; slug: string }, base: string, direct: postgres.Sql): Promise<void> {
+  const { table, writeKey } = await createTable(deps, site, { name: 'Notes', slug: 'notes', schema: SCHEMA });
+  const record = { name: 'a note', category: 'cat-1', price: 9.5, qty: 3, active: true, day: '2026-11-26', lat: 1.5, lon: 2.5 };
+  const body = JSON.stringify({ record });
+  const api = async () => {
+    const res = await fetch(`${base}/api/data/${site.slug}/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [WRITE_KEY_HEADER]: writeKey },
+      body,
+    });
+    if (res.status !== 201) throw new Error(`insert: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+  const q = new PgDialect().sqlToQuery(insertRecordsStatement(table.id, [record], new Date()));
+  const sqlInsert = async () => void (await direct.unsafe(q.sql, q.params as never[]));
+  const [apiTimes, sqlTimes] = await timeInterleaved(500, api, sqlInsert);
+  const row = (label: string, a: string, b: string, ratio: number) => console.log(`${label.padEnd(44)} ${a} ${b} ${`${ratio.toFixed(2)}x`.padStart(10)}`);
+  const ms = (xs: number[]) => `${pct(xs, 50)!.toFixed(1).padStart(9)} ${pct(xs, 95)!.toFixed(1).padStart(9)}`;
+  row('insert: POST one record', ms(apiTimes), ms(sqlTimes), pct(apiTimes, 50)! / pct(sqlTimes, 50)!);
+  const rate = async (fn: () => Promise<void>, n = 4000) => {
+    let started = 0;
+    const t = performance.now();
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (started++ < n) await fn();
+      }),
+    );
+    return n / ((performance.now() - t) / 1000);
+  };
+  const rates: [number[], number[]] = [[], []];
+  for (let round = 0; round < 3; round++) {
+    rates[0].push(await rate(api));
+    rates[1].push(await rate(sqlInsert));
+  }
+  const [apiRate, sqlRate] = rates.map((r) => pct(r, 50)!) as [number, number];
+  console.log(
+    `${'insert: 32 in flight into one Table, rec/s'.padEnd(44)} ${Math.round(apiRate).toLocaleString('en').padStart(9)} ${''.padStart(9)} ${Math.round(sqlRate).toLocaleString('en').padStart(9)} ${''.padStart(9)} ${`${(sqlRate / apiRate).toFixed(2)}x`.padStart(10)}`,
+  );
 }
 
 export async function run(): Promise<void> {
@@ -165,6 +211,7 @@ export async function run(): Promise<void> {
       console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
       header();
       for (const c of cases) await measure(c);
+      await measureInserts(deps, site, base, direct);
       const [floor] = await timeInterleaved(
         200,
         async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),
@@ -173,7 +220,7 @@ export async function run(): Promise<void> {
       console.log(`${'HTTP floor: GET /healthz (no database)'.padEnd(44)} ${pct(floor, 50)!.toFixed(1).padStart(9)} ${pct(floor, 95)!.toFixed(1).padStart(9)}`);
       await database.close();
       console.log(
-        'ms; "SQL" = the statement the compiler emits, run directly through postgres.js on the same database. Goal for the indexed list query: ≤ 1.2x, ≤ 0.5 ms of our own (beyond the HTTP floor).',
+        'ms; "SQL" = the statement the compiler (or, for inserts, insertRecordsStatement) emits, run directly through postgres.js on the same database; the 32-in-flight row is records/s, its ratio SQL/API (interleaved rounds, medians). Goal for the indexed list query: ≤ 1.2x, ≤ 0.5 ms of our own (beyond the HTTP floor).',
       );
       await direct.end();
     } finally {

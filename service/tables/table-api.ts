@@ -8,7 +8,7 @@ import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
 import { tableListKey } from './table-lists.js';
-import { builtOnStaleRows, lookupVersionedTable } from './table-rows.js';
+import { builtOnStaleRows, currentRowsGuard, lookupVersionedTable, type VersionedTable } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
 
 /**
@@ -97,18 +97,20 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     return c.json({ ok: true, record: await getRecord(deps, table, c.req.param('recordId')) });
   });
 
-  r.post(base, async (c) => {
-    const { table } = await open(c, 'POST', 'insert');
-    const body = insertBody(await readJson(c));
-    if ('records' in body) {
-      const records = await insertRecords(deps, table, body.records);
-      return c.json({ ok: true, inserted: records.length, records }, 201);
-    }
-    const [record] = await insertRecords(deps, table, [body.record]).catch((e: unknown) => {
-      throw renamePrefix(e, 'records.0.', 'record.');
-    });
-    return c.json({ ok: true, record }, 201);
-  });
+  r.post(
+    base,
+    withCurrentTable(deps, 'POST', 'insert', readInsertBody, async (c, current, body) => {
+      const guard = currentRowsGuard(current);
+      if ('records' in body) {
+        const records = await insertRecords(deps, current.table, body.records, deps.db, guard);
+        return c.json({ ok: true, inserted: records.length, records }, 201);
+      }
+      const [record] = await insertRecords(deps, current.table, [body.record], deps.db, guard).catch((e: unknown) => {
+        throw renamePrefix(e, 'records.0.', 'record.');
+      });
+      return c.json({ ok: true, record }, 201);
+    }),
+  );
 
   r.patch(`${base}/:recordId`, async (c) => {
     const { table } = await open(c, 'PATCH', 'write');
@@ -189,6 +191,51 @@ function listRecords(deps: Deps) {
     }
   };
 }
+
+/**
+ * A write on a table through this node's cached table row (as the reads: table-rows.ts): the request
+ * is authorized against the cached row and its statement carries the guard, so a row changed since
+ * (a new write key, schema or methods, on any node) fails the statement with SV001 and the request
+ * starts again from a fresh lookup, as does a refusal from a cached row. The body is read once,
+ * after the first authorization (an unknown table or a refused key is answered before any body).
+ * Saves the lookup statement a write made before: a write is one statement.
+ */
+function withCurrentTable<B>(
+  deps: Deps,
+  method: TableMethod,
+  op: TableOperation,
+  readBody: (c: Context<AppEnv>) => Promise<B>,
+  write: (c: Context<AppEnv>, current: VersionedTable, body: B) => Promise<Response>,
+) {
+  const { rows } = deps.tableLists;
+  return async (c: Context<AppEnv>) => {
+    const siteSlug = c.req.param('siteSlug')!;
+    const tableSlug = c.req.param('tableSlug')!;
+    const key = tableListKey(siteSlug, tableSlug);
+    let body: { value: B } | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const cached = attempt === 1 ? rows.get(key) : undefined;
+      const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
+      if (!cached) rows.set(key, current);
+      try {
+        await authorizeTableRequest(deps, c, current.site, current.table, method, op);
+      } catch (e) {
+        if (!cached) throw e;
+        rows.delete(key);
+        continue;
+      }
+      body ??= { value: await readBody(c) };
+      try {
+        return await write(c, current, body.value);
+      } catch (e) {
+        if (attempt >= 3 || !builtOnStaleRows(e)) throw e;
+        rows.delete(key);
+      }
+    }
+  };
+}
+
+const readInsertBody = async (c: Context) => insertBody(await readJson(c));
 
 /** A POST body: exactly one of `record` (an object) or `records` (an array). */
 function insertBody(body: Record<string, unknown>): { record: Record<string, unknown> } | { records: unknown[] } {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import {
   TableSchemaSchema,
@@ -303,7 +303,13 @@ export function parseRecordId(id: string): number | null {
  * Validates every record against the schema, then inserts them in one statement: all or nothing.
  * At most TABLE_LIMITS.maxBatch records per call (the bulk path below has no such cap).
  */
-export async function insertRecords(deps: Deps, table: Pick<TableRow, 'id' | 'schema'>, records: unknown[], db: DbOrTx = deps.db): Promise<TableRecord[]> {
+export async function insertRecords(
+  deps: Deps,
+  table: Pick<TableRow, 'id' | 'schema'>,
+  records: unknown[],
+  db: DbOrTx = deps.db,
+  guard?: SQL,
+): Promise<TableRecord[]> {
   if (!Array.isArray(records) || records.length === 0) {
     throw new AppError('validation_failed', 'invalid body: records: give at least one record', {
       issues: [{ field: 'records', message: 'give at least one record' }],
@@ -316,23 +322,29 @@ export async function insertRecords(deps: Deps, table: Pick<TableRow, 'id' | 'sc
     });
   }
   const values = normaliseRecords(table.schema, records);
-  const rows = await insertNumbered(db, table.id, values, deps.clock.now());
+  const rows = await insertNumbered(db, table.id, values, deps.clock.now(), guard);
   return rows.map(toRecord);
 }
 
 /**
- * Inserts `values` (normalised fields) as the Table's next records, in ONE statement, numbered in
- * their order from the Table's sequence (service/db/record-ids.ts). The values travel as one JSON
- * parameter. `now` null: the database's time and no rows back (the bulk path).
+ * The ONE statement that inserts `values` (normalised fields) as the Table's next records, numbered
+ * in their order from the Table's sequence (service/db/record-ids.ts). The values travel as one JSON
+ * parameter. `now` null: the database's time and no rows back (the bulk path). `guard`: the Table
+ * API's check that the table row it authorized against is still current (table-rows.ts).
  */
-async function insertNumbered(db: DbOrTx, tableId: string, values: Record<string, unknown>[], now: Date | null): Promise<RecordRow[]> {
+export function insertRecordsStatement(tableId: string, values: Record<string, unknown>[], now: Date | null, guard?: SQL): SQL {
   const at = now === null ? sql`now()` : sql`${now.toISOString()}::timestamptz`;
+  return sql`
+    insert into table_records (table_id, id, fields, created_at, updated_at)
+    select ${tableId}, nextval(${recordIdSequence(tableId)}::regclass), e.value, ${at}, ${at}
+    from (select value, ord from jsonb_array_elements(${JSON.stringify(values)}::jsonb) with ordinality as a(value, ord) order by ord) e
+    ${guard ? sql`where ${guard}` : sql``}
+    ${now === null ? sql`` : sql`returning id, fields, created_at, updated_at`}`;
+}
+
+async function insertNumbered(db: DbOrTx, tableId: string, values: Record<string, unknown>[], now: Date | null, guard?: SQL): Promise<RecordRow[]> {
   const rows = rowsOf<{ id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string }>(
-    await db.execute(sql`
-      insert into table_records (table_id, id, fields, created_at, updated_at)
-      select ${tableId}, nextval(${recordIdSequence(tableId)}::regclass), e.value, ${at}, ${at}
-      from (select value, ord from jsonb_array_elements(${JSON.stringify(values)}::jsonb) with ordinality as a(value, ord) order by ord) e
-      ${now === null ? sql`` : sql`returning id, fields, created_at, updated_at`}`),
+    await db.execute(insertRecordsStatement(tableId, values, now, guard)),
   );
   return rows
     .map((r) => ({ id: Number(r.id), fields: r.fields, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) }))

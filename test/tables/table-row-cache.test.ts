@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../service/db/client.js';
 import { compileListQuery, parseTableQuery, recordSource } from '../../service/tables/query.js';
 import { currentRowsGuard, lookupVersionedTable } from '../../service/tables/table-rows.js';
-import { deleteTable, getTableBySlugs } from '../../service/tables/tables.js';
+import { deleteTable, getTableBySlugs, hashWriteKey } from '../../service/tables/tables.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';
@@ -72,6 +72,29 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     expect(explained).toContain('InitPlan');
     expect(explained, explained).toMatch(/Gather/);
     expect(explained).toMatch(/Params Evaluated/); // the guard's InitPlan, evaluated by the leader before the workers start
+  });
+
+  // Writes take the same cached row and carry the same check in their one statement.
+  it('writes too: a write key replaced elsewhere is refused at once and the new one taken; a field made required is asked for', async () => {
+    const post = (key: string, record: Record<string, unknown>) => h.fetch(t.path, { method: 'POST', headers: { 'x-svc-write-key': key }, json: { record } });
+    expect((await post(t.table.writeKey, { name: 'Kit' })).status).toBe(201); // this node now holds the row
+    const newKey = `${t.table.writeKey}2`;
+    await setRow(sql`write_key_hash = ${hashWriteKey(newKey)}`);
+    const stale = await post(t.table.writeKey, { name: 'Old' });
+    expect(stale.status).toBe(401);
+    expect((await post(newKey, { name: 'New' })).status).toBe(201);
+    const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
+    await setRow(sql`schema = ${JSON.stringify({ fields: [...table.schema.fields, { name: 'age', label: 'Age', type: 'number', required: true }] })}::jsonb`);
+    const missing = await post(newKey, { name: 'Ageless' });
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(await missing.json())).toContain('age');
+    expect((await post(newKey, { name: 'Aged', age: 3 })).status).toBe(201);
+    // Nothing of the refused writes was kept.
+    const all = await getJson(h, `${t.path}?limit=10`);
+    expect(names(all.body)).toEqual(['Rex', 'Tom', 'Kit', 'New', 'Aged']);
+    // Back as the other tests found it.
+    await h.deps.db.execute(sql`delete from table_records where table_id = ${t.table.id} and fields->>'name' not in ('Rex', 'Tom')`);
+    await setRow(sql`write_key_hash = ${hashWriteKey(t.table.writeKey)}, schema = ${JSON.stringify(table.schema)}::jsonb`);
   });
 
   it('a renamed table answers under its new slug only, and a deleted one 404', async () => {
