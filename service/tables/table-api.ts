@@ -67,7 +67,8 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   const base = '/api/data/:siteSlug/:tableSlug';
 
-  // Writes, schema and single records look their table up afresh (one indexed query).
+  // The schema and single records look their table up afresh (one indexed query); record reads and
+  // writes use this node's cached row, checked inside their statement (withCurrentTable, listRecords).
   async function open(c: Context, method: TableMethod, op: TableOperation) {
     const { site, table } = await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
     await authorizeTableRequest(deps, c, site, table, method, op);
@@ -112,26 +113,39 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     }),
   );
 
-  r.patch(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'PATCH', 'write');
-    const body = await readJson(c);
-    onlyKeys(body, ['fields'], 'send {fields}');
-    const fields = objectIn(body.fields, 'fields', 'fields: expected an object of the fields to change');
-    return c.json({ ok: true, record: await updateRecord(deps, table, c.req.param('recordId'), fields) });
-  });
+  r.patch(
+    `${base}/:recordId`,
+    withCurrentTable(deps, 'PATCH', 'write', readPatchBody, async (c, current, fields) =>
+      c.json({ ok: true, record: await updateRecord(deps, current.table, c.req.param('recordId')!, fields, deps.db, currentRowsGuard(current)) }),
+    ),
+  );
 
-  r.put(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'PUT', 'write');
-    const record = replacementRecord(await readJson(c));
-    return c.json({ ok: true, record: await replaceRecord(deps, table, c.req.param('recordId'), record) });
-  });
+  r.put(
+    `${base}/:recordId`,
+    withCurrentTable(
+      deps,
+      'PUT',
+      'write',
+      async (c) => replacementRecord(await readJson(c)),
+      async (c, current, record) =>
+        c.json({ ok: true, record: await replaceRecord(deps, current.table, c.req.param('recordId')!, record, deps.db, currentRowsGuard(current)) }),
+    ),
+  );
 
-  r.delete(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'DELETE', 'write');
-    const id = c.req.param('recordId');
-    await deleteRecord(deps, table, id);
-    return c.json({ ok: true, deleted: { id } });
-  });
+  r.delete(
+    `${base}/:recordId`,
+    withCurrentTable(
+      deps,
+      'DELETE',
+      'write',
+      async () => undefined,
+      async (c, current) => {
+        const id = c.req.param('recordId')!;
+        await deleteRecord(deps, current.table, id, deps.db, currentRowsGuard(current));
+        return c.json({ ok: true, deleted: { id } });
+      },
+    ),
+  );
 
   refuseWrongAddresses(r, deps, base);
   return r;
@@ -196,9 +210,9 @@ function listRecords(deps: Deps) {
  * A write on a table through this node's cached table row (as the reads: table-rows.ts): the request
  * is authorized against the cached row and its statement carries the guard, so a row changed since
  * (a new write key, schema or methods, on any node) fails the statement with SV001 and the request
- * starts again from a fresh lookup, as does a refusal from a cached row. The body is read once,
+ * starts again from a fresh lookup, as does any refusal from a cached row. The body is read once,
  * after the first authorization (an unknown table or a refused key is answered before any body).
- * Saves the lookup statement a write made before: a write is one statement.
+ * Saves the lookup statement a write made before: a write is one statement (POST, PATCH, PUT, DELETE).
  */
 function withCurrentTable<B>(
   deps: Deps,
@@ -228,7 +242,9 @@ function withCurrentTable<B>(
       try {
         return await write(c, current, body.value);
       } catch (e) {
-        if (attempt >= 3 || !builtOnStaleRows(e)) throw e;
+        // A stale row (SV001), or a refusal before the statement that may come from one (a field
+        // added or made optional since): ask again with a fresh row. A refusal from a fresh row stands.
+        if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && e instanceof AppError))) throw e;
         rows.delete(key);
       }
     }
@@ -236,6 +252,13 @@ function withCurrentTable<B>(
 }
 
 const readInsertBody = async (c: Context) => insertBody(await readJson(c));
+
+/** A PATCH body: `{fields}`, the fields to change. */
+async function readPatchBody(c: Context): Promise<Record<string, unknown>> {
+  const body = await readJson(c);
+  onlyKeys(body, ['fields'], 'send {fields}');
+  return objectIn(body.fields, 'fields', 'fields: expected an object of the fields to change');
+}
 
 /** A POST body: exactly one of `record` (an object) or `records` (an array). */
 function insertBody(body: Record<string, unknown>): { record: Record<string, unknown> } | { records: unknown[] } {

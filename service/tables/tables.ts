@@ -429,11 +429,12 @@ export async function updateRecord(
   recordId: string,
   fields: unknown,
   db: DbOrTx = deps.db,
+  guard?: SQL,
 ): Promise<TableRecord> {
   const issues: FieldIssue[] = [];
   const patch = normaliseRecord(table.schema, fields, 'partial', 'fields.', issues);
   if (issues.length) throw recordValidationError(issues, 'fields');
-  return setRecordFields(deps, table, recordId, sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, db);
+  return setRecordFields(deps, table, recordId, sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, db, guard);
 }
 
 /** Sets one record's fields (a value or an SQL expression); 404 when the id is not this table's. */
@@ -443,6 +444,7 @@ async function setRecordFields(
   recordId: string,
   fields: PgUpdateSetSource<typeof tableRecords>['fields'],
   db: DbOrTx,
+  guard?: SQL,
 ): Promise<TableRecord> {
   const id = parseRecordId(recordId);
   const [row] =
@@ -451,7 +453,7 @@ async function setRecordFields(
       : await db
           .update(tableRecords)
           .set({ fields, updatedAt: deps.clock.now() })
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id), guard))
           .returning();
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
   return toRecord(row);
@@ -464,21 +466,22 @@ export async function replaceRecord(
   recordId: string,
   record: unknown,
   db: DbOrTx = deps.db,
+  guard?: SQL,
 ): Promise<TableRecord> {
   const issues: FieldIssue[] = [];
   const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
   if (issues.length) throw recordValidationError(issues, 'record');
-  return setRecordFields(deps, table, recordId, fields, db);
+  return setRecordFields(deps, table, recordId, fields, db, guard);
 }
 
-export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db): Promise<void> {
+export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db, guard?: SQL): Promise<void> {
   const id = parseRecordId(recordId);
   const deleted =
     id === null
       ? []
       : await db
           .delete(tableRecords)
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)))
+          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id), guard))
           .returning({ id: tableRecords.id });
   if (deleted.length === 0) throw new AppError('not_found', `record ${recordId} not found`);
 }

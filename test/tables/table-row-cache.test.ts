@@ -84,11 +84,26 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     expect(stale.status).toBe(401);
     expect((await post(newKey, { name: 'New' })).status).toBe(201);
     const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
-    await setRow(sql`schema = ${JSON.stringify({ fields: [...table.schema.fields, { name: 'age', label: 'Age', type: 'number', required: true }] })}::jsonb`);
+    await setRow(sql`schema = ${JSON.stringify({ fields: [...table.schema.fields, { name: 'legs', label: 'Legs', type: 'number', required: true }] })}::jsonb`);
     const missing = await post(newKey, { name: 'Ageless' });
     expect(missing.status).toBe(400);
-    expect(JSON.stringify(await missing.json())).toContain('age');
-    expect((await post(newKey, { name: 'Aged', age: 3 })).status).toBe(201);
+    expect(JSON.stringify(await missing.json())).toContain('legs');
+    expect((await post(newKey, { name: 'Aged', legs: 3 })).status).toBe(201);
+    // A field added elsewhere is written at once (the cached schema did not know it), and changed.
+    const aged = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
+    await setRow(sql`schema = ${JSON.stringify({ fields: [...aged.table.schema.fields, { name: 'color', label: 'Color', type: 'string' }] })}::jsonb`);
+    const colored = await post(newKey, { name: 'Red', legs: 1, color: 'red' });
+    expect(colored.status, JSON.stringify(await colored.clone().json())).toBe(201);
+    const id = ((await colored.json()) as { record: { id: string } }).record.id;
+    await setRow(
+      sql`schema = ${JSON.stringify({ fields: [...aged.table.schema.fields, { name: 'color', label: 'Color', type: 'string' }, { name: 'size', label: 'Size', type: 'number' }] })}::jsonb`,
+    );
+    const patched = await h.fetch(`${t.path}/${id}`, { method: 'PATCH', headers: { 'x-svc-write-key': newKey }, json: { fields: { size: 2 } } });
+    expect(patched.status).toBe(200);
+    await setRow(sql`write_key_hash = ${hashWriteKey(t.table.writeKey)}`);
+    const staleDelete = await h.fetch(`${t.path}/${id}`, { method: 'DELETE', headers: { 'x-svc-write-key': newKey } });
+    expect(staleDelete.status).toBe(401);
+    expect((await h.fetch(`${t.path}/${id}`, { method: 'DELETE', headers: { 'x-svc-write-key': t.table.writeKey } })).status).toBe(200);
     // Nothing of the refused writes was kept.
     const all = await getJson(h, `${t.path}?limit=10`);
     expect(names(all.body)).toEqual(['Rex', 'Tom', 'Kit', 'New', 'Aged']);
