@@ -8,10 +8,10 @@ import type { AppEnv } from '../service/http/env.js';
 /**
  * The svc-mcp package this service serves (bin/pack-svc-mcp.mjs builds it into dist/): a user of a
  * hosted svc runs the local MCP server, the one with a wallet and the tools that read their disk,
- * with `npx -y -p {base}/mcp/svc-mcp.tgz svc-mcp`, at the version of the service it talks to and
- * without the package being on the registry. `/mcp/svc-mcp.tgz` redirects to the current build's
- * file, whose name carries a digest of its bytes (npx keeps one install per package spec, so each
- * build is a new spec) and is cached as immutable.
+ * with `npx -y -p {base}/mcp/svc-mcp-<version>-<digest>.tgz svc-mcp` (`svcMcpCommand`), at the
+ * version of the service it talks to and without the package being on the registry. The file's name
+ * carries a digest of its bytes (npx keeps one install per package spec, so each build must be a new
+ * spec) and it is cached as immutable; `/mcp/svc-mcp.tgz` redirects to the current one.
  */
 export interface SvcMcpPackage {
   /** `svc-mcp-<version>-<digest>.tgz` */

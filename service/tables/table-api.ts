@@ -122,29 +122,18 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
 
   r.put(
     `${base}/:recordId`,
-    withCurrentTable(
-      deps,
-      'PUT',
-      'write',
-      async (c) => replacementRecord(await readJson(c)),
-      async (c, current, record) =>
-        c.json({ ok: true, record: await replaceRecord(deps, current.table, c.req.param('recordId')!, record, deps.db, currentRowsGuard(current)) }),
+    withCurrentTable(deps, 'PUT', 'write', readReplacementBody, async (c, current, record) =>
+      c.json({ ok: true, record: await replaceRecord(deps, current.table, c.req.param('recordId')!, record, deps.db, currentRowsGuard(current)) }),
     ),
   );
 
   r.delete(
     `${base}/:recordId`,
-    withCurrentTable(
-      deps,
-      'DELETE',
-      'write',
-      async () => undefined,
-      async (c, current) => {
-        const id = c.req.param('recordId')!;
-        await deleteRecord(deps, current.table, id, deps.db, currentRowsGuard(current));
-        return c.json({ ok: true, deleted: { id } });
-      },
-    ),
+    withCurrentTable(deps, 'DELETE', 'write', noBody, async (c, current) => {
+      const id = c.req.param('recordId')!;
+      await deleteRecord(deps, current.table, id, deps.db, currentRowsGuard(current));
+      return c.json({ ok: true, deleted: { id } });
+    }),
   );
 
   refuseWrongAddresses(r, deps, base);
@@ -252,6 +241,9 @@ function withCurrentTable<B>(
 }
 
 const readInsertBody = async (c: Context) => insertBody(await readJson(c));
+
+const readReplacementBody = async (c: Context) => replacementRecord(await readJson(c));
+const noBody = async () => undefined;
 
 /** A PATCH body: `{fields}`, the fields to change. */
 async function readPatchBody(c: Context): Promise<Record<string, unknown>> {

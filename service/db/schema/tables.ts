@@ -44,7 +44,7 @@ export const tables = pgTable(
  * Records of every table in one relation: `fields` is JSONB, validated and normalised against the
  * table schema on write (dates as ISO strings, numbers as JSON numbers), so typed expressions over it
  * are safe. `id` numbers a Table's records from 1 in insertion order, from the Table's own sequence
- * `svc_record_ids."<table id>"` (service/tables/record-ids.ts; migration 0006): it orders them and is
+ * `svc_record_ids."<table id>"` (service/db/record-ids.ts; migration 0006): it orders them and is
  * the keyset tie-breaker, and says nothing about other Tables (one identity shared by every tenant's
  * Tables did: the ids of a public Table told how many records all of them had written).
  * Indexes: the primary key (table_id, id) for the default order, cursor paging and one record; GIN
