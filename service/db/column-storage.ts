@@ -71,12 +71,6 @@ export async function dropColumnTable(db: DbOrTx, tableId: string): Promise<void
   await db.execute(sql.raw(`drop table if exists ${columnTableName(tableId)}`));
 }
 
-/** Drops the column tables of a site's tables (before the site's rows are deleted). */
-export async function dropColumnTablesOfSite(db: DbOrTx, siteId: string): Promise<void> {
-  const rows = rowsOf<{ id: string }>(await db.execute(sql`select id from tables where site_id = ${siteId} and storage = 'columns'`));
-  for (const r of rows) await dropColumnTable(db, r.id);
-}
-
 // ---------------------------------------------------------------------------------------------
 // COPY
 

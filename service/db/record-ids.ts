@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from './client.js';
-import { rowsOf } from './client.js';
 import { quotedTableId } from './column-storage.js';
 
 /**
@@ -24,10 +23,4 @@ export async function createRecordIdSequence(db: DbOrTx, tableId: string): Promi
 
 export async function dropRecordIdSequence(db: DbOrTx, tableId: string): Promise<void> {
   await db.execute(sql.raw(`drop sequence if exists ${recordIdSequence(tableId)}`));
-}
-
-/** Drops the record id sequences of a site's Tables (before the site's rows are deleted). */
-export async function dropRecordIdSequencesOfSite(db: DbOrTx, siteId: string): Promise<void> {
-  const rows = rowsOf<{ id: string }>(await db.execute(sql`select id from tables where site_id = ${siteId} and storage = 'records'`));
-  for (const r of rows) await dropRecordIdSequence(db, r.id);
 }

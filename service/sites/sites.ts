@@ -8,8 +8,7 @@ import { idPrefix, newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
-import { dropColumnTablesOfSite } from '../db/column-storage.js';
-import { dropRecordIdSequencesOfSite } from '../db/record-ids.js';
+import { dropTableStoragesOfSite } from '../db/table-storage.js';
 import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
@@ -298,8 +297,7 @@ export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit
 /** Removes the site and everything that hangs off it in the database (cascade; datasets' column tables and Tables' record id sequences dropped). */
 export async function deleteSite(deps: Deps, site: SiteRow, db: DbOrTx = deps.db): Promise<void> {
   const remove = async (tx: DbOrTx) => {
-    await dropColumnTablesOfSite(tx, site.id);
-    await dropRecordIdSequencesOfSite(tx, site.id);
+    await dropTableStoragesOfSite(tx, site.id);
     await tx.delete(sites).where(eq(sites.id, site.id));
     await siteChanged(deps, tx, site);
   };

@@ -22,8 +22,8 @@ import { AppError } from '../http/app-error.js';
 import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
-import { dropColumnTable } from '../db/column-storage.js';
-import { createRecordIdSequence, dropRecordIdSequence, recordIdSequence } from '../db/record-ids.js';
+import { createRecordIdSequence, recordIdSequence } from '../db/record-ids.js';
+import { dropTableStorage } from '../db/table-storage.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
@@ -254,8 +254,7 @@ export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<
 /** Deletes a table: its row (and records, by cascade), field indexes, and its column storage or record id sequence. */
 export async function deleteTable(deps: Deps, table: Pick<TableRow, 'id' | 'schema' | 'storage'>, db: DbOrTx = deps.db): Promise<void> {
   await dropTableFieldIndexes(db, table);
-  if (table.storage === 'columns') await dropColumnTable(db, table.id);
-  else await dropRecordIdSequence(db, table.id);
+  await dropTableStorage(db, table);
   await db.delete(tables).where(eq(tables.id, table.id));
 }
 
@@ -272,8 +271,7 @@ export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sit
       .returning();
     for (const old of replaced) {
       await dropTableFieldIndexes(tx, old);
-      if (old.storage === 'columns') await dropColumnTable(tx, old.id);
-      else await dropRecordIdSequence(tx, old.id);
+      await dropTableStorage(tx, old);
     }
     const [row] = await tx.update(tables).set({ slug: s, updatedAt: deps.clock.now() }).where(eq(tables.id, table.id)).returning();
     if (!row) throw new AppError('not_found', `table ${table.id} not found`);

@@ -6,7 +6,7 @@ import { sites } from './sites.js';
 /**
  * A Table (kind 'table') or a dataset (kind 'dataset', read-only, made by the datasets importer).
  * Deleting the site deletes its tables and, through table_records, their records (column storage
- * tables are dropped by the code that deletes: see dropColumnTablesOfSite).
+ * tables and record id sequences are dropped by the code that deletes: see db/table-storage.ts).
  */
 export const tables = pgTable(
   'tables',
