@@ -102,15 +102,13 @@ class HostedMcp {
     const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
-    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess }).then((ctx) =>
-      Object.assign(ctx, { svcMcpCommand: this.#svcMcpCommand }),
-    );
+    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
     const common = await this.#shared;
     // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
     // each request hands its server the caller's credential.
     const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
     const pool = this.#poolFor(key, () => {
-      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted };
+      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted, svcMcpCommand: this.#svcMcpCommand };
       const server = buildMcpServer(ctx);
       this.#contexts.set(server, ctx);
       return server;
