@@ -6,7 +6,7 @@ import { AppError } from '../http/app-error.js';
 import { publicCors, publicCorsHeaders, type PublicCorsOptions } from '../http/cors.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
-import { parseTableQuery, type TableQueryPlan } from './query.js';
+import { parseTableQuery } from './query.js';
 import { tableListKey } from './table-lists.js';
 import { builtOnStaleRows, currentRowsGuard, lookupVersionedTable, type VersionedTable } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
@@ -164,51 +164,37 @@ function refuseWrongAddresses(r: Hono<AppEnv>, deps: Deps, base: string): void {
  * table read before is usually answered before the app (list-fast-path.ts), the rest here.
  */
 function listRecords(deps: Deps) {
-  const { rows } = deps.tableLists;
-  return async (c: Context<AppEnv>) => {
-    const siteSlug = c.req.param('siteSlug')!;
-    const tableSlug = c.req.param('tableSlug')!;
-    const key = tableListKey(siteSlug, tableSlug);
-    const { search, searchParams: params } = new URL(c.req.url);
-    for (let attempt = 1; ; attempt++) {
-      const cached = attempt === 1 ? rows.get(key) : undefined;
-      const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
-      if (!cached) rows.set(key, current);
-      let plan: TableQueryPlan;
-      try {
-        await authorizeTableRequest(deps, c, current.site, current.table, 'GET', 'read');
-        plan = parseTableQuery(current.table.schema, params);
-      } catch (e) {
-        // A refusal (key, method, unknown field) may come from a row changed since: ask again.
-        if (!cached) throw e;
-        rows.delete(key);
-        continue;
-      }
-      try {
-        const answer = (await deps.tableLists.answer(current, plan, search)) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
-        return c.body(answer, 200, { 'content-type': 'application/json' });
-      } catch (e) {
-        if (attempt >= 3 || !builtOnStaleRows(e)) throw tableReadError(e, deps.config.tables.statementTimeoutMs);
-        rows.delete(key);
-      }
-    }
-  };
+  return withCurrentTable(
+    deps,
+    'GET',
+    'read',
+    async (c) => new URL(c.req.url),
+    async (c, current, { search, searchParams }) => {
+      const plan = parseTableQuery(current.table.schema, searchParams);
+      const answer = (await deps.tableLists.answer(current, plan, search)) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
+      return c.body(answer, 200, { 'content-type': 'application/json' });
+    },
+    // A timeout or a value its column refuses is answered, never run again.
+    (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
+  );
 }
 
 /**
- * A write on a table through this node's cached table row (as the reads: table-rows.ts): the request
- * is authorized against the cached row and its statement carries the guard, so a row changed since
- * (a new write key, schema or methods, on any node) fails the statement with SV001 and the request
- * starts again from a fresh lookup, as does any refusal from a cached row. The body is read once,
- * after the first authorization (an unknown table or a refused key is answered before any body).
- * Saves the lookup statement a write made before: a write is one statement (POST, PATCH, PUT, DELETE).
+ * A record read or write through this node's cached table row (table-rows.ts): the request is
+ * authorized against the cached row and its statement carries the guard, so a row changed since (a
+ * new write key, schema or methods, on any node) fails the statement with SV001 and the request
+ * starts again from a fresh lookup, as does any refusal from a cached row (a field added since is
+ * unknown to the cached schema); a refusal from a fresh row stands. The body (or the query) is read
+ * once, after the first authorization (an unknown table or a refused key is answered before it). A
+ * read or a write is one statement. `finalError`: what a failure that is not asked again becomes.
  */
 function withCurrentTable<B>(
   deps: Deps,
   method: TableMethod,
   op: TableOperation,
   readBody: (c: Context<AppEnv>) => Promise<B>,
-  write: (c: Context<AppEnv>, current: VersionedTable, body: B) => Promise<Response>,
+  run: (c: Context<AppEnv>, current: VersionedTable, body: B) => Promise<Response>,
+  finalError: (e: unknown) => unknown = (e) => e,
 ) {
   const { rows } = deps.tableLists;
   return async (c: Context<AppEnv>) => {
@@ -229,11 +215,9 @@ function withCurrentTable<B>(
       }
       body ??= { value: await readBody(c) };
       try {
-        return await write(c, current, body.value);
+        return await run(c, current, body.value);
       } catch (e) {
-        // A stale row (SV001), or a refusal before the statement that may come from one (a field
-        // added or made optional since): ask again with a fresh row. A refusal from a fresh row stands.
-        if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && e instanceof AppError))) throw e;
+        if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && e instanceof AppError))) throw finalError(e);
         rows.delete(key);
       }
     }
