@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { createAccount } from '../service/accounts/accounts.js';
 import { loadConfig } from '../service/config.js';
-import { openDb } from '../service/db/client.js';
+import { openDb, type DbOrTx } from '../service/db/client.js';
 import { systemClock, type Deps } from '../service/deps.js';
 import { createLogger } from '../service/logger.js';
 import { SiteCache } from '../service/sites/site-cache.js';
@@ -13,7 +14,17 @@ import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
 import { WRITE_KEY_HEADER } from '../service/tables/access.js';
-import { bulkInsertRecords, createTable, indexTableFields, insertRecordsStatement } from '../service/tables/tables.js';
+import { currentRowsGuard, lookupVersionedTable } from '../service/tables/table-rows.js';
+import {
+  bulkInsertRecords,
+  createTable,
+  deleteRecordStatement,
+  indexTableFields,
+  insertRecordsStatement,
+  recordByIdStatement,
+  setRecordFieldsStatement,
+  type TableRow,
+} from '../service/tables/tables.js';
 import { freePort, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
@@ -78,7 +89,12 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
  * statement the service runs (insertRecordsStatement: the record's id from the Table's sequence), sequential
  * p50/p95, then both with 32 in flight into the same Table (records/s).
  */
-async function measureInserts(deps: Deps, site: { id: string; slug: string }, base: string, direct: postgres.Sql): Promise<void> {
+async function measureInserts(
+  deps: Deps,
+  site: { id: string; slug: string },
+  base: string,
+  direct: postgres.Sql,
+): Promise<{ table: TableRow; writeKey: string }> {
   const { table, writeKey } = await createTable(deps, site, { name: 'Notes', slug: 'notes', schema: SCHEMA });
   const record = { name: 'a note', category: 'cat-1', price: 9.5, qty: 3, active: true, day: '2026-11-26', lat: 1.5, lon: 2.5 };
   const body = JSON.stringify({ record });
@@ -116,6 +132,68 @@ async function measureInserts(deps: Deps, site: { id: string; slug: string }, ba
   console.log(
     `${'insert: 32 in flight into one Table, rec/s'.padEnd(44)} ${Math.round(apiRate).toLocaleString('en').padStart(9)} ${''.padStart(9)} ${Math.round(sqlRate).toLocaleString('en').padStart(9)} ${''.padStart(9)} ${`${(sqlRate / apiRate).toFixed(2)}x`.padStart(10)}`,
   );
+  return { table, writeKey };
+}
+
+/**
+ * The one-record requests on the Table that measureInserts filled (thousands of records): GET one
+ * record, PATCH it, DELETE one (each side deletes its own ids), and GET /schema, each beside the
+ * statement the service runs for it (without the row check the service adds; for the schema, whose
+ * answer is the cached row, that check is the statement).
+ */
+async function measureRecordRequests(
+  db: DbOrTx,
+  site: { slug: string },
+  base: string,
+  direct: postgres.Sql,
+  notes: { table: TableRow; writeKey: string },
+): Promise<void> {
+  const { table, writeKey } = notes;
+  const dialect = new PgDialect();
+  const statement = (q: SQL) => {
+    const { sql: text, params } = dialect.sqlToQuery(q);
+    return async () => void (await direct.unsafe(text, params as never[]));
+  };
+  const request = (method: string, path: string, body?: unknown) => async () => {
+    const res = await fetch(`${base}/api/data/${site.slug}/notes${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', [WRITE_KEY_HEADER]: writeKey },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+  const row = async (label: string, n: number, api: () => Promise<void>, sqlSide: () => Promise<void>) => {
+    const [a, b] = await timeInterleaved(n, api, sqlSide);
+    console.log(
+      `${label.padEnd(44)} ${pct(a, 50)!.toFixed(1).padStart(9)} ${pct(a, 95)!.toFixed(1).padStart(9)} ${pct(b, 50)!.toFixed(1).padStart(9)} ${pct(b, 95)!.toFixed(1).padStart(9)} ${`${(pct(a, 50)! / pct(b, 50)!).toFixed(2)}x`.padStart(10)}`,
+    );
+  };
+  await row('GET one record', 500, request('GET', '/7'), statement(recordByIdStatement(table, 7)));
+  const fields = { qty: 4, active: false };
+  await row(
+    'PATCH one record (2 fields)',
+    500,
+    request('PATCH', '/7', { fields }),
+    statement(setRecordFieldsStatement(table.id, 7, 'merge', fields, new Date())),
+  );
+  // Ids from 1001 up, alternately (the warm-up takes a few of each side's).
+  let apiId = 1001;
+  let sqlId = 1002;
+  await row(
+    'DELETE one record',
+    400,
+    async () => {
+      await request('DELETE', `/${apiId}`)();
+      apiId += 2;
+    },
+    async () => {
+      await statement(deleteRecordStatement(table.id, sqlId))();
+      sqlId += 2;
+    },
+  );
+  const current = await lookupVersionedTable(db, site.slug, 'notes');
+  await row('GET /schema (SQL: the row check)', 500, request('GET', '/schema'), statement(sql`select ${currentRowsGuard(current)}`));
 }
 
 export async function run(): Promise<void> {
@@ -211,7 +289,7 @@ export async function run(): Promise<void> {
       console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
       header();
       for (const c of cases) await measure(c);
-      await measureInserts(deps, site, base, direct);
+      await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(
         200,
         async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),

@@ -8,7 +8,7 @@ import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
 import { parseTableQuery } from './query.js';
 import { tableListKey } from './table-lists.js';
-import { builtOnStaleRows, currentRowsGuard, lookupVersionedTable, type VersionedTable } from './table-rows.js';
+import { assertRowsCurrent, builtOnStaleRows, currentRowsGuard, lookupVersionedTable, type VersionedTable } from './table-rows.js';
 import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
 
 /**
@@ -67,36 +67,45 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   const base = '/api/data/:siteSlug/:tableSlug';
 
-  // The schema and single records look their table up afresh (one indexed query); record reads and
-  // writes use this node's cached row, checked inside their statement (withCurrentTable, listRecords).
-  async function open(c: Context, method: TableMethod, op: TableOperation) {
-    const { site, table } = await getTableBySlugs(deps, c.req.param('siteSlug')!, c.req.param('tableSlug')!);
-    await authorizeTableRequest(deps, c, site, table, method, op);
-    return { site, table };
-  }
-
   r.get(base, listRecords(deps));
 
-  r.get(`${base}/schema`, async (c) => {
-    const { table } = await open(c, 'GET', 'read');
-    return c.json({
-      ok: true,
-      id: table.id,
-      name: table.name,
-      slug: table.slug,
-      kind: table.kind,
-      schema: table.schema,
-      methods: enabledMethods(table),
-      requireReadKey: table.requireReadKey,
-      publicInsert: table.publicInsert,
-      limits: { defaultLimit: TABLE_LIMITS.defaultLimit, maxLimit: TABLE_LIMITS.maxLimit, maxBatch: TABLE_LIMITS.maxBatch, maxGroups: TABLE_LIMITS.maxGroups },
-    });
-  });
+  r.get(
+    `${base}/schema`,
+    withCurrentTable(deps, 'GET', 'read', noBody, async (c, current, _body, fresh) => {
+      // The answer is the row's: a row from the cache is checked to be current (one statement).
+      if (!fresh) await assertRowsCurrent(deps.tableReads, current);
+      const { table } = current;
+      return c.json({
+        ok: true,
+        id: table.id,
+        name: table.name,
+        slug: table.slug,
+        kind: table.kind,
+        schema: table.schema,
+        methods: enabledMethods(table),
+        requireReadKey: table.requireReadKey,
+        publicInsert: table.publicInsert,
+        limits: {
+          defaultLimit: TABLE_LIMITS.defaultLimit,
+          maxLimit: TABLE_LIMITS.maxLimit,
+          maxBatch: TABLE_LIMITS.maxBatch,
+          maxGroups: TABLE_LIMITS.maxGroups,
+        },
+      });
+    }),
+  );
 
-  r.get(`${base}/:recordId`, async (c) => {
-    const { table } = await open(c, 'GET', 'read');
-    return c.json({ ok: true, record: await getRecord(deps, table, c.req.param('recordId')) });
-  });
+  r.get(
+    `${base}/:recordId`,
+    withCurrentTable(
+      deps,
+      'GET',
+      'read',
+      noBody,
+      async (c, current) => c.json({ ok: true, record: await getRecord(current.table, c.req.param('recordId')!, deps.tableReads, currentRowsGuard(current)) }),
+      (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
+    ),
+  );
 
   r.post(
     base,
@@ -131,7 +140,7 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
     `${base}/:recordId`,
     withCurrentTable(deps, 'DELETE', 'write', noBody, async (c, current) => {
       const id = c.req.param('recordId')!;
-      await deleteRecord(deps, current.table, id, deps.db, currentRowsGuard(current));
+      await deleteRecord(current.table, id, deps.db, currentRowsGuard(current));
       return c.json({ ok: true, deleted: { id } });
     }),
   );
@@ -184,16 +193,17 @@ function listRecords(deps: Deps) {
  * authorized against the cached row and its statement carries the guard, so a row changed since (a
  * new write key, schema or methods, on any node) fails the statement with SV001 and the request
  * starts again from a fresh lookup, as does any refusal from a cached row (a field added since is
- * unknown to the cached schema); a refusal from a fresh row stands. The body (or the query) is read
+ * unknown to the cached schema; refusedByCachedRow); a refusal from a fresh row stands. The body (or the query) is read
  * once, after the first authorization (an unknown table or a refused key is answered before it). A
- * read or a write is one statement. `finalError`: what a failure that is not asked again becomes.
+ * read or a write is one statement. `fresh` tells `run` the row was just read (not from the cache).
+ * `finalError`: what a failure that is not asked again becomes.
  */
 function withCurrentTable<B>(
   deps: Deps,
   method: TableMethod,
   op: TableOperation,
   readBody: (c: Context<AppEnv>) => Promise<B>,
-  run: (c: Context<AppEnv>, current: VersionedTable, body: B) => Promise<Response>,
+  run: (c: Context<AppEnv>, current: VersionedTable, body: B, fresh: boolean) => Promise<Response>,
   finalError: (e: unknown) => unknown = (e) => e,
 ) {
   const { rows } = deps.tableLists;
@@ -215,13 +225,21 @@ function withCurrentTable<B>(
       }
       body ??= { value: await readBody(c) };
       try {
-        return await run(c, current, body.value);
+        return await run(c, current, body.value, !cached);
       } catch (e) {
-        if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && e instanceof AppError))) throw finalError(e);
+        if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && refusedByCachedRow(e)))) throw finalError(e);
         rows.delete(key);
       }
     }
   };
+}
+
+/**
+ * A refusal that a stale cached row could have caused (a field unknown to its schema…). A record
+ * not found is not one: its statement ran, so its guard passed and the row was current.
+ */
+function refusedByCachedRow(e: unknown): boolean {
+  return e instanceof AppError && e.code !== 'not_found';
 }
 
 const readInsertBody = async (c: Context) => insertBody(await readJson(c));

@@ -52,6 +52,11 @@ export function currentRowsGuard(v: VersionedTable): SQL {
   return sql`(select svc_table_rows_current(${v.table.id}, ${v.tableVersion}, ${v.siteVersion}))`;
 }
 
+/** Raises SV001 when either row has changed since `v` was read: a statement of the guard alone. */
+export async function assertRowsCurrent(db: DbOrTx, v: VersionedTable): Promise<void> {
+  await db.execute(sql`select ${currentRowsGuard(v)}`);
+}
+
 /**
  * Each node's most recently used tables, by `site/table` slug (least recently used dropped past
  * `capacity`). Nothing needs invalidating: every read checks its rows with `currentRowsGuard`, and a

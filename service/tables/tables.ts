@@ -1,6 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, count, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
-import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import {
   TableSchemaSchema,
   TABLE_LIMITS,
@@ -285,6 +284,12 @@ export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sit
 // Records
 
 type RecordRow = { id: number; fields: Record<string, unknown>; createdAt: Date; updatedAt: Date };
+/** A `table_records` row as a raw statement returns it (ids as text or numbers, times as text or dates by driver). */
+type RawRecordRow = { id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string };
+
+function recordRowOf(r: RawRecordRow): RecordRow {
+  return { id: Number(r.id), fields: r.fields, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) };
+}
 
 export function toRecord(r: RecordRow): TableRecord {
   return { id: String(r.id), fields: r.fields, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
@@ -341,11 +346,8 @@ export function insertRecordsStatement(tableId: string, values: Record<string, u
 }
 
 async function insertNumbered(db: DbOrTx, tableId: string, values: Record<string, unknown>[], now: Date | null, guard?: SQL): Promise<RecordRow[]> {
-  const rows = rowsOf<{ id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string }>(
-    await db.execute(insertRecordsStatement(tableId, values, now, guard)),
-  );
-  return rows
-    .map((r) => ({ id: Number(r.id), fields: r.fields, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) }))
+  return rowsOf<RawRecordRow>(await db.execute(insertRecordsStatement(tableId, values, now, guard)))
+    .map(recordRowOf)
     .sort((a, b) => a.id - b.id);
 }
 
@@ -395,29 +397,27 @@ export async function bulkInsertRecords(
   return total;
 }
 
+/** One record by id; 404 when the id is not this table's. `guard`: as for the writes below. */
 export async function getRecord(
-  deps: Deps,
   table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
   recordId: string,
-  db: DbOrTx = deps.db,
+  db: DbOrTx,
+  guard?: SQL,
 ): Promise<TableRecord> {
   const id = parseRecordId(recordId);
-  if (table.storage === 'columns') {
-    // Column storage keeps no per-record times: a dataset's records are as old as its load.
-    const src = recordSource(table);
-    const [row] = id === null ? [] : rowsOf<Record<string, unknown>>(await db.execute(sql`select ${src.selectList} from ${src.from} where r.id = ${id}`));
-    if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-    return toRecord({ id: Number(row.id), fields: src.rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
-  }
-  const [row] =
-    id === null
-      ? []
-      : await db
-          .select()
-          .from(tableRecords)
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id)));
+  const [row] = id === null ? [] : rowsOf<Record<string, unknown>>(await db.execute(recordByIdStatement(table, id, guard)));
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  return toRecord(row);
+  if (table.storage !== 'columns') return toRecord(recordRowOf(row as RawRecordRow));
+  // Column storage keeps no per-record times: a dataset's records are as old as its load.
+  return toRecord({ id: Number(row.id), fields: recordSource(table).rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
+}
+
+/** The select of one record by id, in either storage (a record's times only in `records`). */
+export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number, guard?: SQL): SQL {
+  const src = recordSource(table, guard ?? null);
+  const times = table.storage === 'columns' ? sql`` : sql`, r.created_at, r.updated_at`;
+  const where = [src.scope, sql`r.id = ${id}`, src.guard].filter((c): c is SQL => c !== null);
+  return sql`select ${src.selectList}${times} from ${src.from} where ${sql.join(where, sql` and `)}`;
 }
 
 /** PATCH: changes the given fields, keeps the others (null clears a field). */
@@ -432,29 +432,7 @@ export async function updateRecord(
   const issues: FieldIssue[] = [];
   const patch = normaliseRecord(table.schema, fields, 'partial', 'fields.', issues);
   if (issues.length) throw recordValidationError(issues, 'fields');
-  return setRecordFields(deps, table, recordId, sql`${tableRecords.fields} || ${JSON.stringify(patch)}::jsonb`, db, guard);
-}
-
-/** Sets one record's fields (a value or an SQL expression); 404 when the id is not this table's. */
-async function setRecordFields(
-  deps: Deps,
-  table: Pick<TableRow, 'id'>,
-  recordId: string,
-  fields: PgUpdateSetSource<typeof tableRecords>['fields'],
-  db: DbOrTx,
-  guard?: SQL,
-): Promise<TableRecord> {
-  const id = parseRecordId(recordId);
-  const [row] =
-    id === null
-      ? []
-      : await db
-          .update(tableRecords)
-          .set({ fields, updatedAt: deps.clock.now() })
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id), guard))
-          .returning();
-  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  return toRecord(row);
+  return setRecordFields(deps, table, recordId, 'merge', patch, db, guard);
 }
 
 /** PUT: the record becomes exactly `record` (fields left out are removed; required ones checked). */
@@ -469,19 +447,42 @@ export async function replaceRecord(
   const issues: FieldIssue[] = [];
   const fields = normaliseRecord(table.schema, record, 'full', 'record.', issues);
   if (issues.length) throw recordValidationError(issues, 'record');
-  return setRecordFields(deps, table, recordId, fields, db, guard);
+  return setRecordFields(deps, table, recordId, 'replace', fields, db, guard);
 }
 
-export async function deleteRecord(deps: Deps, table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx = deps.db, guard?: SQL): Promise<void> {
+/** Sets one record's fields; 404 when the id is not this table's. */
+async function setRecordFields(
+  deps: Deps,
+  table: Pick<TableRow, 'id'>,
+  recordId: string,
+  how: 'merge' | 'replace',
+  fields: Record<string, unknown>,
+  db: DbOrTx,
+  guard?: SQL,
+): Promise<TableRecord> {
   const id = parseRecordId(recordId);
-  const deleted =
-    id === null
-      ? []
-      : await db
-          .delete(tableRecords)
-          .where(and(eq(tableRecords.tableId, table.id), eq(tableRecords.id, id), guard))
-          .returning({ id: tableRecords.id });
+  const [row] = id === null ? [] : rowsOf<RawRecordRow>(await db.execute(setRecordFieldsStatement(table.id, id, how, fields, deps.clock.now(), guard)));
+  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+  return toRecord(recordRowOf(row));
+}
+
+/** The update of one record's fields, merged into (PATCH) or replacing (PUT) what it holds, returning the record. */
+export function setRecordFieldsStatement(tableId: string, id: number, how: 'merge' | 'replace', fields: Record<string, unknown>, now: Date, guard?: SQL): SQL {
+  const value = how === 'merge' ? sql`fields || ${JSON.stringify(fields)}::jsonb` : sql`${JSON.stringify(fields)}::jsonb`;
+  return sql`
+    update table_records set fields = ${value}, updated_at = ${now.toISOString()}::timestamptz
+    where table_id = ${tableId} and id = ${id}${guard ? sql` and ${guard}` : sql``}
+    returning id, fields, created_at, updated_at`;
+}
+
+export async function deleteRecord(table: Pick<TableRow, 'id'>, recordId: string, db: DbOrTx, guard?: SQL): Promise<void> {
+  const id = parseRecordId(recordId);
+  const deleted = id === null ? [] : rowsOf(await db.execute(deleteRecordStatement(table.id, id, guard)));
   if (deleted.length === 0) throw new AppError('not_found', `record ${recordId} not found`);
+}
+
+export function deleteRecordStatement(tableId: string, id: number, guard?: SQL): SQL {
+  return sql`delete from table_records where table_id = ${tableId} and id = ${id}${guard ? sql` and ${guard}` : sql``} returning id`;
 }
 
 /** Number of records of a table, exact. */

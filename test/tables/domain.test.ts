@@ -131,7 +131,7 @@ describe.each(dbKinds())('Table domain API (%s)', (kind) => {
     expect(ids(await insertRecords(h.deps, b, [{ title: 'b1' }]))).toEqual(['1']);
     expect(ids(await insertRecords(h.deps, c, [{ title: 'c1' }, { title: 'c2' }, { title: 'c3' }]))).toEqual(['1', '2', '3']);
     // An id is never given again: not after a delete, nor after a rolled-back insert (3 is skipped).
-    await deleteRecord(h.deps, a, '2');
+    await deleteRecord(a, '2', h.deps.db);
     await expect(
       h.deps.db.transaction(async (tx) => {
         await insertRecords(h.deps, a, [{ title: 'lost' }], tx);

@@ -112,6 +112,36 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     await setRow(sql`write_key_hash = ${hashWriteKey(t.table.writeKey)}, schema = ${JSON.stringify(table.schema)}::jsonb`);
   });
 
+  // One record and the schema take the same cached row: the record's statement carries the check,
+  // and the schema (answered from the row) checks it alone.
+  it('one record and the schema: a read key required elsewhere is asked for, a field added elsewhere is in the schema at once', async () => {
+    const first = (await getJson(h, `${t.path}?limit=1`)).body.records[0] as { id: string };
+    const one = `${t.path}/${first.id}`;
+    expect((await getJson(h, one)).body.record.fields).toEqual({ name: 'Rex' });
+    expect((await getJson(h, `${t.path}/schema`)).body.requireReadKey).toBe(false); // this node now holds the row
+    await setRow(sql`require_read_key = true`);
+    const refused = await getJson(h, one);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toMatch(/requires a key for reads/);
+    expect((await getJson(h, `${t.path}/schema`)).status).toBe(401);
+    expect((await getJson(h, one, { 'x-svc-write-key': t.table.writeKey })).body.record.fields).toEqual({ name: 'Rex' });
+    await setRow(sql`require_read_key = false`);
+    const { table } = await getTableBySlugs(h.deps, t.siteSlug, t.table.slug);
+    const before = table.schema.fields.map((f) => f.name);
+    await setRow(sql`schema = ${JSON.stringify({ fields: [...table.schema.fields, { name: 'weight', label: 'Weight', type: 'number' }] })}::jsonb`);
+    const schema = await getJson(h, `${t.path}/schema`);
+    expect(schema.status).toBe(200);
+    expect(schema.body.schema.fields.map((f: { name: string }) => f.name)).toEqual([...before, 'weight']);
+    expect(schema.body.requireReadKey).toBe(false);
+    // A record that is not there is a 404 from a current row, and the same from a stale one.
+    expect((await getJson(h, `${t.path}/999999`)).status).toBe(404);
+    await setRow(sql`schema = ${JSON.stringify(table.schema)}::jsonb`);
+    const missing = await getJson(h, `${t.path}/999999`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.message).toBe('record 999999 not found');
+    expect((await getJson(h, `${t.path}/schema`)).body.schema.fields.map((f: { name: string }) => f.name)).toEqual(before);
+  });
+
   it('a renamed table answers under its new slug only, and a deleted one 404', async () => {
     expect((await getJson(h, t.path)).status).toBe(200);
     await setRow(sql`slug = 'animals'`);
