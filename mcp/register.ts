@@ -250,19 +250,62 @@ function argumentSchema(entry: Entry): z.ZodObject {
 function unknownArguments(entry: Entry, args: unknown): string | undefined {
   const found = undeclaredFields(args, argumentSchema(entry));
   if (found.length === 0) return undefined;
+  const meant: string[] = [];
   const parts = found.map(({ at, unknown, declared }) => {
-    if (at) return `${at} has no field ${unknown.join(', ')}; its fields: ${declared.join(', ')}`;
+    const given = Object.keys((at ? valueAt(args, at) : typeof args === 'object' ? args : undefined) ?? {});
+    const guesses = unknown.map((u) => {
+      const guess = intendedName(u, declared, given);
+      if (guess && !at) meant.push(guess);
+      return guess ? `${u} (did you mean ${guess}?)` : u;
+    });
+    if (at) return `${at} has no field ${guesses.join(', ')}; its fields: ${declared.join(', ')}`;
     const list = declared.length ? `its arguments: ${declared.join(', ')}` : 'it takes no arguments';
-    return `${entry.name} has no argument ${unknown.join(', ')}; ${list}`;
+    return `${entry.name} has no argument ${guesses.join(', ')}; ${list}`;
   });
   // An object none of whose fields were right was written in another shape than the argument's:
   // its listed shape follows. (A misspelt field beside right ones needs only the list of fields.)
   const misshapen = found.filter(({ at, unknown }) => at && Object.keys(valueAt(args, at) ?? {}).length === unknown.length);
-  const shapes = listedShapes(
-    listedArguments(entry),
-    misshapen.map(({ at }) => at.split('.')[0] ?? ''),
-  );
+  const shapes = listedShapes(listedArguments(entry), [...meant, ...misshapen.map(({ at }) => at.split('.')[0] ?? '')]);
   return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}.${shapes} Nothing was done.`;
+}
+
+/** Names a model writes for an argument or field that is called otherwise here (keys: the name here). */
+const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
+  where: ['filter', 'filters', 'conditions', 'query'],
+  folder: ['dir', 'directory', 'path', 'root'],
+  schema: ['fields', 'columns'],
+  appName: ['app', 'site', 'slug', 'appid', 'sitename', 'name'],
+  appId: ['app', 'site', 'siteid', 'appname', 'slug'],
+  table: ['tableslug', 'tablename', 'tableid'],
+  recordId: ['id', 'record'],
+  content: ['body', 'text', 'data'],
+};
+
+/**
+ * The declared name (not already given) that `unknown` most likely meant: one a model writes for
+ * it (NAMES_WRITTEN_FOR), else one a letter or two away (`encodign`, `appname`); undefined when none.
+ */
+function intendedName(unknown: string, declared: readonly string[], given: readonly string[]): string | undefined {
+  const open = declared.filter((d) => !given.includes(d));
+  const u = unknown.toLowerCase();
+  const written = open.find((d) => NAMES_WRITTEN_FOR[d]?.includes(u));
+  if (written) return written;
+  const near = open
+    .map((d) => ({ d, distance: editDistance(u, d.toLowerCase()) }))
+    .filter(({ distance }) => distance <= (u.length < 5 ? 1 : 2))
+    .sort((a, b) => a.distance - b.distance);
+  return near[0]?.d;
+}
+
+/** Levenshtein distance (short names only: argument names). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 /**

@@ -72,7 +72,7 @@ describe('answers that say what to do next', () => {
       const r = await call(client, 'account_publish_app', { requestId: 'slug-guess', html: '<p>shop</p>', slug: 'shop' });
       expect([r.isError, text(r)]).toEqual([
         true,
-        'account_publish_app has no argument slug; its arguments: requestId, html, files, appName. Nothing was done.',
+        'account_publish_app has no argument slug (did you mean appName?); its arguments: requestId, html, files, appName. Nothing was done.',
       ]);
       const apps = await call(client, 'account_list_apps', {});
       expect((apps.structuredContent as { apps: unknown[] }).apps).toEqual([]);
@@ -83,7 +83,7 @@ describe('answers that say what to do next', () => {
       const nested = await call(client, 'account_publish_app', { requestId: 'misspelt', html: '<p>logo</p>', appName: 'logo', files: [logo] });
       expect([nested.isError, text(nested)]).toEqual([
         true,
-        'account_publish_app: files.0 has no field encodign; its fields: path, content, encoding, contentType. Nothing was done.',
+        'account_publish_app: files.0 has no field encodign (did you mean encoding?); its fields: path, content, encoding, contentType. Nothing was done.',
       ]);
       // An object written in another shape altogether (a schema as {field: {type}}): its shape follows.
       const schemaGuess = { title: { type: 'string' }, done: { type: 'boolean' } };
@@ -94,6 +94,29 @@ describe('answers that say what to do next', () => {
       );
       expect((await call(client, 'account_list_tables', { appId: 'shop' })).structuredContent).toMatchObject({ tables: [] });
       expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [{ appName: 'shop' }] });
+    } finally {
+      await client.close();
+    }
+  });
+
+  // The names a model writes first: the Table API's own "filter", an app's "appId" on a table tool, "id".
+  it('an argument under another name is refused naming the one it meant, with its shape when it has one', async () => {
+    const client = await hosted('/mcp/x402');
+    try {
+      const listed = (await client.listTools()).tools.find((t) => t.name === 'table_query')!.inputSchema.properties!.where;
+      const filter = await call(client, 'table_query', { appName: 'any', table: 't', filter: { done: false } });
+      expect([filter.isError, text(filter)]).toEqual([
+        true,
+        'table_query has no argument filter (did you mean where?); its arguments: appName, table, limit, offset, cursor, includeTotal, where, sort, q, fields, aggregate, aggregateField, groupBy, bbox, writeKey.' +
+          ` where is ${JSON.stringify(listed)}. Nothing was done.`,
+      ]);
+      expect(text(await call(client, 'table_get_record', { appId: 'any', table: 't', id: 1 }))).toBe(
+        'table_get_record has no argument appId (did you mean appName?), id (did you mean recordId?); its arguments: appName, table, recordId, writeKey. Nothing was done.',
+      );
+      // A name already given is not suggested again; a name unlike any other gets no guess.
+      expect(text(await call(client, 'table_get_record', { appName: 'any', appId: 'any', table: 't', recordId: '1', colour: 'red' }))).toBe(
+        'table_get_record has no argument appId, colour; its arguments: appName, table, recordId, writeKey. Nothing was done.',
+      );
     } finally {
       await client.close();
     }
