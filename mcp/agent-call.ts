@@ -151,7 +151,7 @@ export async function callAction(
       code: describeFailure(response, answer).code,
     });
   }
-  rememberTableWriteKey(ctx, answer.json);
+  await rememberTableWriteKey(ctx, answer.json);
   return { status: response.status, body: answer.json, payment: paymentInfo(payment) };
 }
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
 import { parseToolsets, type ToolsetChoice } from './toolsets.js';
@@ -23,6 +24,8 @@ export const McpEnvSchema = z.object({
   SVC_API_KEY: optionalText,
   /** Default Table write key (x-svc-write-key) used by table tools when the call gives none. */
   SVC_TABLE_WRITE_KEY: optionalText,
+  /** Where the write keys of Tables the wallet created are kept (table-write-keys.ts); `off`: in memory only. Default: beside the spend ledger. */
+  SVC_TABLE_KEYS_FILE: optionalText,
   /** Only tools that can neither write nor pay. */
   SVC_READ_ONLY: bool,
   /** Toolsets listed: comma-separated names from mcp/toolsets.ts, `all`, `default`, `dynamic`. */
@@ -44,6 +47,8 @@ export interface McpConfig {
   transport: 'http' | 'mcp';
   apiKey?: string;
   tableWriteKey?: string;
+  /** The file of the write keys of Tables the wallet created, or null (memory only). */
+  tableKeysFile: string | null;
   readOnly: boolean;
   toolsets: ToolsetChoice;
   allowedHosts: string[];
@@ -78,17 +83,24 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
   } catch (err) {
     throw new Error(`invalid MCP server configuration:\n  SVC_TOOLSETS: ${(err as Error).message}`);
   }
+  const wallet = loadWalletConfig(env);
   return {
     serviceUrl: e.SVC_URL.replace(/\/+$/, ''),
     transport: e.SVC_TRANSPORT,
     apiKey: e.SVC_API_KEY,
     tableWriteKey: e.SVC_TABLE_WRITE_KEY,
+    tableKeysFile: tableKeysFile(e.SVC_TABLE_KEYS_FILE, wallet.ledgerPath),
     readOnly: e.SVC_READ_ONLY,
     toolsets,
     allowedHosts: list(e.SVC_MCP_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(e.SVC_MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin),
     maxFileBytes: e.SVC_MCP_MAX_FILE_BYTES,
-    wallet: loadWalletConfig(env),
+    wallet,
     program: 'svc-mcp',
   };
+}
+
+function tableKeysFile(setting: string | undefined, ledgerPath: string): string | null {
+  if (setting?.toLowerCase() === 'off') return null;
+  return path.resolve(setting ?? path.join(path.dirname(ledgerPath), 'table-write-keys.json'));
 }

@@ -1,3 +1,4 @@
+import type { TableWriteKeys } from './table-write-keys.js';
 import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
 import type { Wallet } from '../wallet/wallet.js';
@@ -34,8 +35,8 @@ export interface McpContext {
   svcMcpCommand?: string;
   /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
   upstream?: Upstream;
-  /** `appName/table` → the write key of a Table this process's wallet created (table-write-keys.ts; unused when hosted). */
-  tableWriteKeys: Map<string, string>;
+  /** The write keys of Tables this server's wallet created (table-write-keys.ts; unused when hosted). */
+  tableWriteKeys: TableWriteKeys;
 }
 
 /** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */

@@ -1,3 +1,4 @@
+import { TableWriteKeys } from './table-write-keys.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
@@ -41,7 +42,7 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     fetch: fetchImpl,
     toolsets: config.toolsets,
     upstream,
-    tableWriteKeys: new Map(),
+    tableWriteKeys: new TableWriteKeys(config.tableKeysFile, new URL(config.serviceUrl).origin),
   };
   ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
     for (const [action, price] of prices) ctx.prices.set(action, price);

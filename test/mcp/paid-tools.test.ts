@@ -347,8 +347,26 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       const inserted = await call(s.client, 'insert_table_records', { tableId, records: [{ title: 'desk', price: 120 }] });
       expect(inserted.structuredContent, text(inserted)).toMatchObject({ inserted: 1, paid: '0.001' });
       const target = { appName: name, table: 'products' };
-      // Another server (it did not create the Table) needs the key, and says so.
-      const other = await connectHttp({ SVC_URL: h.url, SVC_SPEND_LEDGER: ledger('tables-other') });
+      // The key is kept beside the spend ledger (mode 0600), by the service's origin.
+      const keysFile = path.join(dir, 'table-write-keys.json');
+      expect(fs.statSync(keysFile).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(fs.readFileSync(keysFile, 'utf8')).keys[new URL(h.url).origin][`${name}/products`]).toBe(writeKey);
+      // A server started later by the same user (a new session: same folder) writes without the key.
+      const later = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('tables-later') });
+      try {
+        const kept = await call(later.client, 'table_create_record', { ...target, record: { title: 'stool', price: 9 } });
+        expect(kept.isError, text(kept)).toBeFalsy();
+        const id = (kept.structuredContent as { record: { id: string } }).record.id;
+        expect((await call(later.client, 'table_delete_record', { ...target, recordId: id })).isError).toBeFalsy();
+      } finally {
+        await later.close();
+      }
+      // Another user's server (it did not create the Table, its keys are elsewhere) needs the key, and says so.
+      const other = await connectHttp({
+        SVC_URL: h.url,
+        SVC_SPEND_LEDGER: ledger('tables-other'),
+        SVC_TABLE_KEYS_FILE: path.join(dir, 'other-user', 'keys.json'),
+      });
       try {
         const noKey = await call(other.client, 'table_create_record', { ...target, record: { title: 'x', price: 1 } });
         expect(noKey.isError).toBe(true);
@@ -379,8 +397,8 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       }
       const desk = await call(s.client, 'table_query', { ...target, q: 'desk' });
       ids.splice(1, 0, (desk.structuredContent as { records: { id: string }[] }).records[0]!.id);
-      // Each Table numbers its records from 1: desk came first, rug (deleted) second.
-      expect(ids).toEqual(['3', '1', '4']);
+      // Each Table numbers its records from 1: desk came first, stool and rug (deleted) second and third.
+      expect(ids).toEqual(['4', '1', '5']);
       const q = await call(s.client, 'table_query', { ...target, sort: '-price', limit: 2, includeTotal: true });
       expect(q.isError, text(q)).toBeFalsy();
       expect(q.structuredContent).toMatchObject({ total: 3, records: [{ fields: { title: 'desk' } }, { fields: { title: 'chair' } }] });
@@ -453,7 +471,13 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       );
       const read = await call(s.client, 'table_query', target);
       expect(read.structuredContent, text(read)).toMatchObject({ records: [{ fields: { title: 'first' } }] });
-      const keyOnly = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_SPEND_LEDGER: ledger('apart-key') });
+      // A server of another user, with only an account key (none of this wallet's Table keys).
+      const keyOnly = await connectHttp({
+        SVC_URL: h.url,
+        SVC_API_KEY: (await h.account()).key,
+        SVC_SPEND_LEDGER: ledger('apart-key'),
+        SVC_TABLE_KEYS_FILE: path.join(dir, 'key-only', 'keys.json'),
+      });
       try {
         expect((await call(keyOnly.client, 'table_query', target)).structuredContent).toMatchObject({ records: [{ fields: { title: 'first' } }] });
         const write = await call(keyOnly.client, 'table_create_record', { ...target, record: { title: 'second' } });
