@@ -10,6 +10,7 @@ import { priceOf, type McpContext } from './context.js';
 import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 import { rememberTableWriteKey } from './table-write-keys.js';
+import { hasAccountTool } from './tools/account-tools.js';
 
 export interface ActionCallResult {
   status: number;
@@ -96,6 +97,26 @@ function failureSentence(tool: string, response: Response, answer: ServiceAnswer
   return `${tool} failed: ${f.what} ${f.tag}. ${cost} ${nextStep(tool, response.status, f.what, f.code)}`;
 }
 
+/** The Account API tool that does what a paid wallet tool does, for the signed-in account and free. */
+const ACCOUNT_TOOL_INSTEAD: Record<string, string> = {
+  list_apps: 'account_list_apps',
+  create_app_from_html: 'account_publish_app',
+  update_app_meta: 'account_update_app',
+  delete_app: 'account_delete_app',
+  create_table_api: 'account_create_table',
+};
+
+/**
+ * On the signed-in hosted endpoint, a paid tool's 402 also names the free account tool that does the
+ * same (most MCP clients cannot sign an x402 payment, and a model that met the 402 would stop there).
+ */
+function accountInstead(ctx: McpContext, tool: string): string {
+  const instead = ACCOUNT_TOOL_INSTEAD[tool];
+  const listed = ctx.toolsets.dynamic || ctx.toolsets.enabled.has('account');
+  if (!instead || !listed || ctx.hosted?.credentialKind === 'wallet' || !hasAccountTool(ctx, instead)) return '';
+  return ` Without a wallet that signs x402 payments: ${instead} does this for the signed-in account, free (what it makes is the account's, not a wallet's).`;
+}
+
 /**
  * Calls one Agent API action. Local (svc-mcp, the loopback endpoint): the configured wallet pays,
  * quoting `maxPrice` (default: the advertised price) within its caps. Hosted: the caller's own
@@ -123,7 +144,7 @@ export async function callAction(
       const required = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Required)) ?? json;
       const message = (json.message as string | undefined) ?? `${tool} costs ${priceOf(ctx, action.name)} USDC`;
       throw new PaymentRequiredFailure(
-        `${tool} needs payment: ${message}. Sign the PaymentRequired in structuredContent with your wallet and call ${tool} again with the payload in _meta["x402/payment"]. Nothing was charged.`,
+        `${tool} needs payment: ${message}. Sign the PaymentRequired in structuredContent with your wallet and call ${tool} again with the payload in _meta["x402/payment"]. Nothing was charged.${accountInstead(ctx, tool)}`,
         required,
         settled ?? (options.meta?.[X402_META.payment] ? { success: false, errorReason: (json.error as string | undefined) ?? 'payment_refused' } : undefined),
       );

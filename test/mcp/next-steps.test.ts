@@ -140,6 +140,34 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  // Most MCP clients cannot sign an x402 payment: a signed-in model that met the 402 stopped there.
+  it('on /mcp, a paid tool unpaid names the free account tool that does the same; on /mcp/x402 and without the account toolset it does not', async () => {
+    const { key } = await h.account();
+    const paid = async (path: string) => {
+      const client = await hosted(path, path.startsWith('/mcp/x402') ? undefined : key);
+      try {
+        const r = await call(client, 'create_app_from_html', { appName: 'paid-or-not', html: '<p>x</p>' });
+        expect(r.isError).toBe(true);
+        return JSON.parse(text(r))['x402/error'].message as string;
+      } finally {
+        await client.close();
+      }
+    };
+    expect(await paid('/mcp')).toMatch(
+      /Nothing was charged\. Without a wallet that signs x402 payments: account_publish_app does this for the signed-in account, free \(what it makes is the account's, not a wallet's\)\.$/,
+    );
+    expect(await paid('/mcp/x402')).toMatch(/Nothing was charged\.$/);
+    expect(await paid('/mcp?toolsets=apps')).toMatch(/Nothing was charged\.$/);
+    // What it names works as named.
+    const client = await hosted('/mcp', key);
+    try {
+      const made = await call(client, 'account_publish_app', { requestId: 'instead', appName: 'paid-or-not', html: '<p>x</p>' });
+      expect(made.isError, text(made)).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
   it('on /mcp/x402: an account tool says to connect to /mcp', async () => {
     const client = await hosted('/mcp/x402');
     try {
