@@ -278,6 +278,7 @@ const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
   appId: ['app', 'site', 'siteid', 'appname', 'slug'],
   table: ['tableslug', 'tablename', 'tableid'],
   recordId: ['id', 'record'],
+  slug: ['functionid', 'function', 'functionslug'],
   content: ['body', 'text', 'data'],
 };
 

@@ -23,7 +23,7 @@ export const APP_ID_DESCRIPTION = 'App id or name (appId or appName in results)'
 const ID_ARG_DESCRIPTIONS: Record<string, string> = {
   appId: APP_ID_DESCRIPTION,
   tableId: 'Table id (tableId in results)',
-  functionId: 'Function id (functionId in results)',
+  functionId: 'Function id or slug (functionId or slug in results)',
 };
 
 /**

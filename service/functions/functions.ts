@@ -3,7 +3,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { SECRET_NAME_PATTERN, type CreateFunctionBody, type FunctionView } from '../../shared/account-api/functions.js';
 import type { DbOrTx } from '../db/client.js';
 import { countOf, isUniqueViolation, onlyRow } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { idPrefix, newId } from '../db/ids.js';
 import { functions, functionSecrets } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../http/app-error.js';
@@ -65,15 +65,26 @@ export async function getOwnedFunction(db: DbOrTx, accountId: string, functionId
   return row;
 }
 
-/** By id or by slug (CLI and dashboard convenience), owner in the WHERE clause. */
-export async function findOwnedFunction(db: DbOrTx, accountId: string, idOrSlug: string): Promise<FunctionRow> {
+/**
+ * By id (`fn_…`) or by slug, owner in the WHERE clause: a slug (letters, digits, hyphens) never holds
+ * the id's `_`, so the prefix chooses one indexed equality.
+ */
+export async function findOwnedFunction(db: DbOrTx, accountId: string, ref: string): Promise<FunctionRow> {
   const [row] = await db
     .select()
     .from(functions)
-    .where(and(eq(functions.accountId, accountId), sql`(${functions.id} = ${idOrSlug} or ${functions.slug} = ${idOrSlug})`));
-  if (!row) throw notFound(`function ${idOrSlug}`);
+    .where(and(eq(functions.accountId, accountId), isFunctionId(ref) ? eq(functions.id, ref) : eq(functions.slug, ref.trim().toLowerCase())));
+  if (!row) throw notFound(`function ${ref}`);
   return row;
 }
+
+/** The id of the account's Function named by id or slug (`ref`); an id is taken as it is (the operation checks the owner). */
+export async function ownedFunctionId(db: DbOrTx, accountId: string, ref: string): Promise<string> {
+  return isFunctionId(ref) ? ref : (await findOwnedFunction(db, accountId, ref)).id;
+}
+
+const FUNCTION_ID_KIND = 'fn';
+const isFunctionId = (ref: string) => ref.startsWith(idPrefix(FUNCTION_ID_KIND));
 
 export async function listOwnedFunctions(
   deps: Deps,
@@ -128,7 +139,7 @@ export async function createFunction(deps: Deps, accountId: string, input: Creat
         await tx
           .insert(functions)
           .values({
-            id: newId('fn'),
+            id: newId(FUNCTION_ID_KIND),
             accountId,
             name: input.name,
             slug: input.slug,

@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import {
@@ -22,8 +22,9 @@ import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } 
 import {
   createFunction,
   deleteFunction,
-  getOwnedFunction,
+  findOwnedFunction,
   listOwnedFunctions,
+  ownedFunctionId,
   publishFunction,
   replaceDraft,
   setAllowUserInvoke,
@@ -31,7 +32,7 @@ import {
 } from './functions.js';
 import { assertInvokeCredential, invokeFunction } from './invoke.js';
 
-const FunctionIdParam = z.object({ functionId: z.string().min(1).describe('Function identifier') });
+const FunctionIdParam = z.object({ functionId: z.string().min(1).describe('Function id (`fn_…`) or slug') });
 const SlugParam = z.object({ slug: z.string().min(1).max(63).describe('Function slug') });
 
 /** Only personal keys may invoke (checked before the body is read). */
@@ -147,6 +148,8 @@ export function functionRoutes(deps: Deps) {
   const read = requireScope(deps, 'svc.functions.read');
   const write = requireScope(deps, 'svc.functions.write');
   const invoke = requireScope(deps, 'svc.functions.invoke');
+  // Every :functionId is an id or the account's slug for it.
+  const idOf = (c: Context<AppEnv>) => ownedFunctionId(deps.db, c.var.principal.accountId, c.req.param('functionId')!);
   r.openapi({ ...listFunctionsRoute, middleware: [read] as const }, async (c) => {
     const page = c.req.valid('query');
     const { functions, total } = await listOwnedFunctions(deps, c.var.principal.accountId, page);
@@ -161,23 +164,23 @@ export function functionRoutes(deps: Deps) {
     return c.json(result, 200);
   });
   r.openapi({ ...getFunctionRoute, middleware: [read] as const }, async (c) => {
-    const row = await getOwnedFunction(deps.db, c.var.principal.accountId, c.req.valid('param').functionId);
+    const row = await findOwnedFunction(deps.db, c.var.principal.accountId, c.req.valid('param').functionId);
     return c.json({ ok: true as const, function: await viewFunction(deps, row) }, 200);
   });
   r.openapi({ ...deleteFunctionRoute, middleware: [write] as const }, async (c) => {
-    const deleted = await deleteFunction(deps, c.var.principal.accountId, c.req.valid('param').functionId);
+    const deleted = await deleteFunction(deps, c.var.principal.accountId, await idOf(c));
     return c.json({ ok: true as const, deleted }, 200);
   });
   r.openapi({ ...replaceDraftRoute, middleware: [write] as const }, async (c) => {
-    const fn = await replaceDraft(deps, c.var.principal.accountId, c.req.valid('param').functionId, c.req.valid('json').code);
+    const fn = await replaceDraft(deps, c.var.principal.accountId, await idOf(c), c.req.valid('json').code);
     return c.json({ ok: true as const, function: fn }, 200);
   });
   r.openapi({ ...publishFunctionRoute, middleware: [write] as const }, async (c) => {
-    const fn = await publishFunction(deps, c.var.principal.accountId, c.req.valid('param').functionId);
+    const fn = await publishFunction(deps, c.var.principal.accountId, await idOf(c));
     return c.json({ ok: true as const, function: fn }, 200);
   });
   r.openapi({ ...setAccessRoute, middleware: [write] as const }, async (c) => {
-    const fn = await setAllowUserInvoke(deps, c.var.principal.accountId, c.req.valid('param').functionId, c.req.valid('json').allowUserInvoke);
+    const fn = await setAllowUserInvoke(deps, c.var.principal.accountId, await idOf(c), c.req.valid('json').allowUserInvoke);
     return c.json({ ok: true as const, function: fn }, 200);
   });
   return r;

@@ -71,6 +71,22 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     expect((await invoke(a, fn.slug)).status).toBe(404);
   });
 
+  // A model holds a function's slug as often as its id: every management route takes either.
+  it("every management route takes the Function's slug where it takes its id", async () => {
+    const a = await h.account();
+    const fn = await create(a, 'export default () => "v1"');
+    const bySlug = (method: string, rest: string, json?: unknown) => h.fetch(`/api/v1/functions/${fn.slug}${rest}`, { method, key: a.key, json });
+    expect((await (await bySlug('GET', '')).json()).function).toMatchObject({ id: fn.id, slug: fn.slug });
+    expect((await bySlug('PUT', '/draft', { code: 'export default () => "v2"' })).status).toBe(200);
+    expect((await (await bySlug('POST', '/publish')).json()).function).toMatchObject({ status: 'live', liveVersion: 2 });
+    expect((await (await invoke(a, fn.slug)).json()).response.body).toBe('v2');
+    expect((await (await bySlug('PUT', '/access', { allowUserInvoke: true })).json()).function.allowUserInvoke).toBe(true);
+    // Written in upper case, as a host name may be.
+    expect((await h.fetch(`/api/v1/functions/${fn.slug.toUpperCase()}`, { key: a.key })).status).toBe(200);
+    expect(await (await bySlug('DELETE', '')).json()).toEqual({ ok: true, deleted: { id: fn.id, slug: fn.slug } });
+    expect((await bySlug('GET', '')).status).toBe(404);
+  });
+
   it('checks scopes, slugs and code on the way in', async () => {
     const reader = await h.account(['svc.functions.read']);
     const r = await h.fetch('/api/v1/functions', { method: 'POST', key: reader.key, json: { name: 'x', slug: slug(), code: HEALTHY } });
@@ -100,15 +116,19 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     const alice = await h.account();
     const bob = await h.account();
     const fn = await live(alice, HEALTHY, { allowUserInvoke: true });
-    for (const [method, p, json] of [
-      ['GET', `/api/v1/functions/${fn.id}`, undefined],
-      ['DELETE', `/api/v1/functions/${fn.id}`, undefined],
-      ['PUT', `/api/v1/functions/${fn.id}/draft`, { code: 'export default () => "pwned"' }],
-      ['POST', `/api/v1/functions/${fn.id}/publish`, undefined],
-    ] as const) {
-      const r = await h.fetch(p, { method, key: bob.key, json });
-      expect(r.status, `${method} ${p}`).toBe(404);
-    }
+    // By id and by slug alike.
+    for (const ref of [fn.id, fn.slug])
+      for (const [method, p, json] of [
+        ['GET', `/api/v1/functions/${ref}`, undefined],
+        ['DELETE', `/api/v1/functions/${ref}`, undefined],
+        ['PUT', `/api/v1/functions/${ref}/draft`, { code: 'export default () => "pwned"' }],
+        ['POST', `/api/v1/functions/${ref}/publish`, undefined],
+        ['PUT', `/api/v1/functions/${ref}/access`, { allowUserInvoke: false }],
+      ] as const) {
+        const r = await h.fetch(p, { method, key: bob.key, json });
+        expect(r.status, `${method} ${p}`).toBe(404);
+        expect((await r.json()).error.message).toBe(`function ${ref} not found`);
+      }
     expect((await (await h.fetch('/api/v1/functions', { key: bob.key })).json()).total).toBe(0);
     // Invoke grants no management rights, and the Function is untouched.
     await stillServing(bob, fn.slug);

@@ -91,7 +91,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
         const args = (t.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
         if (args.appId) expect(args.appId.description ?? '', t.name).toMatch(/^App id or name \(appId or appName in results\)/);
         if (args.tableId) expect(args.tableId.description, t.name).toBe('Table id (tableId in results)');
-        if (args.functionId) expect(args.functionId.description, t.name).toBe('Function id (functionId in results)');
+        if (args.functionId) expect(args.functionId.description, t.name).toBe('Function id or slug (functionId or slug in results)');
         expect(t.description!.match(/\bFree\b/g)?.length ?? 0, t.name).toBeLessThanOrEqual(1);
       }
     } finally {
