@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
+import { CreateFunctionBodySchema, InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
 import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
@@ -17,10 +17,19 @@ const argOf = (op: AccountOperation, field: string) =>
 
 /**
  * Arguments a tool takes more loosely than the HTTP API, so that a model's first guess works: the
- * tool's schema, and how its value becomes the API's. The service stays strict (spec: `path` is
- * required, `query` is a string).
+ * tool's schema, how its value becomes the API's, and (`absent`) what the API gets when the call
+ * leaves it out. The service stays strict (spec: `path` is required, `query` is a string, a Function
+ * needs a name).
  */
-const LOOSER_ARGS: Record<string, Record<string, { schema: z.core.$ZodType; toApi?: (value: unknown) => unknown }>> = {
+interface LooserArg {
+  schema: z.core.$ZodType;
+  toApi?: (value: unknown) => unknown;
+  absent?: (args: Record<string, unknown>) => unknown;
+}
+const LOOSER_ARGS: Record<string, Record<string, LooserArg>> = {
+  function_create: {
+    name: { schema: CreateFunctionBodySchema.shape.name.optional().describe('Display name (default: the slug)'), absent: (args) => args.slug },
+  },
   function_invoke: {
     method: { schema: InvokeFunctionBodySchema.shape.method.default('GET') },
     path: { schema: InvokeFunctionBodySchema.shape.path.default('/').describe('Path the function sees') },
@@ -192,6 +201,8 @@ async function callOperation(
     else if (where === 'query') for (const v of Array.isArray(value) ? value : [value]) parts.query.append(field, String(v));
     else parts.body[field] = value;
   }
+  for (const [field, loose] of Object.entries(LOOSER_ARGS[op.tool] ?? {}))
+    if (loose.absent && !(argOf(op, field) in args)) parts.body[field] = loose.absent(args);
   const path = op.path.replace(/\{(\w+)\}/g, (_m, k: string) => {
     const v = parts.params[k];
     if (typeof v !== 'string' || !v) throw new ToolFailure(`${op.tool} needs ${argOf(op, k)}.`);

@@ -298,6 +298,14 @@ describe('answers that say what to do next', () => {
       });
       const asString = await call(client, 'function_invoke', { slug, method: 'POST', path: '/a', query: '?n=y' });
       expect(asString.structuredContent).toMatchObject({ response: { body: { method: 'POST', path: '/a', query: { n: 'y' } } } });
+      // A model's first create names no name (the slug is the name it thinks of), and then holds the slug.
+      const second = `second-fn-${Date.now()}`;
+      const nameless = await call(client, 'function_create', { slug: second, code: plain });
+      expect((nameless.structuredContent as { function: Record<string, unknown> }).function, text(nameless)).toMatchObject({ name: second, slug: second });
+      expect((await call(client, 'function_publish', { functionId: second })).structuredContent).toMatchObject({ function: { slug: second, status: 'live' } });
+      expect(text(await call(client, 'function_invoke', { functionId: second }))).toBe(
+        'function_invoke has no argument functionId (did you mean slug?); its arguments: slug, method, path, query, headers, body. Nothing was done.',
+      );
     } finally {
       await client.close();
     }
