@@ -5,7 +5,8 @@ import { z } from 'zod';
  * its slug (the host label) as `appName`, every tool that manages an app takes it as `appId` (its id or
  * its name: the service resolves both), and every app carries `url` (host form) and `pathUrl` (path
  * form on the service host, which any HTTP client resolves). A Table's and a Function's ids are
- * `tableId` and `functionId`, in results as in arguments. The service's own APIs say `siteId`,
+ * `tableId` and `functionId`, in results as in arguments; a converted data file is a `dataset` with a
+ * `datasetId` (the Agent API's `asset`). The service's own APIs say `siteId`,
  * `site`, `slug`, `name`, `id`: the names are translated here, at the MCP edge, and nowhere else.
  */
 
@@ -72,12 +73,16 @@ const OBJECTS: Record<string, [string, (object: Record<string, unknown>) => Reco
   tables: ['tables', withIdAs('tableId')],
   function: ['function', withIdAs('functionId')],
   functions: ['functions', withIdAs('functionId')],
+  // A converted data file: the Agent API's `asset` (spec), the Account API's `datasets`.
+  asset: ['dataset', withIdAs('datasetId')],
+  datasets: ['datasets', withIdAs('datasetId')],
 };
 
 /**
  * A service answer (Agent API or Account API) in the tools' vocabulary: `site`/`sites` become
- * `app`/`apps` with appId/appName, a top-level `siteId` becomes `appId`, and a Table's or a
- * Function's `id` becomes the `tableId`/`functionId` the tools take. Other fields pass through.
+ * `app`/`apps` with appId/appName, a top-level `siteId` becomes `appId`, a Table's or a Function's
+ * `id` becomes the `tableId`/`functionId` the tools take, and an `asset` a `dataset` with its
+ * `datasetId`. Other fields pass through.
  */
 export function answerInToolWords(body: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

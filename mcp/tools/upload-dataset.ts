@@ -1,3 +1,4 @@
+import { answerInToolWords } from '../vocabulary.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -177,7 +178,15 @@ class DatasetUpload {
     const taken = typeof conv.slugTaken === 'string' ? conv.slugTaken : undefined;
     const beside = taken ? ` ${taken} existed, so this is a new dataset beside it (replaceExisting: true with slug ${taken} replaces its data instead).` : '';
     return okResult(
-      { appName, table, strategy: up.strategy, asset, ...(taken ? { slugTaken: taken } : {}), paid, receiptIds: this.#paid.receiptIds() },
+      {
+        appName,
+        table,
+        strategy: up.strategy,
+        ...answerInToolWords({ asset }),
+        ...(taken ? { slugTaken: taken } : {}),
+        paid,
+        receiptIds: this.#paid.receiptIds(),
+      },
       `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}).${beside} Paid ${paid} USDC.`,
     );
   }

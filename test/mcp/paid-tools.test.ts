@@ -510,7 +510,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
           slug: 'cities',
         });
         expect(small.isError, text(small)).toBeFalsy();
-        expect(small.structuredContent).toMatchObject({ strategy: 'single', paid: '0.011', asset: { slug: 'cities', recordCount: 2 } });
+        expect(small.structuredContent).toMatchObject({
+          strategy: 'single',
+          paid: '0.011',
+          dataset: { datasetId: expect.stringMatching(/^ds_/), slug: 'cities', recordCount: 2 },
+        });
         expect(before.payer - (await balances()).payer).toBe(11_000n);
         // The result names what table_query takes.
         const { appName, table } = small.structuredContent as { appName: string; table: string };
@@ -532,7 +536,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
           slug: 'cities',
           replaceExisting: true,
         });
-        expect(replaced.structuredContent, text(replaced)).toMatchObject({ table: 'cities', asset: { recordCount: 1 } });
+        expect(replaced.structuredContent, text(replaced)).toMatchObject({ table: 'cities', dataset: { recordCount: 1 } });
         expect(replaced.structuredContent).not.toHaveProperty('slugTaken');
 
         const file = path.join(dir, 'big.csv');
@@ -546,7 +550,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         fs.writeFileSync(file, rows.join('\n'));
         const big = await call(s.client, 'upload_dataset', { appId: app.app.appId, file, slug: 'big' });
         expect(big.isError, text(big)).toBeFalsy();
-        expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', asset: { slug: 'big', recordCount: rows.length - 1 } });
+        expect(big.structuredContent).toMatchObject({ strategy: 'multipart', paid: '0.012', dataset: { slug: 'big', recordCount: rows.length - 1 } });
         const count = await call(s.client, 'table_query', { appName: name, table: 'big', aggregate: 'count' });
         expect(count.structuredContent).toMatchObject({ value: rows.length - 1 });
 
