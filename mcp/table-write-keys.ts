@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { withFileLock } from '../wallet/file-lock.js';
-import type { McpContext } from './context.js';
 
 /**
  * The write keys of Tables this server's wallet created: `create_table_api` answers the key once, and
@@ -102,8 +101,14 @@ export function tableAddress(url: string): { appName: string; table: string } | 
   return m ? { appName: decodeURIComponent(m[1]!), table: decodeURIComponent(m[2]!) } : null;
 }
 
+/** What these functions need of a server's context (mcp/context.ts): whether it is hosted, and its keys. */
+interface KeysContext {
+  hosted?: unknown;
+  tableWriteKeys: TableWriteKeys;
+}
+
 /** Learns the write key from an Agent API answer that holds a new Table (`table.writeKey`, `table.pathUrl`). */
-export async function rememberTableWriteKey(ctx: McpContext, answer: Record<string, unknown>): Promise<void> {
+export async function rememberTableWriteKey(ctx: KeysContext, answer: Record<string, unknown>): Promise<void> {
   if (ctx.hosted) return;
   const table = answer.table as { writeKey?: unknown; pathUrl?: unknown } | undefined;
   if (typeof table?.writeKey !== 'string' || typeof table.pathUrl !== 'string') return;
@@ -112,6 +117,6 @@ export async function rememberTableWriteKey(ctx: McpContext, answer: Record<stri
 }
 
 /** The write key this server learned for a Table, if any. */
-export function knownTableWriteKey(ctx: McpContext, appName: string, table: string): string | undefined {
+export function knownTableWriteKey(ctx: KeysContext, appName: string, table: string): string | undefined {
   return ctx.hosted ? undefined : ctx.tableWriteKeys.get(appName, table);
 }
