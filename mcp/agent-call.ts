@@ -2,9 +2,7 @@ import type { AgentAction } from '../shared/agent-api/action.js';
 import { toolNameOf } from '../shared/agent-api/catalogue.js';
 import { PAYMENT_HEADERS } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
-import type { LedgerEntry } from '../wallet/ledger.js';
-import { headroom } from '../wallet/ledger.js';
-import { assertWithinCaps } from '../wallet/ledger.js';
+import { assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from '../wallet/ledger.js';
 import { isWalletError } from '../wallet/errors.js';
 import { priceOf, type McpContext } from './context.js';
 import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
@@ -195,18 +193,25 @@ export async function quoteAction(ctx: McpContext, action: AgentAction, price = 
 }
 
 /**
- * Whether the caps allow paying `amount` now, and the headroom left. A composite passes its whole plan
- * with `composite`: the plan must fit the session/day/total headroom, each of its steps the per-call cap.
+ * Whether the caps allow paying `amount` now, and the headroom left. `check` throws the caps' refusal
+ * (default: one payment of `amount`); a composite passes the check its payments will meet
+ * (paid-steps.ts `assertPlanWithinCaps`: the whole plan within the headroom, each step within the
+ * per-call cap), so the quote says what the tool will do.
  */
-export async function quoteAmount(ctx: McpContext, action: string, tool: string, amount: bigint, composite = false): Promise<Quote> {
+export async function quoteAmount(
+  ctx: McpContext,
+  action: string,
+  tool: string,
+  amount: bigint,
+  check: (totals: SpendTotals) => void = (totals) => assertWithinCaps(amount, totals, ctx.wallet.config.caps, action),
+): Promise<Quote> {
   const totals = await ctx.wallet.ledger.totals();
   const h = headroom(totals, ctx.wallet.config.caps);
   let refusal: string | null = null;
   if (amount > 0n && !ctx.wallet.address) refusal = 'no wallet configured (SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE)';
   else {
     try {
-      const caps = ctx.wallet.config.caps;
-      assertWithinCaps(amount, totals, composite ? { ...caps, perCall: amount > caps.perCall ? amount : caps.perCall } : caps, action);
+      check(totals);
     } catch (e) {
       if (!isWalletError(e)) throw e;
       refusal = e.message;

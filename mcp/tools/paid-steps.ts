@@ -3,7 +3,7 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
-import { assertWithinCaps } from '../../wallet/ledger.js';
+import { assertWithinCaps, type SpendTotals } from '../../wallet/ledger.js';
 import { callAction, NOTHING_PAID, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 
@@ -21,8 +21,13 @@ export const planTotal = (ctx: McpContext, plan: AgentAction[]): bigint => plan.
 
 /** The whole plan must fit the session/day/lifetime headroom, each step the per-call cap; checked before the first payment. */
 export async function assertPlanFits(ctx: McpContext, tool: string, plan: AgentAction[], planned: bigint): Promise<void> {
+  assertPlanWithinCaps(ctx, tool, plan, planned, await ctx.wallet.ledger.totals());
+}
+
+/** assertPlanFits against spending totals already read (quote uses it too). */
+export function assertPlanWithinCaps(ctx: McpContext, tool: string, plan: AgentAction[], planned: bigint, totals: SpendTotals): void {
   const caps = ctx.wallet.config.caps;
-  assertWithinCaps(planned, await ctx.wallet.ledger.totals(), { ...caps, perCall: planned }, `${tool} (all steps together)`);
+  assertWithinCaps(planned, totals, { ...caps, perCall: planned }, `${tool} (all steps together)`);
   for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
 }
 

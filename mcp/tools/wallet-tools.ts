@@ -9,6 +9,7 @@ import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type DeployInput, deployPlan } from './deploy-site.js';
+import { assertPlanWithinCaps } from './paid-steps.js';
 import { datasetPlan } from './upload-dataset.js';
 
 /** Resolves a tool or action name (`create_app_from_html` or `x402.create_app_from_html`). */
@@ -42,7 +43,7 @@ async function quoteComposite(ctx: McpContext, tool: string, args: Record<string
     tool === 'deploy_site'
       ? deployPlan(ctx, Object.keys(args).length ? (args as DeployInput) : { appName: 'x', files: [{ path: 'index.html', content: '<p>' }] })
       : datasetPlan(ctx);
-  const q = await quoteAmount(ctx, tool, tool, planned, true);
+  const q = await quoteAmount(ctx, tool, tool, planned, (totals) => assertPlanWithinCaps(ctx, tool, plan, planned, totals));
   return { ...q, steps: plan.map((a) => toolNameOf(a)) };
 }
 

@@ -218,6 +218,22 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(text(r)).toMatch(
         /Refused to pay 0\.007 USDC for x402\.create_app_from_html: the per-call cap is 0\.005 USDC\. Nothing was paid\. Ask the user to raise SVC_MAX_USDC_PER_CALL if this price is acceptable\.$/,
       );
+      // A deploy whose first step is over the cap: quote says so (it said allowed, for the plan's total
+      // of 0.011 within the day's headroom), and the deploy refuses the same before paying anything.
+      const files = [{ path: 'index.html', content: '<p>x</p>' }];
+      const quoted = await call(s.client, 'quote', { tool: 'deploy_site', args: { appName: uniqueName('capped'), files } });
+      const refusal = 'Refused to pay 0.007 USDC for x402.create_app_from_html: the per-call cap is 0.005 USDC.';
+      expect((quoted.structuredContent as { quotes: unknown[] }).quotes[0]).toMatchObject({
+        tool: 'deploy_site',
+        price: '0.011',
+        allowed: false,
+        refusal: expect.stringContaining(refusal),
+      });
+      const deployed = await call(s.client, 'deploy_site', { appName: uniqueName('capped'), files });
+      expect(text(deployed)).toContain(refusal);
+      // An update of an app (no create step: every step within 0.005) is quoted as allowed.
+      const update = await call(s.client, 'quote', { tool: 'deploy_site', args: { appId: 'any-app', files } });
+      expect((update.structuredContent as { quotes: unknown[] }).quotes[0]).toMatchObject({ price: '0.004', allowed: true, refusal: null });
       expect(await balances()).toEqual(before);
       expect(fs.existsSync(ledger('percall')) ? JSON.parse(fs.readFileSync(ledger('percall'), 'utf8')).entries : []).toEqual([]);
     } finally {
