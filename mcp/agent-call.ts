@@ -8,7 +8,7 @@ import { priceOf, type McpContext } from './context.js';
 import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 import { rememberTableWriteKey } from './table-write-keys.js';
-import { hasAccountTool } from './tools/account-tools.js';
+import { accountToolListed } from './tools/account-tools.js';
 
 export interface ActionCallResult {
   status: number;
@@ -110,8 +110,7 @@ const ACCOUNT_TOOL_INSTEAD: Record<string, string> = {
  */
 function accountInstead(ctx: McpContext, tool: string): string {
   const instead = ACCOUNT_TOOL_INSTEAD[tool];
-  const listed = ctx.toolsets.dynamic || ctx.toolsets.enabled.has('account');
-  if (!instead || !listed || ctx.hosted?.credentialKind === 'wallet' || !hasAccountTool(ctx, instead)) return '';
+  if (!instead || !accountToolListed(ctx, instead)) return '';
   return ` Without a wallet that signs x402 payments: ${instead} does this for the signed-in account, free (what it makes is the account's, not a wallet's).`;
 }
 

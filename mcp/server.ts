@@ -8,7 +8,7 @@ import { serviceFetch } from './service-fetch.js';
 import { addTool, addUnavailableTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
-import { registerAccountTools } from './tools/account-tools.js';
+import { accountToolListed, registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
 import { registerDeploySite } from './tools/deploy-site.js';
 import { registerTableTools } from './tools/table-tools.js';
@@ -109,7 +109,11 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
   wallet_status: NO_WALLET_HERE,
   quote: NO_WALLET_HERE,
   list_receipts: NO_WALLET_HERE,
-  deploy_site: `${filesOnYourDisk(ctx)} Here: create_app_from_html, then update_app_file for each other file.`,
+  deploy_site: `${filesOnYourDisk(ctx)} Here: ${
+    accountToolListed(ctx, 'account_publish_app')
+      ? 'account_publish_app publishes html and files (inline; encoding base64 for binary ones) in one call, for the signed-in account and free.'
+      : 'create_app_from_html, then update_app_file for each other file.'
+  }`,
   upload_dataset: `${filesOnYourDisk(ctx)} Here: create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").`,
 });
 

@@ -113,6 +113,12 @@ function whyNotAllowed(ctx: McpContext, op: AccountOperation): string | null {
   return null;
 }
 
+/** Whether this session lists the Account API tool `tool` (or can list it: a dynamic session), and may use it. */
+export function accountToolListed(ctx: McpContext, tool: string): boolean {
+  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);
+  return op !== undefined && (ctx.toolsets.dynamic || ctx.toolsets.enabled.has(op.toolset)) && whyNotAllowed(ctx, op) === null;
+}
+
 /** Whether this session has the Account API tool `tool` (its toolset aside). */
 export function hasAccountTool(ctx: McpContext, tool: string): boolean {
   const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);

@@ -138,6 +138,8 @@ interface TableTool {
   /** readOnly, destructive, idempotent */
   hints: [boolean, boolean, boolean];
   request: (a: TableArgs) => TableRequest;
+  /** The answer in the tools' words (mcp/vocabulary.ts), where the Table API's differ. */
+  answer?: (json: Record<string, unknown>) => Record<string, unknown>;
 }
 
 const tablePath = (a: TableArgs) => `${encodeURIComponent(a.appName)}/${encodeURIComponent(a.table)}`;
@@ -161,6 +163,8 @@ const TABLE_TOOLS: TableTool[] = [
     inputSchema: SchemaArgs,
     hints: [true, false, true],
     request: (a) => ({ method: 'GET', path: `${tablePath(a)}/schema` }),
+    // The Table's id, named as the tools that take it (insert_table_records) name it.
+    answer: ({ id, ...rest }) => ({ tableId: id, ...rest }),
   },
   {
     name: 'table_get_record',
@@ -221,7 +225,8 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
             );
           // The key named in the call, else one create_table_api gave this server, else SVC_TABLE_WRITE_KEY.
           const writeKey = a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table) ?? ctx.config.tableWriteKey;
-          return okResult(await tableFetch(ctx, t.name, t.request(a), writeKey));
+          const answer = await tableFetch(ctx, t.name, t.request(a), writeKey);
+          return okResult(t.answer ? t.answer(answer) : answer);
         }),
     );
   }

@@ -331,7 +331,16 @@ function parseSort(ctx: QueryParse): SortKey[] {
   if (sortText) {
     const keys = splitList(sortText);
     if (keys.length > TABLE_LIMITS.maxSortKeys) issues.add('sort', `at most ${TABLE_LIMITS.maxSortKeys} sort keys`);
-    for (const k of keys) addSort(k.replace(/^[-+]/, ''), k.startsWith('-') ? 'desc' : 'asc', 'sort');
+    for (const k of keys) {
+      // SQL's "price desc": said how to write it here rather than refused as a field named "price desc".
+      const worded = /^(\S+)\s+(asc|desc)$/i.exec(k);
+      if (worded) {
+        const desc = worded[2]!.toLowerCase() === 'desc';
+        issues.add('sort', `write ${desc ? '-' : ''}${worded[1]} for ${desc ? 'descending' : 'ascending'} order, not "${k}"`);
+        continue;
+      }
+      addSort(k.replace(/^[-+]/, ''), k.startsWith('-') ? 'desc' : 'asc', 'sort');
+    }
   } else if (sortField) addSort(sortField, sortDir === 'desc' ? 'desc' : 'asc', 'sortField');
   if (!sort.some((k) => k.field === 'id')) sort.push({ field: 'id', dir: 'asc' });
   else sort.splice(sort.findIndex((k) => k.field === 'id') + 1);

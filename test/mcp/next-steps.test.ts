@@ -158,9 +158,12 @@ describe('answers that say what to do next', () => {
     );
     expect(await paid('/mcp/x402')).toMatch(/Nothing was charged\.$/);
     expect(await paid('/mcp?toolsets=apps')).toMatch(/Nothing was charged\.$/);
-    // What it names works as named.
+    // What it names works as named; deploy_site (local only) names it too.
     const client = await hosted('/mcp', key);
     try {
+      expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
+        /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
+      );
       const made = await call(client, 'account_publish_app', { requestId: 'instead', appName: 'paid-or-not', html: '<p>x</p>' });
       expect(made.isError, text(made)).toBeFalsy();
     } finally {

@@ -437,7 +437,9 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         deleted: { id: ids[1] },
       });
       expect((await call(s.client, 'table_query', { ...target, q: 'desk' })).structuredContent).toMatchObject({ records: [] });
-      expect((await call(s.client, 'table_schema', target)).structuredContent).toMatchObject({ schema: { fields: [{ name: 'title' }, { name: 'price' }] } });
+      const described = (await call(s.client, 'table_schema', target)).structuredContent;
+      expect(described).toMatchObject({ tableId, schema: { fields: [{ name: 'title' }, { name: 'price' }] } });
+      expect(described).not.toHaveProperty('id');
       const bad = await call(s.client, 'table_query', { ...target, sort: 'nope' });
       expect(bad.isError).toBe(true);
       expect(text(bad)).toMatch(/nope/);

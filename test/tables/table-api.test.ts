@@ -245,6 +245,16 @@ describe.each(dbKinds())('Table API GET parameters (%s)', (kind) => {
     expect(body.error.message).toContain(field);
   });
 
+  // SQL's order words, as a model or a developer writes them first.
+  it('a sort written "price desc" says how to write it, and that order holds', async () => {
+    const { status, body } = await get('?sort=price%20desc');
+    expect(status).toBe(400);
+    expect(body.error.message).toBe('invalid query: sort: write -price for descending order, not "price desc"');
+    expect((await get('?sort=name+ASC')).body.error.message).toBe('invalid query: sort: write name for ascending order, not "name ASC"');
+    const prices = (await get('?sort=-price')).body.records.map((r: { fields: { price?: number } }) => r.fields.price ?? null);
+    expect(prices.filter((p: number | null) => p !== null)).toEqual([...prices.filter((p: number | null) => p !== null)].sort((a, b) => b - a));
+  });
+
   it('sorting by a creation time the schema lacks says how to list the newest first, and that order holds', async () => {
     const { status, body } = await get('?sort=-createdAt');
     expect(status).toBe(400);
