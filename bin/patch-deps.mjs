@@ -14,7 +14,7 @@ const MARK = 'svc patch (bin/patch-deps.mjs)';
 
 // hyparquet decodes a Parquet page value by value into plain arrays where typed arrays would do:
 // docs/datasets.md, "Benchmark", has the profiles.
-const PATCHES = [
+export const PATCHES = [
   {
     // A page of a nullable top-level column (OPTIONAL: how pyarrow, DuckDB and hyparquet-writer
     // write columns by default) was copied value by value into a plain array, boxing each number,
@@ -56,6 +56,26 @@ const PATCHES = [
       },
     ],
   },
+  // postgres.js sends a statement that is not kept prepared (drizzle's every query) in two round trips
+  // when it has parameters: Parse and Describe first, to learn the parameter types, then Bind and
+  // Execute. docs/performance.md, "PostgreSQL round trips". Both module builds (import and require).
+  ...['src/connection.js', 'cjs/src/connection.js'].map((file) => ({
+    pkg: 'postgres',
+    version: '3.4.9',
+    file,
+    edits: [
+      {
+        find: '    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared)\n',
+        replace: [
+          `    // ${MARK}: an unnamed statement whose parameters are all scalars goes in one round trip`,
+          '    // (Parse, Describe, Bind, Execute, Sync), the values as text for the server to type, instead of',
+          '    // a first round trip that asks the parameter types only to choose how to serialize them.',
+          "    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared && (q.prepare || !!q.cursorFn || parameters.some(x => x !== null && typeof x === 'object')))",
+          '',
+        ].join('\n'),
+      },
+    ],
+  })),
 ];
 
 /** The installed package's folder, found as Node resolves it from this package (hoisted or not). */
@@ -97,7 +117,14 @@ function apply(patch) {
   return null;
 }
 
-if (process.argv.includes('--check')) {
+/** `text` of a patched file as published: what a bench compares the patch with (bench/postgres.ts). */
+export function unpatched(patch, text) {
+  return patch.edits.reduce((t, e) => t.replace(e.replace, () => e.find), text);
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
+
+if (isMain && process.argv.includes('--check')) {
   const missing = PATCHES.filter((p) => {
     const { text, skip } = target(p);
     return skip || !applied(p, text);
@@ -106,7 +133,7 @@ if (process.argv.includes('--check')) {
   process.exit(missing.length ? 1 : 0);
 }
 
-for (const patch of PATCHES) {
+for (const patch of isMain ? PATCHES : []) {
   let skipped;
   try {
     skipped = apply(patch);
