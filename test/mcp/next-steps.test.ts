@@ -158,9 +158,12 @@ describe('answers that say what to do next', () => {
     );
     expect(await paid('/mcp/x402')).toMatch(/Nothing was charged\.$/);
     expect(await paid('/mcp?toolsets=apps')).toMatch(/Nothing was charged\.$/);
-    // What it names works as named; deploy_site (local only) names it too.
+    // What it names works as named; deploy_site (local only) and the session's instructions name it too.
     const client = await hosted('/mcp', key);
     try {
+      expect(client.getInstructions()).toMatch(
+        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_create_table\)/,
+      );
       expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
         /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
       );
