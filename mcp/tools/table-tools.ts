@@ -164,7 +164,7 @@ const TABLE_TOOLS: TableTool[] = [
     hints: [true, false, true],
     request: (a) => ({ method: 'GET', path: `${tablePath(a)}/schema` }),
     // The Table's id, named as the tools that take it (insert_table_records) name it.
-    answer: ({ id, ...rest }) => ({ tableId: id, ...rest }),
+    answer: ({ ok, id, ...rest }) => ({ ok, tableId: id, ...rest }),
   },
   {
     name: 'table_get_record',
