@@ -58,7 +58,7 @@ export const PATCHES = [
   },
   // postgres.js sends a statement that is not kept prepared (drizzle's every query) in two round trips
   // when it has parameters: Parse and Describe first, to learn the parameter types, then Bind and
-  // Execute. docs/performance.md, "PostgreSQL round trips". Both module builds (import and require).
+  // Execute. docs/performance.md, "PostgreSQL statements". Both module builds (import and require).
   ...['src/connection.js', 'cjs/src/connection.js'].map((file) => ({
     pkg: 'postgres',
     version: '3.4.9',

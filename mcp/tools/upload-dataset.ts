@@ -1,4 +1,3 @@
-import { answerInToolWords } from '../vocabulary.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -10,7 +9,7 @@ import { addTool } from '../register.js';
 import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
-import { APP_ID_DESCRIPTION } from '../vocabulary.js';
+import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
 
 interface UploadUrlAnswer {
   strategy: 'single' | 'multipart';
