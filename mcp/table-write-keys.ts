@@ -38,6 +38,18 @@ export class TableWriteKeys {
   async remember(appName: string, table: string, writeKey: string): Promise<void> {
     const key = keyOf(appName, table);
     this.#memory.set(key, writeKey);
+    await this.#change(key, writeKey, 'keep');
+  }
+
+  /** Drops a key the Table no longer takes, here and in the file. */
+  async forget(appName: string, table: string): Promise<void> {
+    const key = keyOf(appName, table);
+    this.#memory.delete(key);
+    await this.#change(key, undefined, 'forget');
+  }
+
+  /** Sets (or, `undefined`, removes) one key in the file, under its lock; a failure is said once, never thrown. */
+  async #change(key: string, writeKey: string | undefined, what: 'keep' | 'forget'): Promise<void> {
     const file = this.file;
     if (!file) return;
     try {
@@ -45,11 +57,17 @@ export class TableWriteKeys {
       await withFileLock(file, () => {
         const all = this.#read();
         if (all === null) return; // unreadable: left as it is, the key kept in memory
-        all[this.origin] = { ...all[this.origin], [key]: writeKey };
+        const { [key]: _old, ...others } = all[this.origin] ?? {};
+        all[this.origin] = writeKey === undefined ? others : { ...others, [key]: writeKey };
         writeAtomically(file, JSON.stringify({ version: 1, keys: all }, null, 1));
       });
     } catch (e) {
-      this.#warnOnce(`could not keep the write key of ${key} in ${file} (${(e as Error).message}); this server knows it until it stops`);
+      const why = (e as Error).message;
+      this.#warnOnce(
+        what === 'keep'
+          ? `could not keep the write key of ${key} in ${file} (${why}); this server knows it until it stops`
+          : `could not remove the write key of ${key} from ${file} (${why})`,
+      );
     }
   }
 
@@ -114,6 +132,11 @@ export async function rememberTableWriteKey(ctx: KeysContext, answer: Record<str
   if (typeof table?.writeKey !== 'string' || typeof table.pathUrl !== 'string') return;
   const at = tableAddress(table.pathUrl);
   if (at) await ctx.tableWriteKeys.remember(at.appName, at.table, table.writeKey);
+}
+
+/** Forgets a learnt key the service refused (local servers). */
+export async function forgetTableWriteKey(ctx: KeysContext, appName: string, table: string): Promise<void> {
+  if (!ctx.hosted) await ctx.tableWriteKeys.forget(appName, table);
 }
 
 /** The write key this server learned for a Table, if any. */

@@ -7,7 +7,7 @@ import { addTool, type ToolConfig } from '../register.js';
 import { hasAccountTool } from './account-tools.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { knownTableWriteKey } from '../table-write-keys.js';
+import { forgetTableWriteKey, knownTableWriteKey } from '../table-write-keys.js';
 
 const slug = (what: string) => z.string().min(1).max(63).describe(what);
 const target = {
@@ -102,7 +102,7 @@ async function tableFetch(ctx: McpContext, tool: string, req: TableRequest, writ
     const f = describeFailure(res, answer);
     // Table tools are free: what a refusal leaves untouched is the Table (a refused write is all or nothing).
     const untouched = req.method === 'GET' ? '' : ' Nothing was changed.';
-    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}.${untouched} ${failureHint(ctx, res.status, f.what)}`);
+    throw new ToolFailure(`${tool} failed: ${inToolTerms(f.what)} ${f.tag}.${untouched} ${failureHint(ctx, res.status, f.what)}`, { status: res.status });
   }
   return answer.json;
 }
@@ -224,8 +224,14 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
               `${t.name}: appName is the app's name (appName in results, the first label of its url), not its id ${a.appName}. Nothing was done.`,
             );
           // The key named in the call, else one create_table_api gave this server, else SVC_TABLE_WRITE_KEY.
-          const writeKey = a.writeKey ?? knownTableWriteKey(ctx, a.appName, a.table) ?? ctx.config.tableWriteKey;
-          const answer = await tableFetch(ctx, t.name, t.request(a), writeKey);
+          const remembered = a.writeKey ? undefined : knownTableWriteKey(ctx, a.appName, a.table);
+          const answer = await tableFetch(ctx, t.name, t.request(a), a.writeKey ?? remembered ?? ctx.config.tableWriteKey).catch(async (e: unknown) => {
+            // A remembered key the Table no longer takes (the Table was made again since, by another
+            // owner): forgotten, and the call asked once more without it.
+            if (!remembered || !(e instanceof ToolFailure) || e.details.status !== 401) throw e;
+            await forgetTableWriteKey(ctx, a.appName, a.table);
+            return tableFetch(ctx, t.name, t.request(a), ctx.config.tableWriteKey);
+          });
           return okResult(t.answer ? t.answer(answer) : answer);
         }),
     );

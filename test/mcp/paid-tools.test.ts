@@ -377,6 +377,19 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       } finally {
         await later.close();
       }
+      // A remembered key the Table no longer takes (made again since by another owner, say) is forgotten
+      // and the call asked again without it: a public read answers instead of "invalid write key".
+      const kept = JSON.parse(fs.readFileSync(keysFile, 'utf8'));
+      kept.keys[new URL(h.url).origin][`${name}/products`] = 'svc_tk_not-this-tables-key';
+      fs.writeFileSync(keysFile, JSON.stringify(kept));
+      const stale = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('tables-stale') });
+      try {
+        const read = await call(stale.client, 'table_query', { ...target, limit: 1 });
+        expect(read.isError, text(read)).toBeFalsy();
+        expect(JSON.parse(fs.readFileSync(keysFile, 'utf8')).keys[new URL(h.url).origin]).not.toHaveProperty(`${name}/products`);
+      } finally {
+        await stale.close();
+      }
       // Another user's server (it did not create the Table, its keys are elsewhere) needs the key, and says so.
       const other = await connectHttp({
         SVC_URL: h.url,

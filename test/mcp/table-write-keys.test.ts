@@ -22,6 +22,17 @@ describe('table write keys kept by a local MCP server', () => {
     expect(new TableWriteKeys(null, origin, quiet).get('shop', 'products')).toBeUndefined();
   });
 
+  it('a key forgotten is gone for a later server too; the others stay', async () => {
+    const file = path.join(dir, 'f', 'keys.json');
+    const keys = new TableWriteKeys(file, origin, quiet);
+    await keys.remember('app', 'old', 'svc_tk_old');
+    await keys.remember('app', 'kept', 'svc_tk_kept');
+    await keys.forget('app', 'OLD');
+    expect(keys.get('app', 'old')).toBeUndefined();
+    const later = new TableWriteKeys(file, origin, quiet);
+    expect([later.get('app', 'old'), later.get('app', 'kept')]).toEqual([undefined, 'svc_tk_kept']);
+  });
+
   it('servers writing at once keep every key (the file is locked and replaced whole)', async () => {
     const file = path.join(dir, 'b', 'keys.json');
     const one = new TableWriteKeys(file, origin, quiet);
