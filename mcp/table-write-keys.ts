@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomically } from '../wallet/atomic-file.js';
 import { withFileLock } from '../wallet/file-lock.js';
 
 /**
@@ -59,7 +59,7 @@ export class TableWriteKeys {
         if (all === null) return; // unreadable: left as it is, the key kept in memory
         const { [key]: _old, ...others } = all[this.origin] ?? {};
         all[this.origin] = writeKey === undefined ? others : { ...others, [key]: writeKey };
-        writeAtomically(file, JSON.stringify({ version: 1, keys: all }, null, 1));
+        writeFileAtomically(file, JSON.stringify({ version: 1, keys: all }, null, 1));
       });
     } catch (e) {
       const why = (e as Error).message;
@@ -100,18 +100,6 @@ export class TableWriteKeys {
 }
 
 const keyOf = (appName: string, table: string) => `${appName.toLowerCase()}/${table.toLowerCase()}`;
-
-function writeAtomically(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-}
 
 /** The app and Table a Table API address names (`…/api/data/<appName>/<table>`): what the table tools take. */
 export function tableAddress(url: string): { appName: string; table: string } | null {

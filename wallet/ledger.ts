@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { atomicToUsdc } from '../shared/money.js';
 import type { Caps } from './config.js';
 import { WalletError } from './errors.js';
+import { writeFileAtomically } from './atomic-file.js';
 import { withFileLock } from './file-lock.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -106,15 +107,7 @@ export class SpendLedger {
 
   #write(data: LedgerFile): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const fd = fs.openSync(tmp, 'w', 0o600);
-    try {
-      fs.writeSync(fd, JSON.stringify(data, null, 1));
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, this.file);
+    writeFileAtomically(this.file, JSON.stringify(data, null, 1));
   }
 
   /** Runs `work` holding both the in-process queue and the file lock. */
