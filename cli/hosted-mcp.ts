@@ -10,7 +10,7 @@ import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/a
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
-import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand } from './svc-mcp-package.js';
+import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 
 /** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
 export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
@@ -29,10 +29,10 @@ const MAX_POOLS = 32;
  * The tools call the service's routes **in process** (`app.request`) with the caller's credential, so
  * scopes, ownership, prices, money rules and errors have one implementation for HTTP and MCP callers.
  * Paid Agent API tools are paid by the caller's own wallet through `_meta["x402/payment"]`; these
- * endpoints have no wallet and never pay for anyone.
+ * endpoints have no wallet and never pay for anyone. `svcMcp`: the svc-mcp package it serves and names
+ * (svc-mcp-package.ts), read from dist/ unless the caller has read it already.
  */
-export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps): Promise<void> {
-  const svcMcp = builtSvcMcpPackage();
+export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps, svcMcp: SvcMcpPackage | null = builtSvcMcpPackage()): Promise<void> {
   mountSvcMcpPackage(app, svcMcp);
   const hosted = new HostedMcp(app, deps, svcMcpCommand(deps.config.baseUrl, svcMcp));
   const onlyPost = (c: Context<AppEnv>, path: string) =>

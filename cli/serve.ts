@@ -18,8 +18,10 @@ async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ lin
 
 export async function serveCommand(config: Config): Promise<void> {
   const started = Date.now();
-  // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md).
-  const service = await startService(config, { mount: (app, runtime) => mountHostedMcp(app, runtime.deps) });
+  // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md), and the svc-mcp
+  // package it names (read once: the banner names it too).
+  const svcMcp = builtSvcMcpPackage();
+  const service = await startService(config, { mount: (app, runtime) => mountHostedMcp(app, runtime.deps, svcMcp) });
   const { deps } = service.runtime;
   surviveKnownDriverFaults(deps.log);
   const mcp = await startMcpBeside(config, config.port === 0 ? service.url : config.baseUrl);
@@ -38,7 +40,7 @@ export async function serveCommand(config: Config): Promise<void> {
       `  MCP:      ${mcp.line}`,
       `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
       `            ${config.baseUrl}/mcp/x402 (no sign-in: the caller's wallet pays and owns what it creates)`,
-      `  svc-mcp:  ${svcMcpCommand(config.baseUrl, builtSvcMcpPackage())}`,
+      `  svc-mcp:  ${svcMcpCommand(config.baseUrl, svcMcp)}`,
       `            (the local MCP server with a wallet and spend caps, for this service: what users of the hosted endpoint run for deploy_site/upload_dataset)`,
       ``,
       `Next steps:`,
