@@ -84,6 +84,12 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
   return out;
 }
 
+/** One row of the report: the API's and the statement's p50 and p95 (ms), and the ratio of the p50s. */
+function printLatencies(label: string, api: number[], sqlTimes: number[]): void {
+  const cells = [api, sqlTimes].flatMap((xs) => [pct(xs, 50)!, pct(xs, 95)!].map((v) => v.toFixed(1).padStart(9)));
+  console.log(`${label.padEnd(44)} ${cells.join(' ')} ${`${(pct(api, 50)! / pct(sqlTimes, 50)!).toFixed(2)}x`.padStart(10)}`);
+}
+
 /**
  * Inserts into a hand-made Table: `POST` of one record through the Table API beside the very
  * statement the service runs (insertRecordsStatement: the record's id from the Table's sequence), sequential
@@ -110,9 +116,7 @@ async function measureInserts(
   const q = new PgDialect().sqlToQuery(insertRecordsStatement(table.id, [record], new Date()));
   const sqlInsert = async () => void (await direct.unsafe(q.sql, q.params as never[]));
   const [apiTimes, sqlTimes] = await timeInterleaved(500, api, sqlInsert);
-  const row = (label: string, a: string, b: string, ratio: number) => console.log(`${label.padEnd(44)} ${a} ${b} ${`${ratio.toFixed(2)}x`.padStart(10)}`);
-  const ms = (xs: number[]) => `${pct(xs, 50)!.toFixed(1).padStart(9)} ${pct(xs, 95)!.toFixed(1).padStart(9)}`;
-  row('insert: POST one record', ms(apiTimes), ms(sqlTimes), pct(apiTimes, 50)! / pct(sqlTimes, 50)!);
+  printLatencies('insert: POST one record', apiTimes, sqlTimes);
   const rate = async (fn: () => Promise<void>, n = 4000) => {
     let started = 0;
     const t = performance.now();
@@ -163,12 +167,8 @@ async function measureRecordRequests(
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
   };
-  const row = async (label: string, n: number, api: () => Promise<void>, sqlSide: () => Promise<void>) => {
-    const [a, b] = await timeInterleaved(n, api, sqlSide);
-    console.log(
-      `${label.padEnd(44)} ${pct(a, 50)!.toFixed(1).padStart(9)} ${pct(a, 95)!.toFixed(1).padStart(9)} ${pct(b, 50)!.toFixed(1).padStart(9)} ${pct(b, 95)!.toFixed(1).padStart(9)} ${`${(pct(a, 50)! / pct(b, 50)!).toFixed(2)}x`.padStart(10)}`,
-    );
-  };
+  const row = async (label: string, n: number, api: () => Promise<void>, sqlSide: () => Promise<void>) =>
+    printLatencies(label, ...(await timeInterleaved(n, api, sqlSide)));
   await row('GET one record', 500, request('GET', '/7'), statement(recordByIdStatement(table, 7)));
   const fields = { qty: 4, active: false };
   await row(
@@ -274,10 +274,7 @@ export async function run(): Promise<void> {
             await direct.unsafe(q.sql, q.params as never[]);
           },
         );
-        const ratio = pct(api, 50)! / pct(sqlTimes, 50)!;
-        console.log(
-          `${`${c.label} [${n}]`.padEnd(44)} ${pct(api, 50)!.toFixed(1).padStart(9)} ${pct(api, 95)!.toFixed(1).padStart(9)} ${pct(sqlTimes, 50)!.toFixed(1).padStart(9)} ${pct(sqlTimes, 95)!.toFixed(1).padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(10)}`,
-        );
+        printLatencies(`${c.label} [${n}]`, api, sqlTimes);
       };
       console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
       console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
