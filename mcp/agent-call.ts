@@ -99,6 +99,7 @@ function failureSentence(tool: string, response: Response, answer: ServiceAnswer
 const ACCOUNT_TOOL_INSTEAD: Record<string, string> = {
   list_apps: 'account_list_apps',
   create_app_from_html: 'account_publish_app',
+  update_app_file: 'account_write_app_files',
   update_app_meta: 'account_update_app',
   delete_app: 'account_delete_app',
   create_table_api: 'account_create_table',

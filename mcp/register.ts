@@ -289,13 +289,15 @@ const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
 function intendedName(unknown: string, declared: readonly string[], given: readonly string[]): string | undefined {
   const open = declared.filter((d) => !given.includes(d));
   const u = unknown.toLowerCase();
-  const written = open.find((d) => NAMES_WRITTEN_FOR[d]?.includes(u));
-  if (written) return written;
-  const near = open
-    .map((d) => ({ d, distance: editDistance(u, d.toLowerCase()) }))
-    .filter(({ distance }) => distance <= (u.length < 5 ? 1 : 2))
-    .sort((a, b) => a.distance - b.distance);
-  return near[0]?.d;
+  return open.find((d) => NAMES_WRITTEN_FOR[d]?.includes(u)) ?? nearby(u, open);
+}
+
+/** The one of `candidates` a letter or two from `word` (lower case; one letter for short words), nearest first. */
+function nearby(word: string, candidates: readonly string[]): string | undefined {
+  return candidates
+    .map((c) => ({ c, distance: editDistance(word, c.toLowerCase()) }))
+    .filter(({ distance }) => distance <= (word.length < 5 ? 1 : 2))
+    .sort((a, b) => a.distance - b.distance)[0]?.c;
 }
 
 /** Levenshtein distance (short names only: argument names). */
@@ -322,8 +324,7 @@ function listedShapes(listed: ListedArguments, args: string[]): string {
 
 /** The value at a dotted path (`files.0`) of the arguments. */
 function valueAt(args: unknown, at: string): object | undefined {
-  let v = args;
-  for (const key of at.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+  const v = valueAtPath(args, at.split('.'));
   return typeof v === 'object' && v !== null ? v : undefined;
 }
 
@@ -344,19 +345,63 @@ function invalidArguments(entry: Entry, args: unknown): string | undefined {
   const parsed = argumentSchema(entry).safeParse(args ?? {});
   if (parsed.success) return undefined;
   const listed = listedArguments(entry);
-  const complex = (key: string) => isComplex(listed[key]);
-  const problems = parsed.error.issues.map((i) => {
-    const field = i.path.map(String).join('.') || '(arguments)';
-    const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
-    if (!missing) return `${field}: ${i.message.replace(/^Invalid input: /, '')}`;
-    // A complex argument's shape follows; a simple one's type is enough.
-    return i.path.length === 1 && complex(String(i.path[0])) ? `${field} is required` : `${field} is required (${missing[1]})`;
-  });
+  const problems = parsed.error.issues.map((i) => problemOf(i, args, listed));
+  // The listed shape of each complex argument at fault follows, but not for a value outside a list
+  // of options: the options are said already.
   const shapes = listedShapes(
     listed,
-    parsed.error.issues.map((i) => String(i.path[0] ?? '')),
+    parsed.error.issues.filter((i) => i.code !== 'invalid_value').map((i) => String(i.path[0] ?? '')),
   );
   return `${entry.name}: ${problems.join('; ')}.${shapes} Nothing was done.`;
+}
+
+/** One issue of a call's arguments as the refusal says it: `field: what is wrong`, with the value meant where it can be told. */
+function problemOf(i: z.core.$ZodIssue, args: unknown, listed: ListedArguments): string {
+  const field = i.path.map(String).join('.') || '(arguments)';
+  const given = valueAtPath(args, i.path);
+  if (i.code === 'invalid_value' && typeof given === 'string' && i.values.every((v) => typeof v === 'string')) {
+    const meant = intendedValue(given, i.values as string[]);
+    const options = i.values.map((v) => JSON.stringify(v)).join(', ');
+    return `${field}: ${JSON.stringify(given)} is not one of ${options}${meant ? ` (did you mean ${JSON.stringify(meant)}?)` : ''}`;
+  }
+  const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
+  if (!missing) return `${field}: ${i.message.replace(/^Invalid input: /, '')}${wrappedList(i, given, listed)}`;
+  // A complex argument's shape follows; a simple one's type is enough.
+  return i.path.length === 1 && isComplex(listed[String(i.path[0])]) ? `${field} is required` : `${field} is required (${missing[1]})`;
+}
+
+/**
+ * For a list given where the argument is an object holding one list (`schema: [...]` for
+ * `schema: {fields: [...]}`), how to write it: the commonest wrong shape a model sends.
+ */
+function wrappedList(i: z.core.$ZodIssue, given: unknown, listed: ListedArguments): string {
+  if (i.code !== 'invalid_type' || i.expected !== 'object' || !Array.isArray(given) || i.path.length !== 1) return '';
+  const properties = Object.entries((listed[String(i.path[0])] as { properties?: ListedArguments } | undefined)?.properties ?? {});
+  const lists = properties.filter(([, p]) => p.type === 'array');
+  return lists.length === 1 ? ` (write the list as {"${lists[0]![0]}": [...]})` : '';
+}
+
+/** The value at a path of the arguments, whatever its type. */
+function valueAtPath(args: unknown, path: readonly PropertyKey[]): unknown {
+  let v = args;
+  for (const key of path) v = typeof v === 'object' && v !== null ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  return v;
+}
+
+/** Words a model writes for a value that is spelt otherwise here (keys: the value here; the Table field types). */
+const VALUES_WRITTEN_FOR: Record<string, readonly string[]> = {
+  string: ['text', 'str', 'varchar', 'char'],
+  integer: ['int', 'bigint', 'int64', 'long'],
+  number: ['float', 'double', 'decimal', 'numeric', 'real'],
+  boolean: ['bool'],
+  datetime: ['timestamp', 'timestamptz'],
+  json: ['object', 'array', 'jsonb'],
+};
+
+/** The option `given` most likely meant: the same in another case, a word models write for it, or one a letter or two away. */
+function intendedValue(given: string, options: readonly string[]): string | undefined {
+  const g = given.toLowerCase();
+  return options.find((o) => o.toLowerCase() === g) ?? options.find((o) => VALUES_WRITTEN_FOR[o]?.includes(g)) ?? nearby(g, options);
 }
 
 /** Words that name the same action in tool names. */

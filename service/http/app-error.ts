@@ -21,3 +21,6 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, details?: unknown) => new AppError('validation_failed', message, details);
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+
+/** A 400 naming one field of the input: "`field`: `message`", with the field in `details.issues` as validation errors have it. */
+export const invalidField = (field: string, message: string) => new AppError('validation_failed', `${field}: ${message}`, { issues: [{ field, message }] });

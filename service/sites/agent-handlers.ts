@@ -23,6 +23,7 @@ import { ownedBy, walletOwner } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import {
   assertCanWriteFile,
+  assertCanWriteFiles,
   lockSiteOwner,
   assertAccessChange,
   blobPrefixOfSite,
@@ -268,7 +269,11 @@ export const appAgentHandlers = {
         if (f.size > max)
           throw new AppError('payload_too_large', `${p} is ${f.size} bytes; the limit per file is ${max} bytes`, { path: p, size: f.size, max });
       });
-      for (const f of input.files) await assertCanWriteFile(deps, site, sitePath('path', f.path), f.size);
+      await assertCanWriteFiles(
+        deps,
+        site,
+        input.files.map((f) => ({ path: sitePath('path', f.path), size: f.size })),
+      );
     },
     async run({ deps, wallet, params, input, tx }) {
       const site = await getWalletApp(tx, wallet, params.siteId);
@@ -299,7 +304,7 @@ export const appAgentHandlers = {
     async run({ deps, wallet, params, input, tx, state }) {
       const site = await getWalletApp(tx, wallet, params.siteId);
       await lockSiteOwner(tx, site);
-      for (const f of state.files) await assertCanWriteFile(deps, site, f.path, f.size, tx);
+      await assertCanWriteFiles(deps, site, state.files, tx);
       let row = await recordSiteFiles(deps, site, state.files, tx);
       const entryPoint = sitePath('entryPoint', input.entryPoint);
       const [entry] = await tx

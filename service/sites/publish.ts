@@ -5,9 +5,9 @@ import { publishRequests, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { accountOwner } from './owner.js';
-import type { InlineSiteFile, PublishSiteBody } from '../../shared/account-api/sites.js';
-import { isValidContentType } from '../../shared/content-types.js';
-import { createSite, newSiteId, type NewSiteFile, viewSite, type SiteView } from './sites.js';
+import type { PublishSiteBody } from '../../shared/account-api/sites.js';
+import { decodeInlineFile } from './inline-files.js';
+import { createSite, newSiteId, viewSite, type SiteView } from './sites.js';
 
 /**
  * `POST /api/v1/sites`: publishes a new site (an HTML document, and other files inline), idempotent per (account, requestId). The request row
@@ -36,19 +36,6 @@ export async function publishSite(deps: Deps, accountId: string, input: PublishS
     }
     throw e;
   }
-}
-
-/** An inline file of the request as bytes; base64 must be well-formed (a typo would otherwise store garbage). */
-function decodeInlineFile(f: InlineSiteFile, i: number): NewSiteFile {
-  if (f.contentType !== undefined && !isValidContentType(f.contentType))
-    throw new AppError('validation_failed', `files.${i}.contentType: not a media type`, {
-      issues: [{ field: `files.${i}.contentType`, message: 'not a media type' }],
-    });
-  if (f.encoding !== 'base64') return { path: f.path, bytes: Buffer.from(f.content, 'utf8'), contentType: f.contentType };
-  const compact = f.content.replace(/\s+/g, '');
-  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact))
-    throw new AppError('validation_failed', `files.${i}.content: not valid base64`, { issues: [{ field: `files.${i}.content`, message: 'not valid base64' }] });
-  return { path: f.path, bytes: Buffer.from(compact, 'base64'), contentType: f.contentType };
 }
 
 async function findReplay(deps: Deps, accountId: string, requestId: string): Promise<SiteView | null> {

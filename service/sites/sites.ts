@@ -9,7 +9,7 @@ import { siteFiles, sites } from '../db/schema/index.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
 import { dropTableStoragesOfSite } from '../db/table-storage.js';
-import { AppError } from '../http/app-error.js';
+import { AppError, invalidField } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
@@ -127,8 +127,8 @@ export async function ownerStorageBytes(db: DbOrTx, owner: SiteOwner): Promise<n
   return Number(row?.bytes ?? 0);
 }
 
-/** One file of a new site; its path is checked by `normaliseSitePath`, its type comes from the extension when omitted. */
-export interface NewSiteFile {
+/** One file of a site as bytes (of a new site, or written into one); its path is checked by `normaliseSitePath`, its type comes from the extension when omitted. */
+export interface SiteFileBytes {
   path: string;
   bytes: Buffer;
   contentType?: string;
@@ -141,7 +141,7 @@ export interface CreateSiteInput {
   /** The HTML document served as index.html (the entry point). */
   html: string;
   /** Other files of the site. */
-  files?: NewSiteFile[];
+  files?: SiteFileBytes[];
   visibility?: 'public' | 'private';
   password?: string;
   /** Account API sites are published on creation; Agent API apps start as `created` (and are served too). */
@@ -163,10 +163,10 @@ function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[]
   assertFileSize(deps, index.path, index.bytes.length);
   const files = others.map((f, i) => {
     const parsed = SitePathSchema.safeParse(f.path);
-    if (!parsed.success) throw fieldError(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
+    if (!parsed.success) throw invalidField(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
     const path = parsed.data;
-    if (path === 'index.html') throw fieldError(`files.${i}.path`, 'index.html is the html field; give it there');
-    if (seen.has(path)) throw fieldError(`files.${i}.path`, `${path} is listed twice`);
+    if (path === 'index.html') throw invalidField(`files.${i}.path`, 'index.html is the html field; give it there');
+    if (seen.has(path)) throw invalidField(`files.${i}.path`, `${path} is listed twice`);
     seen.add(path);
     assertFileSize(deps, path, f.bytes.length);
     return { path, bytes: f.bytes, contentType: f.contentType ?? contentTypeForPath(path) };
@@ -174,11 +174,7 @@ function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[]
   return [index, ...files];
 }
 
-type SiteFileRecordInput = Required<NewSiteFile>;
-
-function fieldError(field: string, message: string): AppError {
-  return new AppError('validation_failed', `${field}: ${message}`, { issues: [{ field, message }] });
-}
+type SiteFileRecordInput = Required<SiteFileBytes>;
 
 /**
  * Quota checks read a count and then insert: two nodes (or two requests) doing that at once would
@@ -337,19 +333,40 @@ export async function lockSiteOwner(tx: DbOrTx, site: SiteRow): Promise<void> {
 }
 
 /** Checks, before any bytes move, that a file of `size` bytes may be added or replace one at `path`. */
-export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size: number, db: DbOrTx = deps.db): Promise<void> {
-  assertFileSize(deps, path, size);
-  const [existing] = await db
-    .select({ size: siteFiles.size })
-    .from(siteFiles)
-    .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
-  if (!existing) {
-    const n = countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id)));
+export function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size: number, db: DbOrTx = deps.db): Promise<void> {
+  return assertCanWriteFiles(deps, site, [{ path, size }], db);
+}
+
+/**
+ * Checks, before any bytes move, that `files` (distinct paths) may be added to the site or replace
+ * its files at those paths, all together: the site's file count after the new paths, and the
+ * owner's storage after every size change, within the limits (each file alone within them is not
+ * enough: 3 new files on a site one short of its limit would all pass one by one).
+ */
+export async function assertCanWriteFiles(deps: Deps, site: SiteRow, files: readonly { path: string; size: number }[], db: DbOrTx = deps.db): Promise<void> {
+  for (const f of files) assertFileSize(deps, f.path, f.size);
+  const paths = files.map((f) => f.path);
+  const existing = new Map(
+    (
+      await db
+        .select({ path: siteFiles.path, size: siteFiles.size })
+        .from(siteFiles)
+        .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, paths)))
+    ).map((r) => [r.path, r.size]),
+  );
+  const added = files.filter((f) => !existing.has(f.path)).length;
+  if (added > 0) {
+    const n = Number(countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id))));
     const max = deps.config.limits.maxFilesPerSite;
-    if (Number(n) >= max)
-      throw new AppError('quota_exceeded', `file limit reached (${max} files per site)`, { limit: 'filesPerSite', max, current: Number(n) });
+    if (n + added > max)
+      throw new AppError('quota_exceeded', `file limit reached: the site has ${n} files, ${added} more would pass the limit of ${max} files per site`, {
+        limit: 'filesPerSite',
+        max,
+        current: n,
+      });
   }
-  await assertStorageQuota(deps, db, ownerOf(site), size - (existing?.size ?? 0));
+  const growth = files.reduce((sum, f) => sum + f.size - (existing.get(f.path) ?? 0), 0);
+  await assertStorageQuota(deps, db, ownerOf(site), growth);
 }
 
 /**
@@ -357,28 +374,41 @@ export async function assertCanWriteFile(deps: Deps, site: SiteRow, path: string
  * stores `bytes` first. Bumps the site's contentVersion and sets its status; returns the site as it
  * now is.
  */
-export async function writeSiteFile(
-  deps: Deps,
-  site: SiteRow,
-  file: { path: string; bytes: Buffer; contentType?: string },
-  db: DbOrTx = deps.db,
-): Promise<SiteRow> {
-  const path = normaliseSitePath(file.path);
+export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, db: DbOrTx = deps.db): Promise<SiteRow> {
+  return writeSiteFiles(deps, site, [file], db);
+}
+
+/**
+ * Creates or replaces `files` of the site in one transaction (all or none; the site's other files
+ * stay): checked together under the owner's quota lock, bytes stored, rows upserted, the site's
+ * version bumped once. Paths must be distinct. Returns the site as it now is.
+ */
+export async function writeSiteFiles(deps: Deps, site: SiteRow, files: readonly SiteFileBytes[], db: DbOrTx = deps.db): Promise<SiteRow> {
+  const writes = files.map((f) => ({ ...f, path: normaliseSitePath(f.path) }));
   const written: string[] = [];
   try {
     return await db.transaction(async (tx) => {
       await lockSiteOwner(tx, site);
-      await assertCanWriteFile(deps, site, path, file.bytes.length, tx);
-      const sha256 = createHash('sha256').update(file.bytes).digest('hex');
-      const contentType = file.contentType ?? contentTypeForPath(path);
-      // The same bytes at the same path (a redeploy) keep their blob: nothing to store or to orphan.
-      let blobKey = await sameFileBlob(tx, site.id, path, sha256);
-      if (!blobKey) {
-        blobKey = newFileBlobKey(site.id, sha256);
-        written.push(blobKey);
-        await deps.blobs.put(blobKey, file.bytes, contentType);
+      await assertCanWriteFiles(
+        deps,
+        site,
+        writes.map((f) => ({ path: f.path, size: f.bytes.length })),
+        tx,
+      );
+      const records: SiteFileRecord[] = [];
+      for (const f of writes) {
+        const sha256 = createHash('sha256').update(f.bytes).digest('hex');
+        const contentType = f.contentType ?? contentTypeForPath(f.path);
+        // The same bytes at the same path (a redeploy) keep their blob: nothing to store or to orphan.
+        let blobKey = await sameFileBlob(tx, site.id, f.path, sha256);
+        if (!blobKey) {
+          blobKey = newFileBlobKey(site.id, sha256);
+          written.push(blobKey);
+          await deps.blobs.put(blobKey, f.bytes, contentType);
+        }
+        records.push({ path: f.path, blobKey, size: f.bytes.length, contentType, sha256 });
       }
-      return recordSiteFiles(deps, site, [{ path, blobKey, size: file.bytes.length, contentType, sha256 }], tx);
+      return recordSiteFiles(deps, site, records, tx);
     });
   } catch (e) {
     await forgetBlobs(deps, written, e);

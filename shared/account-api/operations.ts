@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Scope } from '../scopes.js';
 import { CreateTableBodySchema } from '../tables/schema.js';
 import { CreateFunctionBodySchema, FunctionAccessBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
-import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, SiteListQuerySchema } from './sites.js';
+import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, SiteListQuerySchema, WriteSiteFilesBodySchema } from './sites.js';
 
 /**
  * The Account API operations an agent can call, declared once over the API's own request schemas:
@@ -86,6 +86,18 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     params: SiteIdParams,
     query: SiteContentQuerySchema,
     ...read,
+  },
+  {
+    tool: 'account_write_app_files',
+    toolset: 'account',
+    method: 'POST',
+    path: '/sites/{siteId}/files',
+    scope: 'svc.sites.write',
+    description: 'Create or replace files of an app (index.html too; the others stay), all or none: path, content, encoding utf8|base64.',
+    params: SiteIdParams,
+    body: WriteSiteFilesBodySchema,
+    ...write,
+    idempotent: true,
   },
   {
     tool: 'account_update_app',

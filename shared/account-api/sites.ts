@@ -49,6 +49,13 @@ export const PublishSiteResponseSchema = z
   })
   .meta({ id: 'PublishSiteResponse' });
 
+export const WriteSiteFilesBodySchema = z
+  .object({
+    files: z.array(InlineSiteFileSchema).min(1).describe("Files to create or replace (index.html too); the site's other files stay. All are written or none"),
+  })
+  .meta({ id: 'WriteSiteFilesRequest' });
+export type WriteSiteFilesBody = z.infer<typeof WriteSiteFilesBodySchema>;
+
 /** Visibility and password of a site: the same rule for the Account API and the Agent API (update_app_meta). */
 export const SiteAccessBodySchema = z
   .object({

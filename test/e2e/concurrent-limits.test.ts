@@ -4,6 +4,7 @@ import { sites } from '../../service/db/schema/index.js';
 import { writeSiteFile } from '../../service/sites/sites.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { devChain, fundedWallet, html, jsonInit, payV2 } from '../payments/helpers.js';
 
 // Every limit holds when the requests that would pass it arrive at once: N× the limit fired together
 // makes exactly the limit (sites and tables per site: site-files-and-quotas.test.ts; across nodes:
@@ -54,6 +55,23 @@ describe.each(dbKinds())('limits under concurrency (%s)', (kind) => {
     const usage = await (await h.fetch('/api/v1/usage', { key })).json();
     expect(usage.usage.storageBytes.used).toBeLessThanOrEqual(40_000);
     expect(usage.usage.storageBytes.used).toBeGreaterThanOrEqual(36_000);
+  });
+
+  it('an Agent API upload is counted as a whole: five new files on an app of one (limit five) are refused, unpaid; four are not', async () => {
+    const wallet = await fundedWallet(h);
+    const pay = payV2(wallet);
+    const created = await pay(`${h.url}/api/x402/apps`, jsonInit('POST', { name: `whole-${kind}`, html: html('one') }));
+    expect(created.status).toBe(201);
+    const files = (n: number) => [...Array(n).keys()].map((i) => ({ path: `img${i}.png`, size: 100, type: 'image/png' }));
+    const ask = (n: number) => pay(`${h.url}/api/x402/apps/whole-${kind}/upload-urls`, jsonInit('POST', { files: files(n) }));
+    const before = await devChain(h).balanceOf(wallet.address);
+    const five = await ask(5);
+    expect(five.status).toBe(429);
+    expect((await five.json()).error.message).toMatch(/the site has 1 files, 5 more would pass the limit of 5 files per site/);
+    expect(await devChain(h).balanceOf(wallet.address)).toBe(before);
+    const four = await ask(4);
+    expect(four.status).toBe(200);
+    expect((await four.json()).files).toHaveLength(4);
   });
 
   it('six function creates at once for an account limited to three functions make three', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
@@ -70,6 +71,71 @@ describe.each(dbKinds())('Account API publish from files, and quotas under concu
     expect((await (await h.fetch('/api/v1/sites', { key })).json()).total).toBe(0);
     // A refused request keeps no requestId: the same one works once the body is fixed.
     expect((await publish(key, { requestId: 'bad-1', html: '<p>fixed</p>' })).status).toBe(201);
+  });
+
+  it('writes files into a published site: index.html replaced, new files added, the others kept, served at once', async () => {
+    const { key } = await h.account();
+    const { site } = await (
+      await publish(key, { requestId: 'w', slug: `write-${kind}`, html: '<h1>v1</h1>', files: [{ path: 'css/a.css', content: 'h1{}' }] })
+    ).json();
+    expect(await (await fetch(site.pathUrl)).text()).toBe('<h1>v1</h1>');
+    // By name, as every :siteId takes it; a path written as "/app.js" is app.js.
+    const res = await h.fetch(`/api/v1/sites/write-${kind}/files`, {
+      method: 'POST',
+      key,
+      json: {
+        files: [
+          { path: 'index.html', content: '<script src="app.js"></script><h1>v2</h1>' },
+          { path: '/app.js', content: 'console.log(2)' },
+          { path: 'pixel.png', content: PNG.toString('base64'), encoding: 'base64' },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.site).toMatchObject({ id: site.id, status: 'updated', fileCount: 4 });
+    expect(await (await fetch(site.pathUrl)).text()).toBe('<script src="app.js"></script><h1>v2</h1>');
+    const js = await fetch(`${site.pathUrl}app.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await js.text()).toBe('console.log(2)');
+    expect(Buffer.from(await (await fetch(`${site.pathUrl}pixel.png`)).arrayBuffer())).toEqual(PNG);
+    expect(await (await fetch(`${site.pathUrl}css/a.css`)).text()).toBe('h1{}');
+  });
+
+  it("refuses a bad write naming the field and writes none of its files; another account's site is a 404; the scope is svc.sites.write", async () => {
+    const { key, accountId } = await h.account();
+    const { site } = await (await publish(key, { requestId: 'r', html: '<h1>kept</h1>', files: [{ path: 'a.css', content: 'a' }] })).json();
+    const write = (files: unknown[], as = key) => h.fetch(`/api/v1/sites/${site.id}/files`, { method: 'POST', key: as, json: { files } });
+    const good = { path: 'index.html', content: '<h1>lost</h1>' };
+    const cases: [unknown[], number, RegExp][] = [
+      [[good, { path: '../x', content: 'x' }], 400, /files\.1\.path/],
+      [[good, { path: '/index.html', content: 'y' }], 400, /files\.1\.path: index\.html is listed twice/],
+      [[good, { path: 'b.png', content: 'not base64!', encoding: 'base64' }], 400, /files\.1\.content: not valid base64/],
+      [[], 400, /files/],
+      // Five files is the limit: two there, three new and a replaced one would make five (allowed),
+      // four new would make six, refused as a whole though each alone would fit.
+      [[good, ...[1, 2, 3, 4].map((n) => ({ path: `n${n}.txt`, content: 'x' }))], 429, /the site has 2 files, 4 more would pass the limit of 5 files per site/],
+    ];
+    for (const [files, status, message] of cases) {
+      const res = await write(files);
+      expect(res.status, JSON.stringify(files)).toBe(status);
+      expect((await res.json()).error.message).toMatch(message);
+    }
+    const content = await (await h.fetch(`/api/v1/sites/${site.id}/content`, { key })).json();
+    expect(content.files.map((f: { path: string; content: string }) => [f.path, f.content])).toEqual([
+      ['a.css', 'a'],
+      ['index.html', '<h1>kept</h1>'],
+    ]);
+    const other = await h.account();
+    expect((await write([good], other.key)).status).toBe(404);
+    const readOnly = await createPersonalKey(h.deps.db, { accountId, name: 'read', scopes: ['svc.sites.read'] });
+    const noScope = await write([good], readOnly.secret);
+    expect(noScope.status).toBe(403);
+    expect((await noScope.json()).error.message).toMatch(/svc\.sites\.write/);
+    expect(await (await fetch(site.pathUrl)).text()).toBe('<h1>kept</h1>');
+    const fits = await write([good, ...[1, 2, 3].map((n) => ({ path: `n${n}.txt`, content: 'x' }))]);
+    expect(fits.status).toBe(200);
+    expect((await fits.json()).site.fileCount).toBe(5);
   });
 
   it('eight concurrent publishes for an account limited to four sites make four sites', async () => {

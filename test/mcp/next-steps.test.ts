@@ -140,6 +140,38 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  // A Table as a model first writes it: the fields as a bare list, SQL's type names.
+  it('a value outside its options names the one meant, without the shape; a list for an object holding one list says how to write it', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const fields = [
+        { name: 'title', type: 'text' },
+        { name: 'done', type: 'bool' },
+        { name: 'when', type: 'TIMESTAMP' },
+        { name: 'size', type: 'Integer' },
+        { name: 'colour', type: 'hue' },
+      ];
+      const types = '"string", "number", "integer", "boolean", "date", "datetime", "json"';
+      expect(text(await call(client, 'account_create_table', { appId: 'any', name: 't', schema: { fields } }))).toBe(
+        'account_create_table: ' +
+          [
+            `schema.fields.0.type: "text" is not one of ${types} (did you mean "string"?)`,
+            `schema.fields.1.type: "bool" is not one of ${types} (did you mean "boolean"?)`,
+            `schema.fields.2.type: "TIMESTAMP" is not one of ${types} (did you mean "datetime"?)`,
+            `schema.fields.3.type: "Integer" is not one of ${types} (did you mean "integer"?)`,
+            `schema.fields.4.type: "hue" is not one of ${types}`,
+          ].join('; ') +
+          '. Nothing was done.',
+      );
+      const listed = (await client.listTools()).tools.find((t) => t.name === 'account_create_table')!.inputSchema.properties!.schema;
+      expect(text(await call(client, 'account_create_table', { appId: 'any', name: 't', schema: [{ name: 'title' }] }))).toBe(
+        `account_create_table: schema: expected object, received array (write the list as {"fields": [...]}). schema is ${JSON.stringify(listed)}. Nothing was done.`,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   // Most MCP clients cannot sign an x402 payment: a signed-in model that met the 402 stopped there.
   it('on /mcp, a paid tool unpaid names the free account tool that does the same; on /mcp/x402 and without the account toolset it does not', async () => {
     const { key } = await h.account();
@@ -162,13 +194,32 @@ describe('answers that say what to do next', () => {
     const client = await hosted('/mcp', key);
     try {
       expect(client.getInstructions()).toMatch(
-        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_create_table\)/,
+        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_write_app_files, account_create_table\)/,
       );
       expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
         /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
       );
       const made = await call(client, 'account_publish_app', { requestId: 'instead', appName: 'paid-or-not', html: '<p>x</p>' });
       expect(made.isError, text(made)).toBeFalsy();
+      // Then the model edits the app it made: the paid update_app_file names the account's tool.
+      const edit = await call(client, 'update_app_file', { appId: 'paid-or-not', path: 'index.html', content: '<p>y</p>' });
+      expect(JSON.parse(text(edit))['x402/error'].message).toMatch(/account_write_app_files does this for the signed-in account, free/);
+      const edited = await call(client, 'account_write_app_files', {
+        appId: 'paid-or-not',
+        files: [
+          { path: 'index.html', content: '<script src="app.js"></script>' },
+          { path: 'app.js', content: 'let y = 1' },
+        ],
+      });
+      expect(edited.isError, text(edited)).toBeFalsy();
+      expect(edited.structuredContent).toMatchObject({ app: { appName: 'paid-or-not', fileCount: 2, status: 'updated' } });
+      const files = (await call(client, 'account_read_app_files', { appId: 'paid-or-not' })).structuredContent as {
+        files: { path: string; content: string }[];
+      };
+      expect(files.files.map((f) => [f.path, f.content])).toEqual([
+        ['app.js', 'let y = 1'],
+        ['index.html', '<script src="app.js"></script>'],
+      ]);
     } finally {
       await client.close();
     }

@@ -1,0 +1,33 @@
+import type { InlineSiteFile } from '../../shared/account-api/sites.js';
+import { isValidContentType } from '../../shared/content-types.js';
+import { invalidField } from '../http/app-error.js';
+import type { SiteFileBytes } from './sites.js';
+import { SitePathSchema } from './site-paths.js';
+
+/**
+ * Files given inline in an Account API body (`files: [{path, content, encoding?, contentType?}]`),
+ * as bytes. Refused before anything is stored, naming `files.N.…`: a media type that is not one,
+ * base64 that is not well-formed (a typo would otherwise store garbage).
+ */
+export function decodeInlineFile(f: InlineSiteFile, i: number): SiteFileBytes {
+  if (f.contentType !== undefined && !isValidContentType(f.contentType)) throw invalidField(`files.${i}.contentType`, 'not a media type');
+  if (f.encoding !== 'base64') return { path: f.path, bytes: Buffer.from(f.content, 'utf8'), contentType: f.contentType };
+  const compact = f.content.replace(/\s+/g, '');
+  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) throw invalidField(`files.${i}.content`, 'not valid base64');
+  return { path: f.path, bytes: Buffer.from(compact, 'base64'), contentType: f.contentType };
+}
+
+/**
+ * Inline files to write into an existing site (`POST /api/v1/sites/:siteId/files`): decoded, each
+ * path checked and normalised, no path twice (`css/a.css` and `/css/a.css` are one path).
+ */
+export function inlineFilesToWrite(files: readonly InlineSiteFile[]): SiteFileBytes[] {
+  const seen = new Set<string>();
+  return files.map((f, i) => {
+    const parsed = SitePathSchema.safeParse(f.path);
+    if (!parsed.success) throw invalidField(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
+    if (seen.has(parsed.data)) throw invalidField(`files.${i}.path`, `${parsed.data} is listed twice`);
+    seen.add(parsed.data);
+    return { ...decodeInlineFile(f, i), path: parsed.data };
+  });
+}
