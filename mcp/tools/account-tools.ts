@@ -119,12 +119,6 @@ export function accountToolListed(ctx: McpContext, tool: string): boolean {
   return op !== undefined && (ctx.toolsets.dynamic || ctx.toolsets.enabled.has(op.toolset)) && whyNotAllowed(ctx, op) === null;
 }
 
-/** Whether this session has the Account API tool `tool` (its toolset aside). */
-export function hasAccountTool(ctx: McpContext, tool: string): boolean {
-  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);
-  return op !== undefined && whyNotAllowed(ctx, op) === null;
-}
-
 /**
  * A function's code is what the model sent: function_get answers it; the other function tools leave
  * it out of their function objects (a list of ten functions would otherwise carry ten sources).

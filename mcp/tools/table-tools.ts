@@ -4,10 +4,11 @@ import { TableFilterSchema, TableQuerySchema, tableQueryToSearchParams, type Tab
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import type { McpContext } from '../context.js';
 import { addTool, type ToolConfig } from '../register.js';
-import { hasAccountTool } from './account-tools.js';
+import { accountToolListed } from './account-tools.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { forgetTableWriteKey, knownTableWriteKey } from '../table-write-keys.js';
+import { toolsetOf } from '../toolsets.js';
 
 const slug = (what: string) => z.string().min(1).max(63).describe(what);
 const target = {
@@ -73,9 +74,11 @@ function failureHint(ctx: McpContext, status: number, what: string): string {
 
 /** The tools of this session that list apps and their Tables. */
 function whereTablesAreListed(ctx: McpContext): string {
-  if (hasAccountTool(ctx, 'account_list_tables'))
-    return `Check appName and table: ${hasAccountTool(ctx, 'account_list_apps') ? 'account_list_apps lists your apps, ' : ''}account_list_tables (appId) lists an app's Tables.`;
-  return "Check appName and table: list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered.";
+  if (accountToolListed(ctx, 'account_list_tables'))
+    return `Check appName and table: ${accountToolListed(ctx, 'account_list_apps') ? 'account_list_apps lists your apps, ' : ''}account_list_tables (appId) lists an app's Tables.`;
+  if (ctx.toolsets.dynamic || ctx.toolsets.enabled.has(toolsetOf('list_apps')))
+    return "Check appName and table: list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered.";
+  return "Check appName and table: a Table's name is the one the tool that created it answered.";
 }
 
 /** The Table API names a `where` filter by its query parameter, `filter[price][gte]`; the tool's caller wrote `where` price gte. */

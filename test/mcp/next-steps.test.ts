@@ -266,7 +266,8 @@ describe('answers that say what to do next', () => {
   });
 
   it('a Table or record that is not there names the tools of this session that list them', async () => {
-    const account = await hosted('/mcp', (await h.account()).key);
+    const { key } = await h.account();
+    const account = await hosted('/mcp', key);
     const wallet = await hosted('/mcp/x402');
     try {
       const published = await call(account, 'account_publish_app', { requestId: 'r1', html: '<h1>hints</h1>', appName: 'hint-app' });
@@ -292,6 +293,15 @@ describe('answers that say what to do next', () => {
       expect(text(fromWallet)).toMatch(
         /list_apps lists your wallet's apps; a Table's name is the one create_table_api or convert_data_file_to_api answered\.$/,
       );
+      // A session with the table tools only names no tool it does not list.
+      const tablesOnly = await hosted('/mcp?toolsets=tables', key);
+      try {
+        expect(text(await call(tablesOnly, 'table_query', { appName: 'hint-app', table: 'itmes' }))).toMatch(
+          /table hint-app\/itmes not found.* Check appName and table: a Table's name is the one the tool that created it answered\.$/,
+        );
+      } finally {
+        await tablesOnly.close();
+      }
     } finally {
       await Promise.all([account.close(), wallet.close()]);
     }
