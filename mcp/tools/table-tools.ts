@@ -59,14 +59,22 @@ const QueryArgs = {
 };
 const SchemaArgs = { ...target, writeKey };
 const RecordArgs = { ...target, recordId, writeKey };
-const CreateArgs = { ...target, record: z.record(z.string(), z.unknown()).describe('Field name → value'), writeKey };
+const fieldValues = z.record(z.string(), z.unknown());
+const CreateArgs = {
+  ...target,
+  record: fieldValues.optional().describe('Field name → value'),
+  records: z.array(fieldValues).min(1).max(TABLE_LIMITS.maxBatch).optional().describe(`Up to ${TABLE_LIMITS.maxBatch} records at once, instead of record`),
+  writeKey,
+};
 const UpdateArgs = { ...target, recordId, fields: z.record(z.string(), z.unknown()).describe('Only the fields to change'), writeKey };
 
 /** What to try after a Table API refusal, by status (`what`: the service's message). */
 function failureHint(ctx: McpContext, status: number, what: string): string {
   if (status === 401 || status === 403)
     return ctx.hosted ? 'Pass the Table write key (writeKey).' : 'Pass the Table write key (writeKey), or ask the user to set SVC_TABLE_WRITE_KEY.';
-  if (status === 405) return 'This method is not enabled for the Table.';
+  if (status === 405 && / for the dataset /.test(what))
+    return 'A dataset (a converted data file) is read-only: to change its records, convert the changed file again with replaceExisting: true.';
+  if (status === 405) return "The Table's methods were chosen when it was made; this one is not among them.";
   if (status === 404) return what.startsWith('record ') ? 'Check recordId (table_query lists the records with their ids).' : whereTablesAreListed(ctx);
   if (status === 400) return 'Fix the parameters named above (use exact schema field names; table_schema lists them).';
   return 'Retry later.';
@@ -178,10 +186,17 @@ const TABLE_TOOLS: TableTool[] = [
   },
   {
     name: 'table_create_record',
-    description: 'Create one record. Needs the write key unless the Table allows public inserts. A retry after a lost answer can create a second record. Free.',
+    description:
+      'Create a record, or many (records: all or none). Needs the write key unless the Table allows public inserts. A retry after a lost answer can create them again. Free.',
     inputSchema: CreateArgs,
     hints: [false, false, false],
-    request: (a) => ({ method: 'POST', path: tablePath(a), body: { record: a.record } }),
+    request: (a) => {
+      if ((a.record === undefined) === (a.records === undefined))
+        throw new ToolFailure('table_create_record: give record (one object) or records (a list), one of the two. Nothing was done.');
+      return { method: 'POST', path: tablePath(a), body: a.records ? { records: a.records } : { record: a.record } };
+    },
+    // Many records answer their ids: the model sent their fields and needs only what the Table added.
+    answer: ({ records, ...rest }) => (Array.isArray(records) ? { ...rest, ids: records.map((r: { id: string }) => r.id) } : rest),
   },
   {
     name: 'table_update_record',

@@ -100,6 +100,16 @@ describe('hosted MCP endpoint', () => {
     expect((await call(fullClient, 'table_query', { appName: 'hosted-one', table: 'products' })).structuredContent).toMatchObject({
       records: [{ fields: { title: 'lamp' } }],
     });
+    // Many at once: all or none, answered by their ids.
+    const many = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products', records: [{ title: 'desk' }, { title: 'chair' }] });
+    expect(many.structuredContent).toEqual({ ok: true, inserted: 2, ids: ['2', '3'] });
+    const bad = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products', records: [{ title: 'shelf' }, { titel: 'x' }] });
+    expect(text(bad)).toMatch(/^table_create_record failed: .*records\.1.*titel.*\[HTTP 400 validation_failed\]\. Nothing was changed\./);
+    const neither = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products' });
+    expect(text(neither)).toBe('table_create_record: give record (one object) or records (a list), one of the two. Nothing was done.');
+    expect((await call(fullClient, 'table_query', { appName: 'hosted-one', table: 'products', aggregate: 'count' })).structuredContent).toMatchObject({
+      value: 3,
+    });
 
     // Private behind a password, through a tool: the page now asks for it.
     const locked = await call(fullClient, 'account_update_app', { appId: app.appId, password: 'open sesame' });

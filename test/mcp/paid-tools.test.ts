@@ -552,6 +552,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
         expect([appName, table]).toEqual([name, 'cities']);
         const q = await call(s.client, 'table_query', { appName, table, sort: 'population' });
         expect(q.structuredContent).toMatchObject({ records: [{ fields: { city: 'Lyon' } }, { fields: { city: 'Paris' } }] });
+        // A dataset is read-only: a change says how its records change instead.
+        const change = await call(s.client, 'table_update_record', { appName, table, recordId: '1', fields: { population: 1 } });
+        expect(text(change)).toBe(
+          'table_update_record failed: PATCH is not enabled for the dataset "cities" (enabled: GET) [HTTP 405 method_not_allowed]. Nothing was changed. A dataset (a converted data file) is read-only: to change its records, convert the changed file again with replaceExisting: true.',
+        );
         // The same file again without a slug: a new dataset beside the first, and the result says how to replace instead.
         const again = await call(s.client, 'upload_dataset', { appId: name, content: 'city,population\nNice,340000\n', fileName: 'cities.csv' });
         expect(again.structuredContent, text(again)).toMatchObject({ table: 'cities-2', slugTaken: 'cities' });
