@@ -4,7 +4,7 @@ import { loadMcpConfig } from '../mcp/config.js';
 import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
-import { parseToolsets } from '../mcp/toolsets.js';
+import { parseToolsets, type Toolset } from '../mcp/toolsets.js';
 import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
@@ -12,10 +12,10 @@ import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
 import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 
-/** What a signed-in caller gets without `?toolsets=`: everything the hosted endpoint can do for them. */
-export const HOSTED_DEFAULT_TOOLSETS = 'account,functions,apps,tables';
+/** What a signed-in caller gets without `?toolsets=` (or with `default` in it): everything the hosted endpoint can do for them. */
+export const HOSTED_DEFAULT_TOOLSETS: readonly Toolset[] = ['account', 'functions', 'apps', 'tables'];
 /** What a wallet (`/mcp/x402`, no sign-in) gets without `?toolsets=`: the Agent API and the Table API. */
-export const WALLET_DEFAULT_TOOLSETS = 'apps,tables,datasets';
+export const WALLET_DEFAULT_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets'];
 /** Kinds of caller (toolsets × scopes) whose idle servers are kept. */
 const MAX_POOLS = 32;
 
@@ -97,8 +97,8 @@ class HostedMcp {
   }
 
   /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
-  async answer(c: Context<AppEnv>, hosted: HostedCaller, signedIn: SignedIn | undefined, defaultToolsets: string): Promise<Response> {
-    const toolsets = toolsetsOf(c.req.query('toolsets') ?? defaultToolsets);
+  async answer(c: Context<AppEnv>, hosted: HostedCaller, signedIn: SignedIn | undefined, defaults: readonly Toolset[]): Promise<Response> {
+    const toolsets = toolsetsOf(c.req.query('toolsets'), defaults);
     const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
@@ -140,10 +140,10 @@ class HostedMcp {
 }
 
 /** `?toolsets=` of a hosted endpoint; dynamic mode is refused (stateless: a toolset enabled in one request would be gone in the next). */
-function toolsetsOf(list: string): McpContext['toolsets'] {
+function toolsetsOf(list: string | undefined, defaults: readonly Toolset[]): McpContext['toolsets'] {
   let toolsets: McpContext['toolsets'];
   try {
-    toolsets = parseToolsets(list);
+    toolsets = parseToolsets(list, defaults);
   } catch (e) {
     throw new AppError('validation_failed', `toolsets: ${(e as Error).message}`);
   }

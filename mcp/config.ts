@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
-import { parseToolsets, type ToolsetChoice } from './toolsets.js';
+import { defaultToolsets, parseToolsets, type ToolsetChoice } from './toolsets.js';
 
 const optionalText = z
   .string()
@@ -77,13 +77,13 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
     throw new Error(`invalid MCP server configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const wallet = loadWalletConfig(env);
   let toolsets: ToolsetChoice;
   try {
-    toolsets = parseToolsets(e.SVC_TOOLSETS);
+    toolsets = parseToolsets(e.SVC_TOOLSETS, defaultToolsets({ wallet: wallet.key !== undefined, apiKey: e.SVC_API_KEY !== undefined }));
   } catch (err) {
     throw new Error(`invalid MCP server configuration:\n  SVC_TOOLSETS: ${(err as Error).message}`);
   }
-  const wallet = loadWalletConfig(env);
   return {
     serviceUrl: e.SVC_URL.replace(/\/+$/, ''),
     transport: e.SVC_TRANSPORT,

@@ -17,8 +17,19 @@ export const TOOLSETS = {
 export type Toolset = keyof typeof TOOLSETS;
 export const TOOLSET_NAMES = Object.keys(TOOLSETS) as Toolset[];
 
-/** What a session gets without SVC_TOOLSETS: the composites, apps, tables, datasets and the wallet. */
-export const DEFAULT_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets', 'wallet'];
+/** The tools a wallet pays for: the composites, apps, tables, datasets, and the wallet's own. */
+const WALLET_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets', 'wallet'];
+
+/**
+ * What svc-mcp lists without SVC_TOOLSETS (and what `default` in it means): the tools its
+ * configuration can use. A personal key: the account's tools and the Table tools (which its key
+ * opens); a wallet: the paid tools and the wallet's; both: both. Neither: the wallet's, whose
+ * refusal says how to add one (the tools that read stay usable).
+ */
+export function defaultToolsets(has: { wallet: boolean; apiKey: boolean }): readonly Toolset[] {
+  if (!has.apiKey) return WALLET_TOOLSETS;
+  return has.wallet ? [...WALLET_TOOLSETS, 'account', 'functions'] : ['account', 'functions', 'tables'];
+}
 
 /** Tool name → toolset. A tool missing here is a programming error (the server refuses to start). */
 export const TOOLSET_OF: Record<string, Toolset> = {
@@ -60,9 +71,9 @@ export interface ToolsetChoice {
 
 /**
  * Parses `apps,tables`, `all`, `default,functions` or `dynamic` (dynamic alone starts from the
- * default). Throws naming the unknown entries and the known ones.
+ * default); nothing, or `default`, is `defaults`. Throws naming the unknown entries and the known ones.
  */
-export function parseToolsets(text: string | undefined): ToolsetChoice {
+export function parseToolsets(text: string | undefined, defaults: readonly Toolset[]): ToolsetChoice {
   const parts = (text ?? '')
     .split(/[\s,]+/)
     .map((s) => s.trim().toLowerCase())
@@ -72,7 +83,7 @@ export function parseToolsets(text: string | undefined): ToolsetChoice {
   const unknown = named.filter((p) => p !== 'all' && p !== 'default' && !(p in TOOLSETS));
   if (unknown.length) throw new Error(`unknown toolset(s): ${unknown.join(', ')} (known: ${[...TOOLSET_NAMES, 'all', 'default', 'dynamic'].join(', ')})`);
   const enabled = new Set<Toolset>();
-  if (named.length === 0 || named.includes('default')) for (const t of DEFAULT_TOOLSETS) enabled.add(t);
+  if (named.length === 0 || named.includes('default')) for (const t of defaults) enabled.add(t);
   if (named.includes('all')) for (const t of TOOLSET_NAMES) enabled.add(t);
   for (const p of named) if (p in TOOLSETS) enabled.add(p as Toolset);
   return { enabled, dynamic };

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
 import { TOOLSET_OF } from '../../mcp/toolsets.js';
+import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
 import { call, connectHttp, connectStdio, text } from './helpers.js';
@@ -72,6 +73,34 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     );
     expect(byName.get('table_delete_record')!.annotations).toMatchObject({ idempotentHint: true });
     expect(byName.get('table_delete_record')!.annotations?.destructiveHint).toBeUndefined();
+  });
+
+  // A user who gave svc-mcp a personal key and no wallet was listed 21 tools that pay (each refusing:
+  // no wallet) and none of the account's.
+  it('without SVC_TOOLSETS lists the tools its configuration can use: a key, a wallet, or both', async () => {
+    const toolsetsOf = async (extra: Record<string, string>) => {
+      const s = await connectHttp({ ...env, ...extra });
+      try {
+        const names = (await s.client.listTools()).tools.map((t) => t.name);
+        return [...new Set(names.map((n) => TOOLSET_OF[n] ?? ACCOUNT_OPERATIONS.find((o) => o.tool === n)?.toolset))].sort();
+      } finally {
+        await s.close();
+      }
+    };
+    const walletKey = `0x${'11'.repeat(32)}`;
+    expect(await toolsetsOf({})).toEqual(['apps', 'datasets', 'tables', 'wallet']);
+    expect(await toolsetsOf({ SVC_WALLET_PRIVATE_KEY: walletKey })).toEqual(['apps', 'datasets', 'tables', 'wallet']);
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused' })).toEqual(['account', 'functions', 'tables']);
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_WALLET_PRIVATE_KEY: walletKey })).toEqual([
+      'account',
+      'apps',
+      'datasets',
+      'functions',
+      'tables',
+      'wallet',
+    ]);
+    // `default` in SVC_TOOLSETS is the same choice.
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_TOOLSETS: 'default,advanced' })).toEqual(['account', 'advanced', 'functions', 'tables']);
   });
 
   it('keeps the tool list within its budget: default ≤ 16,000 characters, no tool over 1,600, everything ≤ 48,000', async () => {
