@@ -10,7 +10,7 @@ import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
 import { accountToolListed, registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
-import { registerDeploySite } from './tools/deploy-site.js';
+import { deploysForAccount, registerDeploySite } from './tools/deploy-site.js';
 import { registerTableTools } from './tools/table-tools.js';
 import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
@@ -21,6 +21,7 @@ export const MCP_SERVER_NAME = 'svc';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
+const ACCOUNT_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. No wallet is configured: the tools act as the account of SVC_API_KEY, free, within its scopes. Start with deploy_site (a local folder or inline files); account_create_table adds a Table to an app, the table_* tools read and write its records.`;
 const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
 const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. An app a paid tool creates belongs to the paying wallet (list_apps), not to the account (account_list_apps). A client that cannot sign x402 uses the free account tools instead (account_publish_app, account_write_app_files, account_create_table), within the account's scopes.`;
 
@@ -95,6 +96,7 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
 const TWO_OWNERS = " Apps the paid tools create belong to the wallet (list_apps); the account_* tools see the account's apps only.";
 
 function instructionsFor(ctx: McpContext): string {
+  if (!ctx.hosted && deploysForAccount(ctx)) return ACCOUNT_INSTRUCTIONS;
   if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;
   return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
 }

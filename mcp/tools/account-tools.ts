@@ -230,6 +230,13 @@ async function callOperation(
   return forTheModel(op, answer.json);
 }
 
+/** One Account API operation, by its tool's name and with the tool's arguments; the answer in the tools' words. */
+export async function callAccountTool(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);
+  if (!op) throw new Error(`no Account API operation ${tool}`);
+  return (await callOperation(ctx, op, args)).body;
+}
+
 /**
  * One tool per Account API operation (shared/account-api/operations.ts), generated from the API's own
  * request schemas and acting as the caller: the signed-in account on the hosted endpoint (only the

@@ -8,7 +8,8 @@ import { quoteAction, quoteAmount, type Quote } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { type DeployInput, deployPlan } from './deploy-site.js';
+import type { DeployInput } from './deploy-files.js';
+import { deployPlan } from './deploy-site.js';
 import { assertPlanWithinCaps } from './paid-steps.js';
 import { datasetPlan } from './upload-dataset.js';
 

@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbKinds } from '../helpers/db.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { call, connectHttp, text } from './helpers.js';
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+
+// svc-mcp given a personal key and no wallet: deploy_site publishes a folder for the account, free,
+// through the Account API (a user with an account and no USDC could not deploy a folder before).
+describe.each(dbKinds())('deploy_site for the account, without a wallet (%s)', (kind) => {
+  let h: Harness;
+  let dir: string;
+  beforeAll(async () => {
+    h = await startHarness(kind);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-deploy-account-'));
+  });
+  afterAll(async () => {
+    await h?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function folder(name: string, files: Record<string, string | Buffer>): string {
+    const root = path.join(dir, name);
+    for (const [p, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+      fs.writeFileSync(path.join(root, p), content);
+    }
+    return root;
+  }
+  const served = async (url: string) => {
+    const res = await fetch(url);
+    return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it('publishes a folder as a new app of the account, in as many requests as its size needs, then updates it by appId', async () => {
+    const { key } = await h.account();
+    const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') });
+    try {
+      expect(s.client.getInstructions()).toMatch(/No wallet is configured: the tools act as the account of SVC_API_KEY, free/);
+      const listed = (await s.client.listTools()).tools.find((t) => t.name === 'deploy_site')!;
+      expect(listed.description).toMatch(/for the account \(SVC_API_KEY\), free/);
+      expect(Object.keys(listed.inputSchema.properties ?? {})).not.toContain('entryPoint');
+      // Two 600 KB scripts: more than one request carries (the service takes 1 MiB of JSON).
+      const big = (c: string) => `// ${c}\n${c.repeat(600 * 1024)}`;
+      const root = folder('site', {
+        'index.html': '<h1>Account site</h1>',
+        'css/site.css': 'h1{color:teal}',
+        'pixel.png': PNG,
+        'a.js': big('a'),
+        'b.js': big('b'),
+        '.env': 'SECRET=1',
+      });
+      const progress: string[] = [];
+      const r = await s.client.callTool({ name: 'deploy_site', arguments: { folder: root, appName: `acct-site-${kind}` } }, undefined, {
+        onprogress: (p) => {
+          progress.push(p.message ?? '');
+        },
+      });
+      expect(r.isError, text(r)).toBeFalsy();
+      const out = r.structuredContent as { appId: string; appName: string; url: string; pathUrl: string; files: number; paid: string };
+      expect(out).toMatchObject({ appName: `acct-site-${kind}`, files: 5, paid: '0' });
+      expect(text(r)).toMatch(/^Deployed 5 files for the account, free; live at /);
+      expect(progress.length).toBeGreaterThanOrEqual(2);
+      // The account's app, not a wallet's.
+      const mine = await (await h.fetch('/api/v1/sites', { key })).json();
+      expect(mine.sites.map((x: { slug: string; fileCount: number }) => [x.slug, x.fileCount])).toEqual([[`acct-site-${kind}`, 5]]);
+      expect((await served(out.pathUrl)).bytes.toString()).toBe('<h1>Account site</h1>');
+      const png = await served(`${out.pathUrl}pixel.png`);
+      expect([png.type, png.bytes.equals(PNG)]).toEqual(['image/png', true]);
+      expect((await served(`${out.pathUrl}b.js`)).bytes.toString()).toBe(big('b'));
+      expect((await served(`${out.pathUrl}.env`)).status).toBe(404);
+
+      const update = await call(s.client, 'deploy_site', { appId: out.appName, files: [{ path: 'index.html', content: '<h1>v2</h1>' }] });
+      expect(update.isError, text(update)).toBeFalsy();
+      expect((await served(out.pathUrl)).bytes.toString()).toBe('<h1>v2</h1>');
+      expect((await served(`${out.pathUrl}css/site.css`)).bytes.toString()).toBe('h1{color:teal}');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a private app, and refusals before anything is sent: a file no request carries, an entry point other than index.html', async () => {
+    const { key } = await h.account();
+    const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger2.json') });
+    try {
+      const priv = await call(s.client, 'deploy_site', { files: [{ path: 'index.html', content: '<p>secret</p>' }], password: 'open sesame' });
+      expect(priv.isError, text(priv)).toBeFalsy();
+      expect((await served((priv.structuredContent as { pathUrl: string }).pathUrl)).status).toBe(401);
+
+      const huge = folder('huge', { 'index.html': '<p>x</p>', 'video.bin': Buffer.alloc(1024 * 1024, 7) });
+      expect(text(await call(s.client, 'deploy_site', { folder: huge }))).toMatch(
+        /^deploy_site: video\.bin does not fit in one Account API request \(983,040 bytes of JSON, base64 for binary files\)\. Nothing was sent; leave it out, or deploy with a wallet/,
+      );
+      expect(text(await call(s.client, 'deploy_site', { files: [{ path: 'home.html', content: '<p>x</p>' }], entryPoint: 'home.html' }))).toMatch(
+        /^deploy_site has no argument entryPoint/,
+      );
+      expect(text(await call(s.client, 'deploy_site', { files: [{ path: 'home.html', content: '<p>x</p>' }] }))).toMatch(
+        /^deploy_site: the entry point index\.html is not among the files/,
+      );
+      const sites = await (await h.fetch('/api/v1/sites', { key })).json();
+      expect(sites.total).toBe(1);
+      // A failure of the service is said in deploy_site's words; nothing was published.
+      const taken = await call(s.client, 'deploy_site', {
+        appName: (priv.structuredContent as { appName: string }).appName,
+        files: [{ path: 'index.html', content: '<p>again</p>' }],
+      });
+      expect(text(taken)).toMatch(/^deploy_site stopped: account_publish_app failed: .*taken.* Nothing was published\.$/);
+    } finally {
+      await s.close();
+    }
+  });
+});
