@@ -49,12 +49,11 @@ function requests(files: InlineFile[], first: number): InlineFile[][] {
 export async function deployForAccount(
   ctx: McpContext,
   args: DeployInput,
-  deploy: { files: DeployFile[]; entry: DeployFile; entryPoint: string },
+  deploy: { files: DeployFile[]; entry: DeployFile },
   extra: Extra,
 ): Promise<CallToolResult> {
-  const { files, entry, entryPoint } = deploy;
-  if (entryPoint !== 'index.html')
-    throw new ToolFailure(`deploy_site: an account's app is served from index.html; rename ${entryPoint} to index.html. Nothing was sent.`);
+  // The entry point is index.html here: the tool takes no entryPoint in this mode (AccountDeployArgs).
+  const { files, entry } = deploy;
   const newApp = !args.appId;
   if (!newApp && (args.visibility || args.password))
     throw new ToolFailure('deploy_site: visibility and password apply to a new app; account_update_app changes them on an existing one. Nothing was sent.');
@@ -69,14 +68,15 @@ export async function deployForAccount(
   const batches = newApp ? requests(others, jsonSize(html.content) + 200) : requests(inline, 0);
   const progress = new Progress(extra, batches.length + (args.visibility || args.password ? 1 : 0));
   let app: Record<string, unknown> = {};
-  const stopped = (e: unknown) => {
-    if (!(e instanceof ToolFailure)) throw e;
+  /** A step's failure in deploy_site's words, with what exists after it. */
+  const stopped = (e: unknown): unknown => {
+    if (!(e instanceof ToolFailure)) return e;
     const after = app.appId
       ? ` App ${app.appName} exists with the files sent before; retry with appId ${app.appName} to finish.`
       : newApp
         ? ' Nothing was published.'
         : ' No file was changed.';
-    throw new ToolFailure(`deploy_site stopped: ${e.message}${after}`);
+    return new ToolFailure(`deploy_site stopped: ${e.message}${after}`);
   };
   try {
     for (const [i, batch] of batches.entries()) {
@@ -98,7 +98,7 @@ export async function deployForAccount(
       await progress.report(app.hasPassword ? 'made private behind the password' : `made ${app.visibility}`);
     }
   } catch (e) {
-    stopped(e);
+    throw stopped(e);
   }
   const bytes = files.reduce((n, f) => n + f.bytes.length, 0);
   return okResult(

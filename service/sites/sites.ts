@@ -369,11 +369,7 @@ export async function assertCanWriteFiles(deps: Deps, site: SiteRow, files: read
   await assertStorageQuota(deps, db, ownerOf(site), growth);
 }
 
-/**
- * Records a file whose bytes are already in the blob store under `blobKey` (the upload flow), or
- * stores `bytes` first. Bumps the site's contentVersion and sets its status; returns the site as it
- * now is.
- */
+/** Creates or replaces one file of the site (`writeSiteFiles` of one); returns the site as it now is. */
 export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, db: DbOrTx = deps.db): Promise<SiteRow> {
   return writeSiteFiles(deps, site, [file], db);
 }

@@ -102,6 +102,19 @@ describe.each(dbKinds())('deploy_site for the account, without a wallet (%s)', (
       );
       const sites = await (await h.fetch('/api/v1/sites', { key })).json();
       expect(sites.total).toBe(1);
+      // Its quote says so too (the wallet toolset is not listed by default here).
+      const withQuote = await connectHttp({
+        SVC_URL: h.url,
+        SVC_API_KEY: key,
+        SVC_TOOLSETS: 'default,wallet',
+        SVC_SPEND_LEDGER: path.join(dir, 'ledger3.json'),
+      });
+      try {
+        const q = await call(withQuote.client, 'quote', { tool: 'deploy_site', args: { files: [{ path: 'index.html', content: '<p>x</p>' }] } });
+        expect(q.structuredContent).toMatchObject({ quotes: [{ tool: 'deploy_site', price: '0', allowed: true, refusal: null }] });
+      } finally {
+        await withQuote.close();
+      }
       // A failure of the service is said in deploy_site's words; nothing was published.
       const taken = await call(s.client, 'deploy_site', {
         appName: (priv.structuredContent as { appName: string }).appName,
