@@ -103,6 +103,7 @@ const ACCOUNT_TOOL_INSTEAD: Record<string, string> = {
   update_app_meta: 'account_update_app',
   delete_app: 'account_delete_app',
   create_table_api: 'account_create_table',
+  convert_data_file_to_api: 'account_create_dataset',
 };
 
 /**

@@ -23,7 +23,7 @@ export const MCP_SERVER_VERSION = '0.1.0';
 const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
 const ACCOUNT_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. No wallet is configured: the tools act as the account of SVC_API_KEY, free, within its scopes. Start with deploy_site (a local folder or inline files); account_create_table adds a Table to an app, the table_* tools read and write its records.`;
 const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
-const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. An app a paid tool creates belongs to the paying wallet (list_apps), not to the account (account_list_apps). A client that cannot sign x402 uses the free account tools instead (account_publish_app, account_write_app_files, account_create_table), within the account's scopes.`;
+const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. An app a paid tool creates belongs to the paying wallet (list_apps), not to the account (account_list_apps). A client that cannot sign x402 uses the free account tools instead (account_publish_app, account_write_app_files, account_create_table, account_create_dataset), within the account's scopes.`;
 
 /**
  * Builds the shared context once per process: config, wallet, and the prices the tools quote. The
@@ -116,7 +116,11 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
       ? 'account_publish_app publishes html and files (inline; encoding base64 for binary ones) in one call, for the signed-in account and free.'
       : 'create_app_from_html, then update_app_file for each other file.'
   }`,
-  upload_dataset: `${filesOnYourDisk(ctx)} Here: create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").`,
+  upload_dataset: `${filesOnYourDisk(ctx)} Here: ${
+    accountToolListed(ctx, 'account_create_dataset')
+      ? 'account_create_dataset converts a file given inline (up to about 1 MiB; base64 for binary kinds), for the signed-in account and free.'
+      : 'create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").'
+  }`,
 });
 
 /** One MCP server (per session/connection) over the shared context. */

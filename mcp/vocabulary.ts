@@ -73,8 +73,9 @@ const OBJECTS: Record<string, [string, (object: Record<string, unknown>) => Reco
   tables: ['tables', withIdAs('tableId')],
   function: ['function', withIdAs('functionId')],
   functions: ['functions', withIdAs('functionId')],
-  // A converted data file: the Agent API's `asset` (spec), the Account API's `datasets`.
+  // A converted data file: the Agent API's `asset` (spec), the Account API's `dataset(s)`.
   asset: ['dataset', withIdAs('datasetId')],
+  dataset: ['dataset', withIdAs('datasetId')],
   datasets: ['datasets', withIdAs('datasetId')],
 };
 

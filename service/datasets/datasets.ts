@@ -8,6 +8,8 @@ import { newId } from '../db/ids.js';
 import { datasets, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
+import { decodeBase64Field } from '../http/base64-field.js';
+import type { CreateDatasetBody } from '../../shared/account-api/datasets.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
 import { createTable, deleteTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
@@ -16,7 +18,7 @@ import { sameFields, type FieldType, type InferredSchema } from './infer.js';
 import { firstPass, loadColumns, type FirstPass } from './load.js';
 import { blobOpener, prepareDataFile } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, SheetNotFound, type DataFileKind, type ParseLimits } from './records.js';
-import { getSiteUpload } from './uploads.js';
+import { dropUpload, getSiteUpload, storeInlineUpload } from './uploads.js';
 
 export type DatasetRow = typeof datasets.$inferSelect;
 
@@ -321,6 +323,34 @@ async function replaceDataset(
     });
   };
   return { row, cleanup };
+}
+
+/**
+ * `POST /api/v1/sites/:siteId/datasets`: a data file given inline becomes a dataset of the site.
+ * The bytes go into an upload slot as an uploaded file would (`storeInlineUpload`), then the same
+ * checks and conversion as convert_data_file_to_api, in one transaction; the replaced table (if
+ * any) is dropped after commit.
+ */
+export async function createDatasetFromInline(
+  deps: Deps,
+  site: SiteRow,
+  input: CreateDatasetBody,
+): Promise<{ dataset: DatasetView; replaced: boolean; slugTaken?: string }> {
+  const bytes = input.encoding === 'base64' ? decodeBase64Field('content', input.content) : Buffer.from(input.content, 'utf8');
+  const key = await storeInlineUpload(deps, site, { fileName: input.fileName, bytes });
+  let converted: { plan: ConvertPlan; result: ConvertResult };
+  try {
+    const { name, slug, replaceExisting, sheet } = input;
+    const plan = await planConversion(deps, site, { key, fileName: input.fileName, name, slug, replaceExisting, sheet });
+    converted = { plan, result: await deps.db.transaction((tx) => convertDataFile(deps, site, plan, tx)) };
+  } catch (e) {
+    // Refused: the file is not kept either (an uploaded file stays its uploader's to convert again).
+    await dropUpload(deps, site.id, key);
+    throw e;
+  }
+  await converted.result.cleanup();
+  const { plan, result } = converted;
+  return { dataset: result.view, replaced: plan.replacing !== null, ...(plan.slugTaken ? { slugTaken: plan.slugTaken } : {}) };
 }
 
 export interface ConvertResult {

@@ -191,6 +191,40 @@ export async function createUpload(
   };
 }
 
+/**
+ * A data file given whole (the Account API's inline file): an upload slot as `createUpload` opens
+ * one, with the bytes stored at once instead of a URL to PUT them to. The kind and size are checked
+ * first (`planUpload`). Returns the slot's key, which `planConversion` takes.
+ */
+export async function storeInlineUpload(deps: Deps, site: { id: string }, input: { fileName: string; bytes: Buffer }, db: DbOrTx = deps.db): Promise<string> {
+  const plan = planUpload(deps, { fileName: input.fileName, fileSize: input.bytes.length });
+  const id = newId('dsu');
+  const key = `${datasetsPrefix(site.id)}uploads/${id}/${safeFileName(input.fileName)}`;
+  const now = deps.clock.now();
+  await deps.blobs.put(key, input.bytes, kindInfo(plan.kind).contentType);
+  await db.insert(datasetUploads).values({
+    id,
+    siteId: site.id,
+    key,
+    fileName: input.fileName,
+    format: plan.kind,
+    declaredBytes: input.bytes.length,
+    strategy: 'single',
+    expiresAt: new Date(now.getTime() + deps.config.datasets.uploadTtlSeconds * 1000),
+    createdAt: now,
+  });
+  return key;
+}
+
+/** Removes an upload slot and its bytes (an inline file whose conversion was refused): best effort, housekeeping collects what is left. */
+export async function dropUpload(deps: Deps, siteId: string, key: string): Promise<void> {
+  await deps.blobs.delete(key).catch(() => undefined);
+  await deps.db
+    .delete(datasetUploads)
+    .where(and(eq(datasetUploads.siteId, siteId), eq(datasetUploads.key, key)))
+    .catch(() => undefined);
+}
+
 /** The upload slot holding `key` on this site; 404 otherwise (another site's key is not found). */
 export async function getSiteUpload(db: DbOrTx, siteId: string, key: string): Promise<UploadRow> {
   const [row] = await db

@@ -1,20 +1,19 @@
 import type { InlineSiteFile } from '../../shared/account-api/sites.js';
 import { isValidContentType } from '../../shared/content-types.js';
 import { invalidField } from '../http/app-error.js';
+import { decodeBase64Field } from '../http/base64-field.js';
 import type { SiteFileBytes } from './sites.js';
 import { SitePathSchema } from './site-paths.js';
 
 /**
  * Files given inline in an Account API body (`files: [{path, content, encoding?, contentType?}]`),
  * as bytes. Refused before anything is stored, naming `files.N.…`: a media type that is not one,
- * base64 that is not well-formed (a typo would otherwise store garbage).
+ * base64 that is not well-formed.
  */
 export function decodeInlineFile(f: InlineSiteFile, i: number): SiteFileBytes {
   if (f.contentType !== undefined && !isValidContentType(f.contentType)) throw invalidField(`files.${i}.contentType`, 'not a media type');
-  if (f.encoding !== 'base64') return { path: f.path, bytes: Buffer.from(f.content, 'utf8'), contentType: f.contentType };
-  const compact = f.content.replace(/\s+/g, '');
-  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) throw invalidField(`files.${i}.content`, 'not valid base64');
-  return { path: f.path, bytes: Buffer.from(compact, 'base64'), contentType: f.contentType };
+  const bytes = f.encoding === 'base64' ? decodeBase64Field(`files.${i}.content`, f.content) : Buffer.from(f.content, 'utf8');
+  return { path: f.path, bytes, contentType: f.contentType };
 }
 
 /**

@@ -28,3 +28,26 @@ export const DatasetSchema = z
   .meta({ id: 'Dataset' });
 
 export const DatasetListResponseSchema = z.object({ ok: z.literal(true), datasets: z.array(DatasetSchema) }).meta({ id: 'DatasetList' });
+
+/** `POST /api/v1/sites/:siteId/datasets`: a data file given inline, converted into a dataset (svc's addition to the spec). */
+export const CreateDatasetBodySchema = z
+  .object({
+    fileName: z.string().min(1).max(255).describe('With its extension, which says the kind: data.csv, places.geojson, sales.xlsx…'),
+    content: z.string().min(1).describe('The file: UTF-8 text (CSV, JSON, GeoJSON), or base64 when encoding is "base64" (XLSX, Parquet, Shapefile ZIP)'),
+    encoding: z.enum(['utf8', 'base64']).optional().describe('How content is written (default utf8)'),
+    name: z.string().min(1).max(200).optional().describe('Display name (default: the file name without extension)'),
+    slug: z.string().min(1).max(63).optional().describe('Table API name (default: from the name; a free one when taken)'),
+    replaceExisting: z.boolean().optional().describe('Replace the dataset with this slug atomically (readers see old or new, never a mix)'),
+    sheet: z.string().min(1).max(200).optional().describe('XLSX: the sheet to read (default: the first)'),
+  })
+  .meta({ id: 'CreateDatasetRequest' });
+export type CreateDatasetBody = z.infer<typeof CreateDatasetBodySchema>;
+
+export const CreateDatasetResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    dataset: DatasetSchema,
+    replaced: z.boolean().describe('True when an existing dataset was replaced'),
+    slugTaken: z.string().optional().describe('The slug the name gave, taken by another dataset: this one got `dataset.slug` instead'),
+  })
+  .meta({ id: 'CreateDatasetResponse' });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Scope } from '../scopes.js';
 import { CreateTableBodySchema } from '../tables/schema.js';
+import { CreateDatasetBodySchema } from './datasets.js';
 import { CreateFunctionBodySchema, FunctionAccessBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
 import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, SiteListQuerySchema, WriteSiteFilesBodySchema } from './sites.js';
 
@@ -140,6 +141,18 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     description: 'Create a Table (schema, methods, keys) on an app; answers its Table API URLs and write key. Records: table_* tools.',
     params: SiteIdParams,
     body: CreateTableBodySchema,
+    ...write,
+  },
+  {
+    tool: 'account_create_dataset',
+    toolset: 'account',
+    method: 'POST',
+    path: '/sites/{siteId}/datasets',
+    scope: 'svc.data.write',
+    description:
+      'Turn a data file given inline into a dataset with a read-only Table API on an app (the table_* tools read it): CSV, JSON, GeoJSON as text; XLSX, Parquet, Shapefile ZIP in base64. Up to about 1 MiB.',
+    params: SiteIdParams,
+    body: CreateDatasetBodySchema,
     ...write,
   },
   {

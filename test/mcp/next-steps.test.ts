@@ -194,7 +194,7 @@ describe('answers that say what to do next', () => {
     const client = await hosted('/mcp', key);
     try {
       expect(client.getInstructions()).toMatch(
-        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_write_app_files, account_create_table\)/,
+        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_write_app_files, account_create_table, account_create_dataset\)/,
       );
       expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
         /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
@@ -220,6 +220,22 @@ describe('answers that say what to do next', () => {
         ['app.js', 'let y = 1'],
         ['index.html', '<script src="app.js"></script>'],
       ]);
+      // And a dataset: upload_dataset (local files) and the paid conversion name account_create_dataset.
+      expect(text(await call(client, 'upload_dataset', { appId: 'paid-or-not', file: '/x.csv' }))).toMatch(
+        /Here: account_create_dataset converts a file given inline \(up to about 1 MiB; base64 for binary kinds\), for the signed-in account and free\.$/,
+      );
+      // (`default` in ?toolsets= is the hosted default; datasets adds the wallet's conversion.)
+      const withDatasets = await hosted('/mcp?toolsets=default,datasets', key);
+      try {
+        const convert = await call(withDatasets, 'convert_data_file_to_api', { appId: 'paid-or-not', key: 'k', fileName: 'a.csv' });
+        expect(JSON.parse(text(convert))['x402/error'].message).toMatch(/account_create_dataset does this for the signed-in account, free/);
+      } finally {
+        await withDatasets.close();
+      }
+      const dataset = await call(client, 'account_create_dataset', { appId: 'paid-or-not', fileName: 'prices.csv', content: 'item,price\ntea,3\ncake,5\n' });
+      expect(dataset.structuredContent).toMatchObject({ dataset: { datasetId: expect.stringMatching(/^ds_/), slug: 'prices', recordCount: 2 } });
+      const cheap = await call(client, 'table_query', { appName: 'paid-or-not', table: 'prices', where: [{ field: 'price', op: 'lt', value: 4 }] });
+      expect(cheap.structuredContent).toMatchObject({ records: [{ fields: { item: 'tea', price: 3 } }] });
     } finally {
       await client.close();
     }
