@@ -8,9 +8,9 @@ import { serviceFetch } from './service-fetch.js';
 import { addTool, addUnavailableTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
-import { accountToolListed, registerAccountTools } from './tools/account-tools.js';
+import { accountToolListed, composesForAccount, registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
-import { deploysForAccount, registerDeploySite } from './tools/deploy-site.js';
+import { registerDeploySite } from './tools/deploy-site.js';
 import { registerTableTools } from './tools/table-tools.js';
 import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
@@ -96,7 +96,7 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
 const TWO_OWNERS = " Apps the paid tools create belong to the wallet (list_apps); the account_* tools see the account's apps only.";
 
 function instructionsFor(ctx: McpContext): string {
-  if (!ctx.hosted && deploysForAccount(ctx)) return ACCOUNT_INSTRUCTIONS;
+  if (!ctx.hosted && composesForAccount(ctx)) return ACCOUNT_INSTRUCTIONS;
   if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;
   return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
 }

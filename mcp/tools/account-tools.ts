@@ -230,6 +230,15 @@ async function callOperation(
   return forTheModel(op, answer.json);
 }
 
+/**
+ * Whether the composite tools (deploy_site, upload_dataset) act for the account, free, rather than
+ * paying: svc-mcp with a personal key (SVC_API_KEY) and no wallet. With a wallet they pay, as they
+ * always did (what they make is the wallet's).
+ */
+export function composesForAccount(ctx: McpContext): boolean {
+  return !ctx.hosted && !ctx.upstream && ctx.wallet.address === null && ctx.config.apiKey !== undefined;
+}
+
 /** One Account API operation, by its tool's name and with the tool's arguments; the answer in the tools' words. */
 export async function callAccountTool(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);

@@ -4,24 +4,15 @@ import type { McpContext } from '../context.js';
 import { ToolFailure, okResult } from '../results.js';
 import { callAccountTool } from './account-tools.js';
 import type { DeployFile, DeployInput } from './deploy-files.js';
+import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, Progress } from './paid-steps.js';
 
-/**
- * JSON carried by one Account API request of a deploy: under the service's default body limit
- * (1 MiB, SVC_MAX_JSON_BODY_BYTES), with room for the rest of the body.
- */
-const REQUEST_BUDGET = 960 * 1024;
-
-/** A file as the Account API takes it inline: text as it is, other bytes in base64 (what does not survive UTF-8 unchanged). */
+/** A file as the Account API takes it inline. */
 function inlineFile(f: DeployFile): { path: string; content: string; encoding?: 'base64'; contentType: string } {
-  const text = f.bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(f.bytes)
-    ? { path: f.path, content: text, contentType: f.type }
-    : { path: f.path, content: f.bytes.toString('base64'), encoding: 'base64', contentType: f.type };
+  return { path: f.path, ...inlineContent(f.bytes), contentType: f.type };
 }
 
 type InlineFile = ReturnType<typeof inlineFile>;
-const jsonSize = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
 
 /** The files in requests of at most REQUEST_BUDGET bytes of JSON each, in order; `first` is the room the first request's other fields take. */
 function requests(files: InlineFile[], first: number): InlineFile[][] {

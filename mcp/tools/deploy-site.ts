@@ -7,19 +7,12 @@ import { priceOf, type McpContext } from '../context.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { composesForAccount } from './account-tools.js';
 import { deployForAccount } from './deploy-for-account.js';
 import { AccountDeployArgs, DeployArgs, type DeployFile, type DeployInput, deployFiles } from './deploy-files.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 
 const UPLOAD_CONCURRENCY = 4;
-
-/**
- * Whether deploy_site publishes for the account rather than paying: svc-mcp with a personal key
- * (SVC_API_KEY) and no wallet. With a wallet it pays, as it always did (the app is the wallet's).
- */
-export function deploysForAccount(ctx: McpContext): boolean {
-  return !ctx.hosted && !ctx.upstream && ctx.wallet.address === null && ctx.config.apiKey !== undefined;
-}
 
 /**
  * The paid steps a deploy makes and their total, from the same arguments deploy_site takes (the
@@ -186,7 +179,7 @@ class DeployRun {
  */
 export function registerDeploySite(server: McpServer, ctx: McpContext): void {
   if (ctx.config.readOnly) return;
-  if (deploysForAccount(ctx)) {
+  if (composesForAccount(ctx)) {
     addTool(
       server,
       ctx,

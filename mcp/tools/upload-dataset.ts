@@ -8,6 +8,8 @@ import type { McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { callAccountTool, composesForAccount } from './account-tools.js';
+import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
 
@@ -170,25 +172,56 @@ class DatasetUpload {
       ...(sheet ? { sheet } : {}),
     });
     await this.#progress.report('converted');
-    const asset = conv.asset as { url?: string; pathUrl?: string } & Record<string, unknown>;
+    const { dataset } = answerInToolWords({ asset: conv.asset }) as { dataset: { url?: string; pathUrl?: string } & Record<string, unknown> };
     const paid = this.#paid.paidSoFar();
-    const { appName, table } = tableAddress(asset?.pathUrl ?? '') ?? {};
-    // A second upload of the same file is a new dataset beside the first: say so, and how to replace instead.
     const taken = typeof conv.slugTaken === 'string' ? conv.slugTaken : undefined;
-    const beside = taken ? ` ${taken} existed, so this is a new dataset beside it (replaceExisting: true with slug ${taken} replaces its data instead).` : '';
-    return okResult(
-      {
-        appName,
-        table,
-        strategy: up.strategy,
-        ...answerInToolWords({ asset }),
-        ...(taken ? { slugTaken: taken } : {}),
-        paid,
-        receiptIds: this.#paid.receiptIds(),
-      },
-      `Dataset ready at ${asset?.url}; table_query reads it (appName ${appName}, table ${table}).${beside} Paid ${paid} USDC.`,
-    );
+    return datasetReady(dataset, taken, { strategy: up.strategy, paid, receiptIds: this.#paid.receiptIds() }, `Paid ${paid} USDC.`);
   }
+}
+
+/**
+ * upload_dataset for the account (svc-mcp with SVC_API_KEY and no wallet): the file in one Account
+ * API request (`account_create_dataset`), free. A file larger than one request carries is refused
+ * before anything is sent.
+ */
+async function uploadForAccount(ctx: McpContext, args: UploadInput): Promise<CallToolResult> {
+  const source = dataSource(args);
+  // A file larger than the budget is refused unread; base64 grows a binary one by a third.
+  const inline = source.size <= REQUEST_BUDGET ? inlineContent(source.readRange(0, source.size)) : undefined;
+  if (!inline || jsonSize(inline) > REQUEST_BUDGET)
+    throw new ToolFailure(
+      `upload_dataset: ${source.fileName} (${source.size.toLocaleString('en')} bytes) does not fit in one Account API request (${REQUEST_BUDGET.toLocaleString('en')} bytes of JSON, base64 for binary files). Nothing was sent; upload it with a wallet (SVC_WALLET_KEY_FILE), whose upload URLs take large files in parts.`,
+    );
+  const { name, slug, replaceExisting, sheet } = args;
+  const answer = await callAccountTool(ctx, 'account_create_dataset', {
+    appId: args.appId,
+    fileName: source.fileName,
+    ...inline,
+    ...(name ? { name } : {}),
+    ...(slug ? { slug } : {}),
+    ...(replaceExisting !== undefined ? { replaceExisting } : {}),
+    ...(sheet ? { sheet } : {}),
+  }).catch((e: unknown) => {
+    throw e instanceof ToolFailure ? new ToolFailure(`upload_dataset stopped: ${e.message} Nothing was kept.`) : e;
+  });
+  const dataset = answer.dataset as { url?: string; pathUrl?: string } & Record<string, unknown>;
+  return datasetReady(dataset, typeof answer.slugTaken === 'string' ? answer.slugTaken : undefined, { strategy: 'inline', paid: '0' }, 'Free.');
+}
+
+/** The answer of a dataset made: where table_query reads it, and what a taken slug meant. */
+function datasetReady(
+  dataset: { url?: string; pathUrl?: string } & Record<string, unknown>,
+  taken: string | undefined,
+  extra: Record<string, unknown>,
+  cost: string,
+): CallToolResult {
+  const { appName, table } = tableAddress(dataset?.pathUrl ?? '') ?? {};
+  // A second upload of the same file is a new dataset beside the first: say so, and how to replace instead.
+  const beside = taken ? ` ${taken} existed, so this is a new dataset beside it (replaceExisting: true with slug ${taken} replaces its data instead).` : '';
+  return okResult(
+    { appName, table, dataset, ...(taken ? { slugTaken: taken } : {}), ...extra },
+    `Dataset ready at ${dataset?.url}; table_query reads it (appName ${appName}, table ${table}).${beside} ${cost}`,
+  );
 }
 
 /**
@@ -198,6 +231,22 @@ class DatasetUpload {
  */
 export function registerUploadDataset(server: McpServer, ctx: McpContext): void {
   if (ctx.config.readOnly) return;
+  if (composesForAccount(ctx)) {
+    addTool(
+      server,
+      ctx,
+      'upload_dataset',
+      {
+        description:
+          'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app of the account (SVC_API_KEY), free: returns the Table API url, pathUrl and inferred fields. From a local file or inline content, up to about 700 KB (binary) or 960 KB (text).',
+        inputSchema: UploadArgs,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      },
+      ((args: UploadInput): Promise<CallToolResult> => guarded(() => uploadForAccount(ctx, args))) as never,
+      'account',
+    );
+    return;
+  }
   addTool(
     server,
     ctx,

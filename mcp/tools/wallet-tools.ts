@@ -9,7 +9,8 @@ import { priceOf, type McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import type { DeployInput } from './deploy-files.js';
-import { deployPlan, deploysForAccount } from './deploy-site.js';
+import { composesForAccount } from './account-tools.js';
+import { deployPlan } from './deploy-site.js';
 import { assertPlanWithinCaps } from './paid-steps.js';
 import { datasetPlan } from './upload-dataset.js';
 
@@ -41,7 +42,7 @@ export async function listReceipts(ctx: McpContext, limit: number, action?: stri
 /** quote for a composite tool: its whole plan priced from the same arguments the tool takes. */
 async function quoteComposite(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Quote & { steps: string[] }> {
   // Publishing for the account (a personal key, no wallet) pays nothing.
-  if (tool === 'deploy_site' && deploysForAccount(ctx))
+  if (tool === 'deploy_site' && composesForAccount(ctx))
     return { ...(await quoteAmount(ctx, tool, tool, 0n)), steps: ['account_publish_app', 'account_write_app_files'] };
   const { plan, planned } =
     tool === 'deploy_site'

@@ -82,8 +82,9 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       const s = await connectHttp({ ...env, ...extra });
       try {
         const names = (await s.client.listTools()).tools.map((t) => t.name);
-        // deploy_site is the account's when it publishes for the account (deploy-for-account.test.ts).
-        const toolset = (n: string) => (n === 'deploy_site' && !names.includes('wallet_status') ? 'account' : TOOLSET_OF[n]);
+        // The composites are the account's when they act for the account (composites-for-account.test.ts).
+        const composite = (n: string) => n === 'deploy_site' || n === 'upload_dataset';
+        const toolset = (n: string) => (composite(n) && !names.includes('wallet_status') ? 'account' : TOOLSET_OF[n]);
         return [...new Set(names.map((n) => toolset(n) ?? ACCOUNT_OPERATIONS.find((o) => o.tool === n)?.toolset))].sort();
       } finally {
         await s.close();

@@ -8,9 +8,9 @@ import { call, connectHttp, text } from './helpers.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
-// svc-mcp given a personal key and no wallet: deploy_site publishes a folder for the account, free,
-// through the Account API (a user with an account and no USDC could not deploy a folder before).
-describe.each(dbKinds())('deploy_site for the account, without a wallet (%s)', (kind) => {
+// svc-mcp given a personal key and no wallet: deploy_site publishes a folder and upload_dataset converts a
+// file for the account, free, through the Account API (a user with an account and no USDC could do neither before).
+describe.each(dbKinds())('deploy_site and upload_dataset for the account, without a wallet (%s)', (kind) => {
   let h: Harness;
   let dir: string;
   beforeAll(async () => {
@@ -77,6 +77,42 @@ describe.each(dbKinds())('deploy_site for the account, without a wallet (%s)', (
       expect(update.isError, text(update)).toBeFalsy();
       expect((await served(out.pathUrl)).bytes.toString()).toBe('<h1>v2</h1>');
       expect((await served(`${out.pathUrl}css/site.css`)).bytes.toString()).toBe('h1{color:teal}');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('upload_dataset turns a local file into a dataset of the account; a file one request cannot carry is refused unsent; a bad one keeps nothing', async () => {
+    const { key } = await h.account();
+    const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger4.json') });
+    try {
+      const listed = (await s.client.listTools()).tools.find((t) => t.name === 'upload_dataset')!;
+      expect(listed.description).toMatch(/on an app of the account \(SVC_API_KEY\), free/);
+      const made = await call(s.client, 'deploy_site', { appName: `data-${kind}`, files: [{ path: 'index.html', content: '<p>data</p>' }] });
+      expect(made.isError, text(made)).toBeFalsy();
+      const csv = path.join(dir, `prices-${kind}.csv`);
+      fs.writeFileSync(csv, 'item,price\ntea,3\ncake,5\n');
+      const up = await call(s.client, 'upload_dataset', { appId: `data-${kind}`, file: csv });
+      expect(up.isError, text(up)).toBeFalsy();
+      expect(up.structuredContent).toMatchObject({
+        appName: `data-${kind}`,
+        table: `prices-${kind}`,
+        paid: '0',
+        dataset: { datasetId: expect.stringMatching(/^ds_/), recordCount: 2 },
+      });
+      expect(text(up)).toMatch(/^Dataset ready at .*; table_query reads it \(appName data-\w+, table prices-\w+\)\. Free\./);
+      const q = await call(s.client, 'table_query', { appName: `data-${kind}`, table: `prices-${kind}`, sort: '-price' });
+      expect(q.structuredContent).toMatchObject({ records: [{ fields: { item: 'cake' } }, { fields: { item: 'tea' } }] });
+
+      const big = path.join(dir, 'big.csv');
+      fs.writeFileSync(big, `a\n${'1\n'.repeat(600_000)}`);
+      expect(text(await call(s.client, 'upload_dataset', { appId: `data-${kind}`, file: big }))).toMatch(
+        /^upload_dataset: big\.csv \(1,200,002 bytes\) does not fit in one Account API request .* Nothing was sent; upload it with a wallet/,
+      );
+      const bad = await call(s.client, 'upload_dataset', { appId: `data-${kind}`, content: 'a,b\n1,2\n"open,3\n', fileName: 'bad.csv' });
+      expect(text(bad)).toMatch(/^upload_dataset stopped: account_create_dataset failed: bad\.csv \(CSV\) could not be converted: .* Nothing was kept\.$/);
+      const datasets = await (await h.fetch(`/api/v1/sites/data-${kind}/datasets`, { key })).json();
+      expect(datasets.datasets.map((d: { slug: string }) => d.slug)).toEqual([`prices-${kind}`]);
     } finally {
       await s.close();
     }
