@@ -73,7 +73,7 @@ async function listOver(transport: StdioClientTransport | StreamableHTTPClientTr
   return tools;
 }
 
-/** What a client pays in context for the tool list: default, everything, the hosted endpoint for a full-scope key and for a wallet. */
+/** What a client pays in context for the tool list: default, with a key and no wallet, everything, the hosted endpoint for a full-scope key and for a wallet. */
 async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: string): Promise<void> {
   cli(dir, svcUrl, ['account', 'create', '--email', 'bench@example.com']);
   const key = cli(dir, svcUrl, ['key', 'create', '--email', 'bench@example.com', '--all-scopes']).trim().split('\n').pop()!;
@@ -81,6 +81,17 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
     [
       'svc-mcp, default toolsets',
       await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_TOOLSETS: '' }, stderr: 'ignore' })),
+    ],
+    [
+      'svc-mcp, SVC_API_KEY, no wallet (default)',
+      await listOver(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: ['bin/svc-mcp.mjs'],
+          env: { ...env, SVC_TOOLSETS: '', SVC_API_KEY: key },
+          stderr: 'ignore',
+        }),
+      ),
     ],
     [
       'svc-mcp, SVC_TOOLSETS=all + SVC_API_KEY',

@@ -24,11 +24,12 @@ const WALLET_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets', 'wall
  * What svc-mcp lists without SVC_TOOLSETS (and what `default` in it means): the tools its
  * configuration can use. A personal key: the account's tools and the Table tools (which its key
  * opens); a wallet: the paid tools and the wallet's; both: both. Neither: the wallet's, whose
- * refusal says how to add one (the tools that read stay usable).
+ * refusal says how to add one (the tools that read stay usable). Functions are asked for by name
+ * (`default,functions`): eight tools, a quarter of a list, for what fewer sessions do.
  */
 export function defaultToolsets(has: { wallet: boolean; apiKey: boolean }): readonly Toolset[] {
   if (!has.apiKey) return WALLET_TOOLSETS;
-  return has.wallet ? [...WALLET_TOOLSETS, 'account', 'functions'] : ['account', 'functions', 'tables'];
+  return has.wallet ? [...WALLET_TOOLSETS, 'account'] : ['account', 'tables'];
 }
 
 /** Tool name → toolset. A tool missing here is a programming error (the server refuses to start). */

@@ -93,24 +93,24 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const walletKey = `0x${'11'.repeat(32)}`;
     expect(await toolsetsOf({})).toEqual(['apps', 'datasets', 'tables', 'wallet']);
     expect(await toolsetsOf({ SVC_WALLET_PRIVATE_KEY: walletKey })).toEqual(['apps', 'datasets', 'tables', 'wallet']);
-    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused' })).toEqual(['account', 'functions', 'tables']);
-    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_WALLET_PRIVATE_KEY: walletKey })).toEqual([
-      'account',
-      'apps',
-      'datasets',
-      'functions',
-      'tables',
-      'wallet',
-    ]);
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused' })).toEqual(['account', 'tables']);
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_WALLET_PRIVATE_KEY: walletKey })).toEqual(['account', 'apps', 'datasets', 'tables', 'wallet']);
     // `default` in SVC_TOOLSETS is the same choice.
-    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_TOOLSETS: 'default,advanced' })).toEqual(['account', 'advanced', 'functions', 'tables']);
+    expect(await toolsetsOf({ SVC_API_KEY: 'svc_pat_unused', SVC_TOOLSETS: 'default,functions' })).toEqual(['account', 'functions', 'tables']);
   });
 
-  it('keeps the tool list within its budget: default ≤ 16,000 characters, no tool over 1,600, everything ≤ 48,000', async () => {
+  it('keeps the tool list within its budget: default ≤ 16,000 characters (18,000 with a key and no wallet), no tool over 1,600, everything ≤ 48,000', async () => {
     // Sizes are deterministic (the JSON a client receives), not timings.
     const size = (tools: unknown[]) => tools.reduce<number>((n, t) => n + JSON.stringify(t).length, 0);
     const { tools } = await http.client.listTools();
     expect(size(tools)).toBeLessThanOrEqual(16_000);
+    // The default of a personal key without a wallet: the account's tools, the Table tools, the two composites.
+    const keyOnly = await connectHttp({ ...env, SVC_API_KEY: 'svc_pat_unused' });
+    try {
+      expect(size((await keyOnly.client.listTools()).tools)).toBeLessThanOrEqual(18_000);
+    } finally {
+      await keyOnly.close();
+    }
     const all = await connectHttp({ ...env, SVC_TOOLSETS: 'all', SVC_API_KEY: 'svc_pat_unused' });
     try {
       const everything = (await all.client.listTools()).tools;
