@@ -73,6 +73,27 @@ export function partsFor(deps: Deps, fileSize: number): Omit<UploadPlan, 'kind'>
   return { strategy: 'multipart', partSize, partCount: Math.ceil(fileSize / partSize) };
 }
 
+/** A new upload slot: its id, its blob key under the site's datasets, and when it expires. */
+function newSlot(deps: Deps, siteId: string, fileName: string): { id: string; key: string; createdAt: Date; expiresAt: Date } {
+  const id = newId('dsu');
+  const createdAt = deps.clock.now();
+  return {
+    id,
+    key: `${datasetsPrefix(siteId)}uploads/${id}/${safeFileName(fileName)}`,
+    createdAt,
+    expiresAt: new Date(createdAt.getTime() + deps.config.datasets.uploadTtlSeconds * 1000),
+  };
+}
+
+/** The slot's row, which conversion and completion look the key up by. */
+async function recordSlot(
+  db: DbOrTx,
+  slot: ReturnType<typeof newSlot>,
+  row: Pick<UploadRow, 'siteId' | 'fileName' | 'format' | 'declaredBytes' | 'strategy'> & { multipartUploadId?: string },
+): Promise<void> {
+  await db.insert(datasetUploads).values({ ...slot, ...row });
+}
+
 export interface UploadTokenClaims {
   /** Upload slot id. */
   u: string;
@@ -139,26 +160,15 @@ export async function createUpload(
   db: DbOrTx = deps.db,
 ): Promise<SingleUpload | MultipartUploadAnswer> {
   const plan = planUpload(deps, input);
-  const id = newId('dsu');
-  const key = `${datasetsPrefix(site.id)}uploads/${id}/${safeFileName(input.fileName)}`;
+  const slot = newSlot(deps, site.id, input.fileName);
+  const { id, key, expiresAt } = slot;
   const ttl = deps.config.datasets.uploadTtlSeconds;
-  const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + ttl * 1000);
+  const row = { siteId: site.id, fileName: input.fileName, format: plan.kind, declaredBytes: input.fileSize };
   const uploadToken = signUploadToken(deps.secret, { u: id, s: site.id, k: key, e: Math.floor(expiresAt.getTime() / 1000) });
   const contentType = kindInfo(plan.kind).contentType;
   if (plan.strategy === 'single') {
     const put = await deps.blobs.presignPut(key, { contentType, contentLength: input.fileSize, expiresInSeconds: ttl });
-    await db.insert(datasetUploads).values({
-      id,
-      siteId: site.id,
-      key,
-      fileName: input.fileName,
-      format: plan.kind,
-      declaredBytes: input.fileSize,
-      strategy: 'single',
-      expiresAt,
-      createdAt: now,
-    });
+    await recordSlot(db, slot, { ...row, strategy: 'single' });
     return { strategy: 'single', key, uploadToken, kind: plan.kind, upload: { url: put.url, method: 'PUT', headers: put.headers }, expiresAt: put.expiresAt };
   }
   const mp = await deps.blobs.createMultipart(key, contentType);
@@ -167,18 +177,7 @@ export async function createUpload(
     const size = n < plan.partCount ? plan.partSize : input.fileSize - plan.partSize * (plan.partCount - 1);
     parts.push({ partNumber: n, url: await deps.blobs.presignPart(mp, n, ttl), size });
   }
-  await db.insert(datasetUploads).values({
-    id,
-    siteId: site.id,
-    key,
-    fileName: input.fileName,
-    format: plan.kind,
-    declaredBytes: input.fileSize,
-    strategy: 'multipart',
-    multipartUploadId: mp.uploadId,
-    expiresAt,
-    createdAt: now,
-  });
+  await recordSlot(db, slot, { ...row, strategy: 'multipart', multipartUploadId: mp.uploadId });
   return {
     strategy: 'multipart',
     key,
@@ -198,22 +197,10 @@ export async function createUpload(
  */
 export async function storeInlineUpload(deps: Deps, site: { id: string }, input: { fileName: string; bytes: Buffer }, db: DbOrTx = deps.db): Promise<string> {
   const plan = planUpload(deps, { fileName: input.fileName, fileSize: input.bytes.length });
-  const id = newId('dsu');
-  const key = `${datasetsPrefix(site.id)}uploads/${id}/${safeFileName(input.fileName)}`;
-  const now = deps.clock.now();
-  await deps.blobs.put(key, input.bytes, kindInfo(plan.kind).contentType);
-  await db.insert(datasetUploads).values({
-    id,
-    siteId: site.id,
-    key,
-    fileName: input.fileName,
-    format: plan.kind,
-    declaredBytes: input.bytes.length,
-    strategy: 'single',
-    expiresAt: new Date(now.getTime() + deps.config.datasets.uploadTtlSeconds * 1000),
-    createdAt: now,
-  });
-  return key;
+  const slot = newSlot(deps, site.id, input.fileName);
+  await deps.blobs.put(slot.key, input.bytes, kindInfo(plan.kind).contentType);
+  await recordSlot(db, slot, { siteId: site.id, fileName: input.fileName, format: plan.kind, declaredBytes: input.bytes.length, strategy: 'single' });
+  return slot.key;
 }
 
 /** Removes an upload slot and its bytes (an inline file whose conversion was refused): best effort, housekeeping collects what is left. */
