@@ -94,8 +94,15 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
       ),
     ],
     [
-      'svc-mcp, SVC_TOOLSETS=all + SVC_API_KEY',
-      await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_API_KEY: key }, stderr: 'ignore' })),
+      'svc-mcp, SVC_TOOLSETS=all + key + wallet',
+      await listOver(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: ['bin/svc-mcp.mjs'],
+          env: { ...env, SVC_API_KEY: key, SVC_WALLET_PRIVATE_KEY: generatePrivateKey() },
+          stderr: 'ignore',
+        }),
+      ),
     ],
     [
       'hosted /mcp, full-scope key (default)',

@@ -106,6 +106,9 @@ const ACCOUNT_TOOL_INSTEAD: Record<string, string> = {
   convert_data_file_to_api: 'account_create_dataset',
 };
 
+/** The Account API tool that does what a wallet tool does, for the account (undefined when none does). */
+export const accountToolInstead = (tool: string): string | undefined => ACCOUNT_TOOL_INSTEAD[tool];
+
 /**
  * On the signed-in hosted endpoint, a paid tool's 402 also names the free account tool that does the
  * same (most MCP clients cannot sign an x402 payment, and a model that met the 402 would stop there).

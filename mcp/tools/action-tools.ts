@@ -6,9 +6,11 @@ import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
 import { usdcToAtomic } from '../../shared/money.js';
 import { X402_META } from '../failures.js';
-import { callAction } from '../agent-call.js';
+import { accountToolInstead, callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
-import { addTool } from '../register.js';
+import { addTool, addUnavailableTool } from '../register.js';
+import { GET_A_WALLET } from '../../wallet/errors.js';
+import { composesForAccount } from './account-tools.js';
 import { guarded, okResult } from '../results.js';
 import { tableAddress } from '../table-write-keys.js';
 import { maxPriceArg } from '../schemas.js';
@@ -82,10 +84,25 @@ function toolShape(action: AgentAction, paid: boolean): ToolShape {
  * price (read-only mode pays for nothing). Results are the service's answer as structured content;
  * no output schema (it doubled the size of the tool list and earned nothing).
  */
+/** Why a wallet tool is not in a server with a personal key and no wallet, and what to call instead. */
+function withoutWallet(tool: string): string {
+  const instead = accountToolInstead(tool);
+  return `${tool} acts as a wallet (it pays, or signs as the owner), and this server has a personal key but no wallet: ${
+    instead ? `${instead} does this for the account, free.` : `nothing does it for the account. ${GET_A_WALLET}`
+  }`;
+}
+
 export function registerActionTools(server: McpServer, ctx: McpContext): void {
+  const forAccount = composesForAccount(ctx);
   for (const action of AGENT_ACTIONS as readonly AgentAction[]) {
     if (ctx.config.readOnly && !isReadOnlyAction(action, action.price)) continue;
     const name = toolNameOf(action);
+    // A personal key and no wallet: what needs the wallet is not listed (create_table_api was 1,600
+    // characters of every such list); a call names the account's tool that does it.
+    if (forAccount && action.identity) {
+      addUnavailableTool(server, name, withoutWallet(name));
+      continue;
+    }
     const shape = toolShape(action, !ctx.hosted && usdcToAtomic(action.price) > 0n);
     addTool(
       server,

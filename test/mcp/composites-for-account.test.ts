@@ -40,6 +40,15 @@ describe.each(dbKinds())('deploy_site and upload_dataset for the account, withou
     const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') });
     try {
       expect(s.client.getInstructions()).toMatch(/No wallet is configured: the tools act as the account of SVC_API_KEY, free/);
+      const names = (await s.client.listTools()).tools.map((t) => t.name);
+      // The wallet's tools are not listed (none can pay); a call names the account's tool instead.
+      expect(names).not.toContain('create_table_api');
+      expect(text(await call(s.client, 'create_table_api', { appId: 'x', name: 't', schema: { fields: [] } }))).toBe(
+        'create_table_api acts as a wallet (it pays, or signs as the owner), and this server has a personal key but no wallet: account_create_table does this for the account, free.',
+      );
+      expect(text(await call(s.client, 'publish_app', { appId: 'x' }))).toMatch(
+        /^publish_app acts as a wallet .*nothing does it for the account\. Ask the user to give the MCP server a wallet/,
+      );
       const listed = (await s.client.listTools()).tools.find((t) => t.name === 'deploy_site')!;
       expect(listed.description).toMatch(/for the account \(SVC_API_KEY\), free/);
       expect(Object.keys(listed.inputSchema.properties ?? {})).not.toContain('entryPoint');
