@@ -3,7 +3,7 @@ import { isValidContentType } from '../../shared/content-types.js';
 import { invalidField } from '../http/app-error.js';
 import { decodeBase64Field } from '../http/base64-field.js';
 import type { SiteFileBytes } from './sites.js';
-import { SitePathSchema } from './site-paths.js';
+import { listedSitePath } from './site-paths.js';
 
 /**
  * Files given inline in an Account API body (`files: [{path, content, encoding?, contentType?}]`),
@@ -23,10 +23,7 @@ export function decodeInlineFile(f: InlineSiteFile, i: number): SiteFileBytes {
 export function inlineFilesToWrite(files: readonly InlineSiteFile[]): SiteFileBytes[] {
   const seen = new Set<string>();
   return files.map((f, i) => {
-    const parsed = SitePathSchema.safeParse(f.path);
-    if (!parsed.success) throw invalidField(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
-    if (seen.has(parsed.data)) throw invalidField(`files.${i}.path`, `${parsed.data} is listed twice`);
-    seen.add(parsed.data);
-    return { ...decodeInlineFile(f, i), path: parsed.data };
+    const path = listedSitePath(f.path, i, seen);
+    return { ...decodeInlineFile(f, i), path };
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { invalidField } from '../http/app-error.js';
 
 /**
  * A file path inside a site: relative, `/`-separated, no `.`/`..` segments, no backslashes or
@@ -15,4 +16,20 @@ export const SitePathSchema = z
 
 export function normaliseSitePath(p: string): string {
   return SitePathSchema.parse(p);
+}
+
+/**
+ * The path of `files.N` of a request, checked and normalised, and added to `seen`; refused naming
+ * `files.N.path` when it is not a site path, when `reserved` says why it cannot be listed, or when
+ * it is in `seen` already (`css/a.css` and `/css/a.css` are one path).
+ */
+export function listedSitePath(path: string, i: number, seen: Set<string>, reserved: Readonly<Record<string, string>> = {}): string {
+  const field = `files.${i}.path`;
+  const parsed = SitePathSchema.safeParse(path);
+  if (!parsed.success) throw invalidField(field, parsed.error.issues[0]?.message ?? 'invalid path');
+  const why = reserved[parsed.data];
+  if (why) throw invalidField(field, why);
+  if (seen.has(parsed.data)) throw invalidField(field, `${parsed.data} is listed twice`);
+  seen.add(parsed.data);
+  return parsed.data;
 }

@@ -9,12 +9,12 @@ import { siteFiles, sites } from '../db/schema/index.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
 import { dropTableStoragesOfSite } from '../db/table-storage.js';
-import { AppError, invalidField } from '../http/app-error.js';
+import { AppError } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
 import { ownedBy, ownerColumns, ownerKey, walletOwner, type SiteOwner } from './owner.js';
-import { normaliseSitePath, SitePathSchema } from './site-paths.js';
+import { listedSitePath, normaliseSitePath } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
 
@@ -159,15 +159,10 @@ function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[]
       max,
       current: 0,
     });
-  const seen = new Set(['index.html']);
+  const seen = new Set<string>();
   assertFileSize(deps, index.path, index.bytes.length);
   const files = others.map((f, i) => {
-    const parsed = SitePathSchema.safeParse(f.path);
-    if (!parsed.success) throw invalidField(`files.${i}.path`, parsed.error.issues[0]?.message ?? 'invalid path');
-    const path = parsed.data;
-    if (path === 'index.html') throw invalidField(`files.${i}.path`, 'index.html is the html field; give it there');
-    if (seen.has(path)) throw invalidField(`files.${i}.path`, `${path} is listed twice`);
-    seen.add(path);
+    const path = listedSitePath(f.path, i, seen, { 'index.html': 'index.html is the html field; give it there' });
     assertFileSize(deps, path, f.bytes.length);
     return { path, bytes: f.bytes, contentType: f.contentType ?? contentTypeForPath(path) };
   });
