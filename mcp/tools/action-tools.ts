@@ -76,14 +76,6 @@ function toolShape(action: AgentAction, paid: boolean): ToolShape {
   return hit;
 }
 
-/**
- * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params +
- * body fields in the tools' vocabulary (+ maxPrice where the local wallet pays), annotations from the
- * catalogue flags, the service's price in the description. Which tools exist and their inputs follow
- * the catalogue (the same list whenever the service's prices arrive); a call checks the service's
- * price (read-only mode pays for nothing). Results are the service's answer as structured content;
- * no output schema (it doubled the size of the tool list and earned nothing).
- */
 /** Why a wallet tool is not in a server with a personal key and no wallet, and what to call instead. */
 function withoutWallet(tool: string): string {
   const instead = accountToolInstead(tool);
@@ -92,6 +84,14 @@ function withoutWallet(tool: string): string {
   }`;
 }
 
+/**
+ * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params +
+ * body fields in the tools' vocabulary (+ maxPrice where the local wallet pays), annotations from the
+ * catalogue flags, the service's price in the description. Which tools exist and their inputs follow
+ * the catalogue (the same list whenever the service's prices arrive); a call checks the service's
+ * price (read-only mode pays for nothing). Results are the service's answer as structured content;
+ * no output schema (it doubled the size of the tool list and earned nothing).
+ */
 export function registerActionTools(server: McpServer, ctx: McpContext): void {
   const forAccount = composesForAccount(ctx);
   for (const action of AGENT_ACTIONS as readonly AgentAction[]) {
