@@ -12,8 +12,12 @@ import { AppError } from '../service/http/app-error.js';
 import type { AppEnv } from '../service/http/env.js';
 import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 
-/** What a signed-in caller gets without `?toolsets=` (or with `default` in it): everything the hosted endpoint can do for them. */
-export const HOSTED_DEFAULT_TOOLSETS: readonly Toolset[] = ['account', 'functions', 'apps', 'tables'];
+/**
+ * What a signed-in caller gets without `?toolsets=` (or with `default` in it): the account's tools,
+ * which do for free what the wallet-paid ones do (most clients that sign in cannot sign x402), and the
+ * Table tools. `?toolsets=default,apps` (and `datasets`) adds the tools the caller's wallet pays.
+ */
+export const HOSTED_DEFAULT_TOOLSETS: readonly Toolset[] = ['account', 'functions', 'tables'];
 /** What a wallet (`/mcp/x402`, no sign-in) gets without `?toolsets=`: the Agent API and the Table API. */
 export const WALLET_DEFAULT_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets'];
 /** Kinds of caller (toolsets × scopes) whose idle servers are kept. */

@@ -57,7 +57,18 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     process.exit(2);
   }
   const ctx = await createMcpContext(config);
-  const who = ctx.wallet.address ? `wallet ${ctx.wallet.address}` : 'no wallet (paid tools refuse)';
+  const who = [
+    ctx.wallet.address ? `wallet ${ctx.wallet.address}` : config.apiKey ? 'no wallet' : 'no wallet (paid tools refuse)',
+    config.apiKey ? 'personal key (the account tools act as its account)' : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  // Toolsets asked for by name that nothing here can use: said once, not left to an empty list.
+  const needKey = (['account', 'functions'] as const).filter((t) => config.toolsets.enabled.has(t));
+  if (!config.apiKey && needKey.length)
+    console.error(
+      `svc-mcp: the ${needKey.join(' and ')} toolset${needKey.length > 1 ? 's act' : ' acts'} as an account: set SVC_API_KEY (a personal key, svc_pat_…) to list ${needKey.length > 1 ? 'their' : 'its'} tools`,
+    );
   if (args.includes('--http')) {
     const port = Number(arg(args, '--port') ?? 8788);
     const host = arg(args, '--host') ?? '127.0.0.1';

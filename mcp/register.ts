@@ -12,6 +12,10 @@ export interface ToolConfig {
   inputSchema: Record<string, z.core.$ZodType>;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
+  /** What this session lists that does the same, said first when the tool's toolset is off ("account_publish_app does this for the account, free."). */
+  instead?: string;
+  /** Where arguments it does not have, and whose names guess none it has, most likely belong (a record's fields given as arguments). */
+  strayArguments?: (names: readonly string[]) => string;
 }
 
 interface Entry {
@@ -40,12 +44,13 @@ function remember(server: McpServer, entry: Entry): void {
 export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
   const on = toolset === null || ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) {
-    addUnavailableTool(server, name, toolsetOff(ctx, name, toolset!));
+    addUnavailableTool(server, name, toolsetOff(ctx, name, toolset!, config.instead));
     return;
   }
   // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
   // listed by our handler below (installCompactToolList), never by the SDK's: it needs no description.
-  const sdkConfig = { ...config, description: undefined };
+  const { instead: _instead, strayArguments: _stray, ...listed } = config;
+  const sdkConfig = { ...listed, description: undefined };
   const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
   if (!on) tool.disable();
   remember(server, { name, toolset, config, tool });
@@ -66,12 +71,13 @@ export function addUnavailableTool(server: McpServer, name: string, why: string)
 /** Each server's unlisted tools that answer why they are not here (`addUnavailableTool`). */
 const unavailable = new WeakMap<McpServer, Set<string>>();
 
-/** Why a tool whose toolset this session did not turn on is not here. */
-function toolsetOff(ctx: McpContext, name: string, toolset: Toolset): string {
+/** Why a tool whose toolset this session did not turn on is not here: what does the same here, else how to turn it on. */
+function toolsetOff(ctx: McpContext, name: string, toolset: Toolset, instead: string | undefined): string {
   const wanted = [...ctx.toolsets.enabled, toolset].join(',');
   const how = ctx.hosted
     ? `ask the user to add ?toolsets=${wanted} to the endpoint's URL`
     : `ask the user to start ${ctx.config.program} with SVC_TOOLSETS=${wanted}`;
+  if (instead) return `${name} is in the "${toolset}" toolset, not turned on in this session: ${instead} (To list ${name} itself, ${how}.)`;
   return `${name} is in the "${toolset}" toolset, which this session did not turn on: ${how} ("dynamic" lets the session turn toolsets on itself).`;
 }
 
@@ -253,14 +259,17 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
   const meant: string[] = [];
   const parts = found.map(({ at, unknown, declared }) => {
     const given = Object.keys((at ? valueAt(args, at) : typeof args === 'object' ? args : undefined) ?? {});
+    const unguessed: string[] = [];
     const guesses = unknown.map((u) => {
       const guess = intendedName(u, declared, given);
       if (guess && !at) meant.push(guess);
+      if (!guess) unguessed.push(u);
       return guess ? `${u} (did you mean ${guess}?)` : u;
     });
     if (at) return `${at} has no field ${guesses.join(', ')}; its fields: ${declared.join(', ')}`;
     const list = declared.length ? `its arguments: ${declared.join(', ')}` : 'it takes no arguments';
-    return `${entry.name} has no argument ${guesses.join(', ')}; ${list}`;
+    const stray = unguessed.length && entry.config.strayArguments ? ` (${entry.config.strayArguments(unguessed)})` : '';
+    return `${entry.name} has no argument ${guesses.join(', ')}; ${list}${stray}`;
   });
   // An object none of whose fields were right was written in another shape than the argument's:
   // its listed shape follows. (A misspelt field beside right ones needs only the list of fields.)
@@ -274,6 +283,7 @@ const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
   where: ['filter', 'filters', 'conditions', 'query'],
   folder: ['dir', 'directory', 'path', 'root'],
   schema: ['fields', 'columns'],
+  name: ['table', 'tablename', 'title'],
   appName: ['app', 'site', 'slug', 'appid', 'sitename', 'name'],
   appId: ['app', 'site', 'siteid', 'appname', 'slug'],
   table: ['tableslug', 'tablename', 'tableid'],

@@ -23,7 +23,9 @@ export const MCP_SERVER_VERSION = '0.1.0';
 const LOCAL_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. Paid tools pay USDC from the configured wallet, only within the user's spend caps; quote prices any call first. Start with deploy_site (or suggest_site_name + create_app_from_html); wallet_status shows balance and caps.`;
 const ACCOUNT_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets. No wallet is configured: the tools act as the account of SVC_API_KEY, free, within its scopes. Start with deploy_site (a local folder or inline files); upload_dataset turns a data file into a queryable dataset; account_create_table adds a Table to an app, the table_* tools read and write its records.`;
 const WALLET_INSTRUCTIONS = `svc hosts apps (static sites), Tables and datasets for agents. No sign-in here: your wallet is your identity and pays each paid tool over x402 (the result asks for payment; sign it and repeat the call with _meta["x402/payment"]). Apps you create belong to that wallet. Start with suggest_site_name + create_app_from_html.`;
-const HOSTED_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. Account tools act as the signed-in account within its scopes. Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. An app a paid tool creates belongs to the paying wallet (list_apps), not to the account (account_list_apps). A client that cannot sign x402 uses the free account tools instead (account_publish_app, account_write_app_files, account_create_table, account_create_dataset), within the account's scopes.`;
+const SIGNED_IN_INSTRUCTIONS = `svc hosts apps (static sites), Tables, datasets and functions. The account tools act as the signed-in account, free, within its scopes: account_publish_app publishes html and files, account_write_app_files changes them, account_create_table and account_create_dataset add data APIs to an app; the table_* tools read and write records.`;
+/** Said to a signed-in session that lists tools its wallet pays (?toolsets=…,apps or datasets). */
+const PAID_BY_YOUR_WALLET = ` The Agent API tools (create_app_from_html…) are paid by your own wallet over x402: a paid call answers with a PaymentRequired result; sign it and repeat the call with _meta["x402/payment"]. What they create belongs to the paying wallet (list_apps), not to the account (account_list_apps).`;
 
 /**
  * Builds the shared context once per process: config, wallet, and the prices the tools quote. The
@@ -98,7 +100,9 @@ const TWO_OWNERS = " Apps the paid tools create belong to the wallet (list_apps)
 function instructionsFor(ctx: McpContext): string {
   if (!ctx.hosted && composesForAccount(ctx)) return ACCOUNT_INSTRUCTIONS;
   if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;
-  return ctx.hosted.credentialKind === 'wallet' ? WALLET_INSTRUCTIONS : HOSTED_INSTRUCTIONS;
+  if (ctx.hosted.credentialKind === 'wallet') return WALLET_INSTRUCTIONS;
+  const { enabled, dynamic } = ctx.toolsets;
+  return dynamic || enabled.has('apps') || enabled.has('datasets') ? `${SIGNED_IN_INSTRUCTIONS}${PAID_BY_YOUR_WALLET}` : SIGNED_IN_INSTRUCTIONS;
 }
 
 const NO_WALLET_HERE =

@@ -5,8 +5,8 @@
  * endpoint) or `?toolsets=` on the hosted endpoint's URL.
  */
 export const TOOLSETS = {
-  apps: 'Create, update, publish, list and delete hosted apps (deploy_site publishes a whole folder in one call).',
-  tables: 'Tables: create a Table API, then read and write its records.',
+  apps: "The wallet's apps, paid per call: create, update, publish, list and delete them, add Table APIs (deploy_site publishes a whole folder in one call).",
+  tables: "Read and write a Table's records (its REST Table API), whoever made it.",
   datasets: 'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile, Parquet) into a Table API.',
   wallet: 'The paying wallet: balance, spend caps, prices (quote) and receipts.',
   account: 'Account API (needs a signed-in account or SVC_API_KEY): sites, tables, datasets and usage of the account.',
@@ -43,7 +43,7 @@ export const TOOLSET_OF: Record<string, Toolset> = {
   unpublish_app: 'apps',
   delete_app: 'apps',
   deploy_site: 'apps',
-  create_table_api: 'tables',
+  create_table_api: 'apps',
   table_query: 'tables',
   table_schema: 'tables',
   table_get_record: 'tables',

@@ -5,6 +5,7 @@ import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '..
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { describeFailure, readAnswer, type ServiceFailure } from '../service-answer.js';
 import { answerInToolWords, asToolArgSchema } from '../vocabulary.js';
 
@@ -180,10 +181,12 @@ function withinReadBudget(body: Record<string, unknown>): { body: Record<string,
   return { body: { ...body, files }, summary };
 }
 
-/** What the model is given of an answer: the tools' words, no echoed code, file contents within budget. */
+/** What the model is given of an answer: the tools' words, no echoed code, file contents within budget, how to reach a Table made. */
 function forTheModel(op: AccountOperation, answer: Record<string, unknown>): { body: Record<string, unknown>; summary?: string } {
   const body = withoutEchoedCode(op, answerInToolWords(answer));
-  return op.tool === 'account_read_app_files' ? withinReadBudget(body) : { body };
+  if (op.tool === 'account_read_app_files') return withinReadBudget(body);
+  const made = madeTableNextStep((body.table ?? body.dataset) as MadeTable | undefined, false);
+  return made ? { body, summary: `${op.tool} done.${made}` } : { body };
 }
 
 async function callOperation(

@@ -10,9 +10,9 @@ import { accountToolInstead, callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
-import { composesForAccount } from './account-tools.js';
+import { accountToolListed, composesForAccount } from './account-tools.js';
 import { guarded, okResult } from '../results.js';
-import { tableAddress } from '../table-write-keys.js';
+import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { maxPriceArg } from '../schemas.js';
 import { answerInToolWords, asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
 
@@ -28,18 +28,6 @@ function priceSentence(ctx: McpContext, price: string): string {
   if (usdcToAtomic(price) === 0n) return 'Free.';
   if (ctx.hosted) return `Costs ${price} USDC, paid by your wallet (x402: the result asks for payment; retry with _meta["x402/payment"]).`;
   return `Costs ${price} USDC from the wallet, within its caps.`;
-}
-
-/**
- * After an answer that holds a new Table (create_table_api's `table`, convert_data_file_to_api's
- * `asset`): the two values the table tools take, so the model does not read them out of the URL.
- */
-function tableNextStep(ctx: McpContext, answer: Record<string, unknown>): string {
-  const holder = (answer.table ?? answer.asset) as { pathUrl?: unknown; writeKey?: unknown } | undefined;
-  const at = typeof holder?.pathUrl === 'string' ? tableAddress(holder.pathUrl) : null;
-  if (!at) return '';
-  const key = typeof holder?.writeKey === 'string' && !ctx.hosted ? '; this server remembers its write key' : '';
-  return ` The table tools take appName ${at.appName}, table ${at.table}${key}.`;
 }
 
 interface ToolShape {
@@ -84,6 +72,12 @@ function withoutWallet(tool: string): string {
   }`;
 }
 
+/** The account's tool this session lists that does what wallet tool `tool` does, as said where `tool` is not listed. */
+function listedAccountTool(ctx: McpContext, tool: string): string | undefined {
+  const instead = accountToolInstead(tool);
+  return instead && accountToolListed(ctx, instead) ? `${instead} does this for the account, free.` : undefined;
+}
+
 /**
  * One MCP tool per catalogue action, generated: name = action without `x402.`, input = path params +
  * body fields in the tools' vocabulary (+ maxPrice where the local wallet pays), annotations from the
@@ -112,6 +106,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
         description: () => `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,
         inputSchema: shape.input,
         annotations: { readOnlyHint: action.readOnly, destructiveHint: action.destructive, idempotentHint: action.idempotent, openWorldHint: true },
+        instead: listedAccountTool(ctx, name),
       },
       (args: Record<string, unknown>, extra: Extra) =>
         guarded(async () => {
@@ -127,7 +122,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, { maxPrice, meta: extra._meta });
           const { receipt, ...answer } = result.body as Record<string, unknown> & { receipt?: { receiptId?: string } };
           const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
-          const summary = `${name} done.${tableNextStep(ctx, answer)}${paid}`;
+          const summary = `${name} done.${madeTableNextStep((answer.table ?? answer.asset) as MadeTable | undefined, !ctx.hosted)}${paid}`;
           const structured = {
             ...answerInToolWords(answer),
             ...(receipt?.receiptId ? { receiptId: receipt.receiptId } : {}),

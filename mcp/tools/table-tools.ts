@@ -151,7 +151,12 @@ interface TableTool {
   request: (a: TableArgs) => TableRequest;
   /** The answer in the tools' words (mcp/vocabulary.ts), where the Table API's differ. */
   answer?: (json: Record<string, unknown>) => Record<string, unknown>;
+  /** Where a record's fields given as arguments belong (register.ts ToolConfig.strayArguments). */
+  strayArguments?: (names: readonly string[]) => string;
 }
+
+/** `{"title": …, "done": …}`: the stray arguments as the object they belong in. */
+const asFields = (names: readonly string[]) => `{${names.map((n) => `"${n}": …`).join(', ')}}`;
 
 const tablePath = (a: TableArgs) => `${encodeURIComponent(a.appName)}/${encodeURIComponent(a.table)}`;
 const recordPath = (a: TableArgs) => `${tablePath(a)}/${encodeURIComponent(String(a.recordId ?? ''))}`;
@@ -167,6 +172,7 @@ const TABLE_TOOLS: TableTool[] = [
       const qs = tableQueryToSearchParams({ ...query, where: filters } as TableQueryInput).toString();
       return { method: 'GET', path: `${tablePath({ appName, table })}${qs ? `?${qs}` : ''}` };
     },
+    strayArguments: ([n]) => `records whose field matches a value: where: [{"field": "${n}", "value": …}]`,
   },
   {
     name: 'table_schema',
@@ -195,6 +201,7 @@ const TABLE_TOOLS: TableTool[] = [
         throw new ToolFailure('table_create_record: give record (one object) or records (a list), one of the two. Nothing was done.');
       return { method: 'POST', path: tablePath(a), body: a.records ? { records: a.records } : { record: a.record } };
     },
+    strayArguments: (names) => `a record's fields go inside record: ${asFields(names)}`,
     // Many records answer their ids: the model sent their fields and needs only what the Table added.
     answer: ({ records, ...rest }) => (Array.isArray(records) ? { ...rest, ids: records.map((r: { id: string }) => r.id) } : rest),
   },
@@ -204,6 +211,7 @@ const TABLE_TOOLS: TableTool[] = [
     inputSchema: UpdateArgs,
     hints: [false, false, true],
     request: (a) => ({ method: 'PATCH', path: recordPath(a), body: { fields: a.fields } }),
+    strayArguments: (names) => `the fields to change go inside fields: ${asFields(names)}`,
   },
   {
     name: 'table_delete_record',
@@ -232,6 +240,7 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
         description: t.description,
         inputSchema: ctx.hosted ? t.inputSchema : { ...t.inputSchema, writeKey: localWriteKey },
         annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true },
+        strayArguments: t.strayArguments,
       },
       (args: Record<string, unknown>) =>
         guarded(async () => {

@@ -41,9 +41,12 @@ export async function listReceipts(ctx: McpContext, limit: number, action?: stri
 
 /** quote for a composite tool: its whole plan priced from the same arguments the tool takes. */
 async function quoteComposite(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Quote & { steps: string[] }> {
-  // Publishing for the account (a personal key, no wallet) pays nothing.
-  if (tool === 'deploy_site' && composesForAccount(ctx))
-    return { ...(await quoteAmount(ctx, tool, tool, 0n)), steps: ['account_publish_app', 'account_write_app_files'] };
+  // Publishing and converting for the account (a personal key, no wallet) pay nothing.
+  if (composesForAccount(ctx))
+    return {
+      ...(await quoteAmount(ctx, tool, tool, 0n)),
+      steps: tool === 'deploy_site' ? ['account_publish_app', 'account_write_app_files'] : ['account_create_dataset'],
+    };
   const { plan, planned } =
     tool === 'deploy_site'
       ? deployPlan(ctx, Object.keys(args).length ? (args as DeployInput) : { appName: 'x', files: [{ path: 'index.html', content: '<p>' }] })

@@ -157,6 +157,8 @@ describe.each(dbKinds())('deploy_site and upload_dataset for the account, withou
       try {
         const q = await call(withQuote.client, 'quote', { tool: 'deploy_site', args: { files: [{ path: 'index.html', content: '<p>x</p>' }] } });
         expect(q.structuredContent).toMatchObject({ quotes: [{ tool: 'deploy_site', price: '0', allowed: true, refusal: null }] });
+        const dataset = await call(withQuote.client, 'quote', { tool: 'upload_dataset' });
+        expect(dataset.structuredContent).toMatchObject({ quotes: [{ tool: 'upload_dataset', price: '0', allowed: true, steps: ['account_create_dataset'] }] });
       } finally {
         await withQuote.close();
       }

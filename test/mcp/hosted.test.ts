@@ -92,9 +92,30 @@ describe('hosted MCP endpoint', () => {
     // In the tools' words: the Table's id as tableId, its app as appId (the service says id, siteId).
     expect(table.structuredContent).toMatchObject({ table: { slug: 'products', tableId: expect.stringMatching(/^tbl_/), appId: app.appId } });
     expect(JSON.stringify(table.structuredContent)).not.toMatch(/"(id|siteId)":/);
+    // And how the app's pages reach it (no key in a page).
+    expect(text(table).split('\n')[0]).toBe(
+      'account_create_table done. The table tools take appName hosted-one, table products. The app\'s pages reach it at /api/data/hosted-one/products: GET answers {"records": [{"id", "fields": {…}}]}; writes need the write key, and the write key must never be in a page.',
+    );
     const listed = (await call(fullClient, 'account_list_tables', { appId: 'hosted-one' })).structuredContent as { tables: Record<string, unknown>[] };
     expect(listed.tables).toEqual([expect.objectContaining({ slug: 'products', appId: app.appId })]);
     expect(listed.tables[0]).not.toHaveProperty('siteId');
+    // A Table that takes public inserts: what the answer says a page does holds.
+    const guestbook = await call(fullClient, 'account_create_table', {
+      appId: app.appId,
+      name: 'Notes',
+      schema: { fields: [{ name: 'note' }] },
+      publicInsert: true,
+    });
+    expect(text(guestbook)).toMatch(
+      /The app's pages reach it at \/api\/data\/hosted-one\/notes: GET answers \{"records": \[\{"id", "fields": \{…\}\}\]\}; POST \{"record": \{…\}\} adds one, with no key \(publicInsert\)\.\n/,
+    );
+    const fromPage = await fetch(`${h.url}/api/data/hosted-one/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"record": {"note": "hi"}}',
+    });
+    expect(fromPage.status).toBe(201);
+    expect(await (await fetch(`${h.url}/api/data/hosted-one/notes`)).json()).toMatchObject({ records: [{ id: '1', fields: { note: 'hi' } }] });
     const row = await call(fullClient, 'table_create_record', { appName: 'hosted-one', table: 'products', record: { title: 'lamp' } });
     expect(row.isError, text(row)).toBeFalsy();
     expect((await call(fullClient, 'table_query', { appName: 'hosted-one', table: 'products' })).structuredContent).toMatchObject({

@@ -117,6 +117,20 @@ describe('answers that say what to do next', () => {
       expect(text(await call(client, 'table_get_record', { appName: 'any', appId: 'any', table: 't', recordId: '1', colour: 'red' }))).toBe(
         'table_get_record has no argument appId, colour; its arguments: appName, table, recordId, writeKey. Nothing was done.',
       );
+      // A record's own fields written as arguments: where they go.
+      expect(text(await call(client, 'table_create_record', { appName: 'any', table: 't', title: 'milk', done: false }))).toBe(
+        'table_create_record has no argument title, done; its arguments: appName, table, record, records, writeKey (a record\'s fields go inside record: {"title": …, "done": …}). Nothing was done.',
+      );
+      expect(text(await call(client, 'table_update_record', { appName: 'any', table: 't', recordId: '1', done: true }))).toBe(
+        'table_update_record has no argument done; its arguments: appName, table, recordId, fields, writeKey (the fields to change go inside fields: {"done": …}). Nothing was done.',
+      );
+      expect(text(await call(client, 'table_query', { appName: 'any', table: 't', done: true }))).toMatch(
+        /^table_query has no argument done; its arguments: .* \(records whose field matches a value: where: \[\{"field": "done", "value": …\}\]\)\. Nothing was done\.$/,
+      );
+      // A Table's name written as table, where a Table is made: name.
+      expect(text(await call(client, 'create_table_api', { appId: 'any', table: 'todos', schema: { fields: [{ name: 'title' }] } }))).toMatch(
+        /^create_table_api has no argument table \(did you mean name\?\); its arguments: appId, name, slug, /,
+      );
     } finally {
       await client.close();
     }
@@ -185,25 +199,35 @@ describe('answers that say what to do next', () => {
         await client.close();
       }
     };
-    expect(await paid('/mcp')).toMatch(
+    expect(await paid('/mcp?toolsets=default,apps')).toMatch(
       /Nothing was charged\. Without a wallet that signs x402 payments: account_publish_app does this for the signed-in account, free \(what it makes is the account's, not a wallet's\)\.$/,
     );
     expect(await paid('/mcp/x402')).toMatch(/Nothing was charged\.$/);
     expect(await paid('/mcp?toolsets=apps')).toMatch(/Nothing was charged\.$/);
-    // What it names works as named; deploy_site (local only) and the session's instructions name it too.
+    // Signed in, the wallet's paid tools are not listed by default: a call names the account's tool.
     const client = await hosted('/mcp', key);
     try {
-      expect(client.getInstructions()).toMatch(
-        /A client that cannot sign x402 uses the free account tools instead \(account_publish_app, account_write_app_files, account_create_table, account_create_dataset\)/,
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('account_publish_app');
+      expect(names).not.toContain('create_app_from_html');
+      expect(names).not.toContain('create_table_api');
+      expect(text(await call(client, 'create_app_from_html', { appName: 'paid-or-not', html: '<p>x</p>' }))).toBe(
+        'create_app_from_html is in the "apps" toolset, not turned on in this session: account_publish_app does this for the account, free. (To list create_app_from_html itself, ask the user to add ?toolsets=account,functions,tables,apps to the endpoint\'s URL.)',
       );
+      expect(client.getInstructions()).toMatch(
+        /^svc hosts apps .* The account tools act as the signed-in account, free, within its scopes: account_publish_app publishes html and files/,
+      );
+      expect(client.getInstructions()).not.toMatch(/x402/);
       expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
         /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
       );
       const made = await call(client, 'account_publish_app', { requestId: 'instead', appName: 'paid-or-not', html: '<p>x</p>' });
       expect(made.isError, text(made)).toBeFalsy();
-      // Then the model edits the app it made: the paid update_app_file names the account's tool.
+      // Then the model edits the app it made: the wallet's update_app_file names the account's tool.
       const edit = await call(client, 'update_app_file', { appId: 'paid-or-not', path: 'index.html', content: '<p>y</p>' });
-      expect(JSON.parse(text(edit))['x402/error'].message).toMatch(/account_write_app_files does this for the signed-in account, free/);
+      expect(text(edit)).toMatch(
+        /^update_app_file is in the "apps" toolset, not turned on in this session: account_write_app_files does this for the account, free\./,
+      );
       const edited = await call(client, 'account_write_app_files', {
         appId: 'paid-or-not',
         files: [

@@ -353,9 +353,14 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       });
       expect(t.isError, text(t)).toBeFalsy();
       const { writeKey, tableId, ...table } = (t.structuredContent as { table: { writeKey: string; tableId: string } }).table;
-      // The answer says what the table tools take, and that this server keeps the key.
+      // The answer says what the table tools take, that this server keeps the key, and how the
+      // app's pages reach the Table (its shape; no key in a page: this Table takes no public inserts).
       expect(text(t)).toMatch(
-        new RegExp(`^create_table_api done\\. The table tools take appName ${name}, table products; this server remembers its write key\\. Paid 0\\.008 USDC`),
+        new RegExp(
+          `^create_table_api done\\. The table tools take appName ${name}, table products; this server remembers its write key\\. ` +
+            `The app's pages reach it at /api/data/${name}/products: GET answers \\{"records": \\[\\{"id", "fields": \\{…\\}\\}\\]\\}; ` +
+            'writes need the write key, and the write key must never be in a page\\. Paid 0\\.008 USDC',
+        ),
       );
       // The Table's id is named as insert_table_records takes it.
       expect(tableId).toMatch(/^tbl_/);
