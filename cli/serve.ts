@@ -38,7 +38,7 @@ export async function serveCommand(config: Config): Promise<void> {
       `  blobs:    ${blobs}`,
       `  payments: ${service.payments}`,
       `  MCP:      ${mcp.line}`,
-      `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key; paid tools are paid by their own wallet)`,
+      `  hosted:   ${config.baseUrl}/mcp (remote MCP clients sign in with OAuth or a personal key and act as their account; ?toolsets=default,apps adds the tools their own wallet pays)`,
       `            ${config.baseUrl}/mcp/x402 (no sign-in: the caller's wallet pays and owns what it creates)`,
       `  svc-mcp:  ${svcMcpCommand(config.baseUrl, svcMcp)}`,
       `            (the local MCP server with a wallet and spend caps, for this service: what users of the hosted endpoint run for deploy_site/upload_dataset)`,

@@ -156,6 +156,18 @@ describe('hosted MCP endpoint', () => {
     await Promise.all([fullClient.close(), other.close()]);
   });
 
+  it('a signed-in default lists the account, function and Table tools within 17,500 characters, none paid by a wallet', async () => {
+    const client = await connect((await h.account()).key);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.reduce((n, t) => n + JSON.stringify(t).length, 0)).toBeLessThanOrEqual(17_500);
+      expect(tools.filter((t) => !/^(account_|function_|table_)/.test(t.name)).map((t) => t.name)).toEqual([]);
+      expect(tools.filter((t) => /USDC/.test(t.description ?? '')).map((t) => t.name)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('callers with the same scopes calling at once each act as themselves (servers are reused, credentials never)', async () => {
     const callers = await Promise.all(
       ['ann', 'bob', 'cyd'].map(async (who) => {
