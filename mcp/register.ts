@@ -289,6 +289,7 @@ const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
   table: ['tableslug', 'tablename', 'tableid'],
   recordId: ['id', 'record'],
   slug: ['functionid', 'function', 'functionslug'],
+  functionId: ['slug', 'function', 'functionslug', 'name', 'id'],
   content: ['body', 'text', 'data'],
 };
 
@@ -338,7 +339,7 @@ function valueAt(args: unknown, at: string): object | undefined {
   return typeof v === 'object' && v !== null ? v : undefined;
 }
 
-type ListedArguments = Record<string, { type?: unknown }>;
+type ListedArguments = Record<string, { type?: unknown; description?: unknown }>;
 
 /** Each argument's schema as `tools/list` shows it. */
 const listedArguments = (entry: Entry): ListedArguments => (compactInputSchema(entry.config.inputSchema).properties ?? {}) as ListedArguments;
@@ -376,8 +377,11 @@ function problemOf(i: z.core.$ZodIssue, args: unknown, listed: ListedArguments):
   }
   const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
   if (!missing) return `${field}: ${i.message.replace(/^Invalid input: /, '')}${wrappedList(i, given, listed)}`;
-  // A complex argument's shape follows; a simple one's type is enough.
-  return i.path.length === 1 && isComplex(listed[String(i.path[0])]) ? `${field} is required` : `${field} is required (${missing[1]})`;
+  // A complex argument's shape follows; a simple one's type, with what it is for where the list says.
+  const arg = i.path.length === 1 ? listed[String(i.path[0])] : undefined;
+  if (isComplex(arg)) return `${field} is required`;
+  const what = typeof arg?.description === 'string' ? `: ${arg.description}` : '';
+  return `${field} is required (${missing[1]}${what})`;
 }
 
 /**

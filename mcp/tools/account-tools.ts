@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { CreateFunctionBodySchema, InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
+import { slugFromName } from '../../shared/slug.js';
 import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
@@ -30,6 +31,10 @@ interface LooserArg {
 const LOOSER_ARGS: Record<string, Record<string, LooserArg>> = {
   function_create: {
     name: { schema: CreateFunctionBodySchema.shape.name.optional().describe('Display name (default: the slug)'), absent: (args) => args.slug },
+    slug: {
+      schema: CreateFunctionBodySchema.shape.slug.optional().describe('URL name, unique on the service (default: from the name)'),
+      absent: (args) => (typeof args.name === 'string' ? slugFromName(args.name, 'function') : undefined),
+    },
   },
   function_invoke: {
     method: { schema: InvokeFunctionBodySchema.shape.method.default('GET') },

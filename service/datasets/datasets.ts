@@ -12,7 +12,7 @@ import { decodeBase64Field } from '../http/base64-field.js';
 import type { CreateDatasetBody } from '../../shared/account-api/datasets.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
-import { createTable, deleteTable, promoteTable, slugFromName, tableUrls } from '../tables/tables.js';
+import { createTable, deleteTable, promoteTable, tableSlugFromName, tableUrls } from '../tables/tables.js';
 import { detectKind, kindInfo, sniffMismatch, ACCEPTED_KINDS } from './formats.js';
 import { sameFields, type FieldType, type InferredSchema } from './infer.js';
 import { firstPass, loadColumns, type FirstPass } from './load.js';
@@ -139,7 +139,7 @@ export async function planConversion(deps: Deps, site: SiteRow, input: ConvertIn
         issues: [{ field: 'slug', message: 'not a slug' }],
       });
     }
-  } else slug = slugFromName(name);
+  } else slug = tableSlugFromName(name);
   let replacing: DatasetRow | null = null;
   const taken = async (s: string) => {
     const [t] = await deps.db

@@ -25,6 +25,7 @@ import { createRecordIdSequence, recordIdSequence } from '../db/record-ids.js';
 import { dropTableStorage } from '../db/table-storage.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
+import { slugFromName } from '../../shared/slug.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
 
 export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
@@ -76,17 +77,8 @@ export function parseTableSchema(input: unknown): TableSchema {
   return { fields: r.data.fields.map((f) => ({ name: f.name, label: f.label ?? f.name, type: f.type, ...(f.required ? { required: true } : {}) })) };
 }
 
-/** `My Table!` → `my-table`; empty → `table`. */
-export function slugFromName(name: string): string {
-  const s = name
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 50)
-    .replace(/-+$/, '');
-  return s || 'table';
-}
+/** A Table's slug from its name: `My Table!` → `my-table`; empty → `table`. */
+export const tableSlugFromName = (name: string): string => slugFromName(name, 'table');
 
 function parseSlug(slug: string): string {
   const s = slug.trim().toLowerCase();
@@ -165,7 +157,7 @@ export async function createTable(
       slug = parseSlug(input.slug);
       if (await slugTaken(tx, site.id, slug)) throw new AppError('slug_taken', `the table name "${slug}" is taken in this site`, { slug });
     } else {
-      const base = slugFromName(name);
+      const base = tableSlugFromName(name);
       slug = base;
       for (let i = 2; await slugTaken(tx, site.id, slug); i++) slug = `${base}-${i}`;
     }

@@ -147,7 +147,10 @@ describe('answers that say what to do next', () => {
       const listed = (await client.listTools()).tools.find((t) => t.name === 'table_query')!.inputSchema.properties!.where;
       expect(message).toContain(`where is ${JSON.stringify(listed)}. Nothing was done.`);
       const missing = await call(client, 'account_publish_app', { html: '<p>x</p>' });
-      expect([missing.isError, text(missing)]).toEqual([true, 'account_publish_app: requestId is required (string). Nothing was done.']);
+      expect([missing.isError, text(missing)]).toEqual([
+        true,
+        'account_publish_app: requestId is required (string: Unique per publish request; repeating it returns the first result and creates nothing). Nothing was done.',
+      ]);
       expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [] });
     } finally {
       await client.close();
@@ -412,6 +415,14 @@ describe('answers that say what to do next', () => {
       expect((await call(client, 'function_publish', { functionId: second })).structuredContent).toMatchObject({ function: { slug: second, status: 'live' } });
       expect(text(await call(client, 'function_invoke', { functionId: second }))).toBe(
         'function_invoke has no argument functionId (did you mean slug?); its arguments: slug, method, path, query, headers, body. Nothing was done.',
+      );
+      // Or a name and no slug: the slug is made from the name; and the other way round, slug for functionId.
+      const named = await call(client, 'function_create', { name: `Third Fn ${Date.now()}`, code: plain });
+      expect(named.isError, text(named)).toBeFalsy();
+      const third = (named.structuredContent as { function: { slug: string } }).function.slug;
+      expect(third).toMatch(/^third-fn-\d+$/);
+      expect(text(await call(client, 'function_publish', { slug: third }))).toBe(
+        'function_publish has no argument slug (did you mean functionId?); its arguments: functionId. Nothing was done.',
       );
     } finally {
       await client.close();
