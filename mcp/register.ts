@@ -41,7 +41,14 @@ function remember(server: McpServer, entry: Entry): void {
  * registered and those of toolsets not yet enabled are disabled (unlisted) until enable_toolset.
  * `toolset: null` is always on (the toolset tools themselves).
  */
-export function addTool(server: McpServer, ctx: McpContext, name: string, config: ToolConfig, cb: unknown, toolset: Toolset | null = toolsetOf(name)): void {
+export function addTool(
+  server: McpServer,
+  ctx: McpContext,
+  name: string,
+  config: ToolConfig,
+  cb: unknown,
+  toolset: Toolset | null = toolsetOf(name, !ctx.hosted),
+): void {
   const on = toolset === null || ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) {
     addUnavailableTool(server, name, toolsetOff(ctx, name, toolset!, config.instead));

@@ -118,12 +118,12 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
   deploy_site: `${filesOnYourDisk(ctx)} Here: ${
     accountToolListed(ctx, 'account_publish_app')
       ? 'account_publish_app publishes html and files (inline; encoding base64 for binary ones) in one call, for the signed-in account and free.'
-      : 'create_app_from_html, then update_app_file for each other file.'
+      : 'create_app_from_html, then update_app_file for each other text file (create_site_upload_urls and finalize_site_upload for binary ones).'
   }`,
   upload_dataset: `${filesOnYourDisk(ctx)} Here: ${
     accountToolListed(ctx, 'account_create_dataset')
       ? 'account_create_dataset converts a file given inline (up to about 1 MiB; base64 for binary kinds), for the signed-in account and free.'
-      : 'create_data_file_upload_url (toolset "advanced"), PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").'
+      : 'create_data_file_upload_url, PUT the file to the URL it gives, then convert_data_file_to_api (toolset "datasets").'
   }`,
 });
 

@@ -90,8 +90,23 @@ export function parseToolsets(text: string | undefined, defaults: readonly Tools
   return { enabled, dynamic };
 }
 
-export function toolsetOf(tool: string): Toolset {
-  const t = TOOLSET_OF[tool];
+/**
+ * svc-mcp's composites (deploy_site, upload_dataset) do these steps for the model: there, the steps
+ * are `advanced`, and so is the conversion upload_dataset pays. The hosted endpoints have no
+ * composites (they read local files): there the steps are the only way to upload a binary file or a
+ * data file, so they belong with the tools that need them.
+ */
+const WHERE_COMPOSITES_ARE_NOT: Record<string, Toolset> = {
+  create_site_upload_urls: 'apps',
+  finalize_site_upload: 'apps',
+  create_data_file_upload_url: 'datasets',
+  complete_data_file_multipart_upload: 'datasets',
+};
+
+/** A tool's toolset in svc-mcp (`composites`: deploy_site and upload_dataset exist) or on a hosted endpoint. */
+export function toolsetOf(tool: string, composites = true): Toolset {
+  if (composites && tool === 'convert_data_file_to_api') return 'advanced';
+  const t = (!composites && WHERE_COMPOSITES_ARE_NOT[tool]) || TOOLSET_OF[tool];
   if (!t) throw new Error(`tool ${tool} has no toolset in mcp/toolsets.ts`);
   return t;
 }

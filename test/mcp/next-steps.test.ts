@@ -278,6 +278,18 @@ describe('answers that say what to do next', () => {
       );
       await expectUnavailable(client, 'function_create', /^function_create acts as an account/);
       await expectUnavailable(client, 'wallet_status', /holds no wallet/);
+      // The composites read local files, so they are not here; what they name instead is listed
+      // (no composite does the upload steps here: they are in apps and datasets, not advanced).
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      for (const [composite, args] of [
+        ['deploy_site', { folder: '/x' }],
+        ['upload_dataset', { appId: 'any', file: '/x.csv' }],
+      ] as const) {
+        const named = text(await call(client, composite, args)).match(/Here: (.*)$/)?.[1] ?? '';
+        const tools = named.match(/\b[a-z]+(?:_[a-z]+)+\b/g) ?? [];
+        expect(tools.length, named).toBeGreaterThan(1);
+        for (const tool of tools) expect(listed, `${composite} names ${tool}`).toContain(tool);
+      }
     } finally {
       await client.close();
     }

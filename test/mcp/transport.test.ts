@@ -8,7 +8,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
-import { TOOLSET_OF } from '../../mcp/toolsets.js';
+import { TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
@@ -38,7 +38,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const a of catalogue) {
       const name = toolNameOf(a);
-      if (TOOLSET_OF[name] === 'advanced') {
+      if (toolsetOf(name) === 'advanced') {
         expect(byName.has(name), `${name} is in the advanced toolset`).toBe(false);
         continue;
       }
