@@ -294,6 +294,47 @@ describe('hosted MCP endpoint', () => {
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/connect to \/mcp instead/);
   });
 
+  it("/mcp/x402's default puts an image into an app and turns a data file into a Table API, with only the tools it lists", async () => {
+    const client = new Client({ name: 'wallet-only', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp/x402`)));
+    // A paid call as a client that signs x402 makes it: unpaid, then again with the payment.
+    const paid = async (name: string, args: Record<string, unknown>) => {
+      const asked = await call(client, name, args);
+      expect(asked.isError, text(asked)).toBe(true);
+      const done = await call(client, name, args, { 'x402/payment': await signPayment(asked.structuredContent) });
+      expect(done.isError, text(done)).toBeFalsy();
+      return done;
+    };
+    try {
+      const appName = `uploads-${Date.now()}`;
+      await paid('create_app_from_html', { appName, html: '<img src="logo.png">' });
+      const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+      const urls = (await paid('create_site_upload_urls', { appId: appName, files: [{ path: 'logo.png', size: png.length, type: 'image/png' }] }))
+        .structuredContent as { uploadToken: string; files: { uploadUrl: string; headers: Record<string, string> }[] };
+      expect((await fetch(urls.files[0]!.uploadUrl, { method: 'PUT', headers: urls.files[0]!.headers, body: png })).ok).toBe(true);
+      await paid('finalize_site_upload', {
+        appId: appName,
+        uploadToken: urls.uploadToken,
+        entryPoint: 'index.html',
+        files: [{ path: 'logo.png', size: png.length }],
+      });
+      expect(Buffer.from(await (await fetch(`${h.url}/s/${appName}/logo.png`)).arrayBuffer())).toEqual(png);
+
+      const csv = 'city,country\nParis,FR\nBerlin,DE\nLyon,FR\n';
+      const upload = (await paid('create_data_file_upload_url', { appId: appName, fileName: 'cities.csv', fileSize: Buffer.byteLength(csv) }))
+        .structuredContent as { key: string; upload: { url: string; headers: Record<string, string> } };
+      expect((await fetch(upload.upload.url, { method: 'PUT', headers: upload.upload.headers, body: csv })).ok).toBe(true);
+      const converted = await paid('convert_data_file_to_api', { appId: appName, key: upload.key, fileName: 'cities.csv' });
+      expect(text(converted)).toMatch(
+        new RegExp(`The table tools take appName ${appName}, table cities\\. The app's pages reach it at /api/data/${appName}/cities: GET answers`),
+      );
+      const fr = await call(client, 'table_query', { appName, table: 'cities', where: [{ field: 'country', value: 'FR' }] });
+      expect((fr.structuredContent as { records: { fields: { city: string } }[] }).records.map((r) => r.fields.city)).toEqual(['Paris', 'Lyon']);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('the same signed payment sent by two racing calls is charged once', async () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const recipient = h.config.x402.recipient as string;
