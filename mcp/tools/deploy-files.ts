@@ -35,7 +35,7 @@ const FileArg = z.object({
 function cleanPath(p: string): string {
   const n = p.replace(/\\/g, '/').replace(/^\.\/+/, '');
   if (!n || n.startsWith('/') || n.split('/').some((s) => s === '..' || s === ''))
-    throw new ToolFailure(`deploy_site: "${p}" is not a relative file path (no leading "/", no ".."). Nothing was paid.`);
+    throw new ToolFailure(`deploy_site: "${p}" is not a relative file path (no leading "/", no ".."). Nothing was done.`);
   return n;
 }
 
@@ -45,9 +45,9 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
   try {
     stat = fs.statSync(abs);
   } catch {
-    throw new ToolFailure(`deploy_site: the folder ${abs} does not exist on the machine running the MCP server. Nothing was paid.`);
+    throw new ToolFailure(`deploy_site: the folder ${abs} does not exist on the machine running the MCP server. Nothing was done.`);
   }
-  if (!stat.isDirectory()) throw new ToolFailure(`deploy_site: ${abs} is not a folder. Nothing was paid.`);
+  if (!stat.isDirectory()) throw new ToolFailure(`deploy_site: ${abs} is not a folder. Nothing was done.`);
   const out: DeployFile[] = [];
   const walk = (dir: string) => {
     for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -59,9 +59,9 @@ function readFolder(root: string, maxBytes: number): DeployFile[] {
         const rel = path.relative(abs, full).split(path.sep).join('/');
         const size = fs.statSync(full).size;
         if (size > maxBytes)
-          throw new ToolFailure(`deploy_site: ${rel} is ${size} bytes, over the ${maxBytes}-byte limit (SVC_MCP_MAX_FILE_BYTES). Nothing was paid.`);
+          throw new ToolFailure(`deploy_site: ${rel} is ${size} bytes, over the ${maxBytes}-byte limit (SVC_MCP_MAX_FILE_BYTES). Nothing was done.`);
         if (out.length >= MAX_FILES)
-          throw new ToolFailure(`deploy_site: the folder has more than ${MAX_FILES} files. Nothing was paid; deploy a smaller folder.`);
+          throw new ToolFailure(`deploy_site: the folder has more than ${MAX_FILES} files. Nothing was done; deploy a smaller folder.`);
         out.push({ path: rel, bytes: fs.readFileSync(full), type: typeOf(rel) });
       }
     }
@@ -87,13 +87,13 @@ export const AccountDeployArgs = accountDeployArgs;
 
 /** The files a deploy publishes and its entry point, checked (the folder is read, nothing is sent). */
 export function deployFiles(ctx: McpContext, args: DeployInput): { files: DeployFile[]; entry: DeployFile; entryPoint: string } {
-  if (args.appName && args.appId) throw new ToolFailure('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was paid.');
-  if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was paid.');
+  if (args.appName && args.appId) throw new ToolFailure('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was done.');
+  if (!args.files === !args.folder) throw new ToolFailure('deploy_site needs either files (inline) or folder (local path). Nothing was done.');
   const files: DeployFile[] = args.folder
     ? readFolder(args.folder, ctx.config.maxFileBytes)
     : args.files!.map((f) => {
         if ((f.content === undefined) === (f.contentBase64 === undefined))
-          throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was paid.`);
+          throw new ToolFailure(`deploy_site: ${f.path} needs content or contentBase64. Nothing was done.`);
         const p = cleanPath(f.path);
         return {
           path: p,
@@ -101,15 +101,15 @@ export function deployFiles(ctx: McpContext, args: DeployInput): { files: Deploy
           type: f.contentType ?? typeOf(p),
         };
       });
-  if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was paid.');
+  if (files.length === 0) throw new ToolFailure('deploy_site: no files to deploy. Nothing was done.');
   const totalBytes = files.reduce((n, f) => n + f.bytes.length, 0);
   if (totalBytes > MAX_TOTAL_BYTES)
     throw new ToolFailure(
-      `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was paid; deploy in parts (appId) or use create_site_upload_urls (toolset advanced).`,
+      `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was done; deploy in parts (appId) or use create_site_upload_urls (toolset advanced).`,
     );
-  if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was paid.');
+  if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was done.');
   const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
   const entry = files.find((f) => f.path === entryPoint);
-  if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was paid.`);
+  if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was done.`);
   return { files, entry, entryPoint };
 }

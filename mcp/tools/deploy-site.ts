@@ -78,7 +78,7 @@ class DeployRun {
   async createApp(args: DeployInput): Promise<void> {
     const { entry, entryPoint } = this.#plan;
     if (!entry.type.startsWith('text/html'))
-      throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was paid.`);
+      throw new ToolFailure(`deploy_site: a new app starts from an HTML entry point; ${entryPoint} is ${entry.type}. Nothing was done.`);
     // No name given: the service's free suggestion, as suggest_site_name would give it.
     const name = args.appName ?? ((await this.#step('x402.suggest_site_name', {})).name as string);
     const body = await this.#step(

@@ -37,7 +37,7 @@ function dataSource(args: { file?: string; content?: string; fileName?: string }
   readRange(start: number, length: number): Buffer;
 } {
   if (!args.file === (args.content === undefined))
-    throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was paid.');
+    throw new ToolFailure('upload_dataset needs either file (a local path) or content (inline text). Nothing was done.');
   let size: number;
   let fileName: string;
   if (args.file) {
@@ -46,17 +46,17 @@ function dataSource(args: { file?: string; content?: string; fileName?: string }
     try {
       st = fs.statSync(abs);
     } catch {
-      throw new ToolFailure(`upload_dataset: ${abs} does not exist on the machine running the MCP server. Nothing was paid.`);
+      throw new ToolFailure(`upload_dataset: ${abs} does not exist on the machine running the MCP server. Nothing was done.`);
     }
-    if (!st.isFile()) throw new ToolFailure(`upload_dataset: ${abs} is not a file. Nothing was paid.`);
+    if (!st.isFile()) throw new ToolFailure(`upload_dataset: ${abs} is not a file. Nothing was done.`);
     size = st.size;
     fileName = args.fileName ?? path.basename(abs);
   } else {
-    if (!args.fileName) throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was paid.');
+    if (!args.fileName) throw new ToolFailure('upload_dataset: fileName (with its extension, e.g. "data.csv") is required with content. Nothing was done.');
     size = Buffer.byteLength(args.content!, 'utf8');
     fileName = args.fileName;
   }
-  if (size === 0) throw new ToolFailure('upload_dataset: the file is empty. Nothing was paid.');
+  if (size === 0) throw new ToolFailure('upload_dataset: the file is empty. Nothing was done.');
   const readRange = (start: number, length: number): Buffer => {
     if (!args.file) return Buffer.from(args.content!, 'utf8').subarray(start, start + length);
     const fd = fs.openSync(path.resolve(args.file), 'r');

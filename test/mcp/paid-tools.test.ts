@@ -161,7 +161,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     const files = [{ path: 'index.html', content: '<h1>named by the service</h1>' }];
     const both = await call(stdio, 'deploy_site', { appName: uniqueName('both'), appId: 'any', files });
     expect(both.isError).toBe(true);
-    expect(text(both)).toBe('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was paid.');
+    expect(text(both)).toBe('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was done.');
     expect(await balances()).toEqual(before);
 
     const quoted = await call(stdio, 'quote', { tool: 'deploy_site', args: { files } });
