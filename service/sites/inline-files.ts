@@ -1,8 +1,8 @@
-import type { InlineSiteFile } from '../../shared/account-api/sites.js';
+import type { InlineSiteFile, WriteSiteFilesBody } from '../../shared/account-api/sites.js';
 import { isValidContentType } from '../../shared/content-types.js';
 import { invalidField } from '../http/app-error.js';
 import { decodeBase64Field } from '../http/base64-field.js';
-import type { SiteFileBytes } from './sites.js';
+import type { SiteFileBytes, SiteFilesChange } from './sites.js';
 import { listedSitePath } from './site-paths.js';
 
 /**
@@ -17,13 +17,14 @@ export function decodeInlineFile(f: InlineSiteFile, i: number): SiteFileBytes {
 }
 
 /**
- * Inline files to write into an existing site (`POST /api/v1/sites/:siteId/files`): decoded, each
- * path checked and normalised, no path twice (`css/a.css` and `/css/a.css` are one path).
+ * The change a `POST /api/v1/sites/:siteId/files` body asks of an existing site: its inline files
+ * decoded and the paths to delete, each path checked and normalised, no path twice in either list or
+ * across both (`css/a.css` and `/css/a.css` are one path).
  */
-export function inlineFilesToWrite(files: readonly InlineSiteFile[]): SiteFileBytes[] {
+export function siteFilesChange(body: WriteSiteFilesBody): SiteFilesChange {
   const seen = new Set<string>();
-  return files.map((f, i) => {
-    const path = listedSitePath(f.path, i, seen);
-    return { ...decodeInlineFile(f, i), path };
-  });
+  const write = (body.files ?? []).map((f, i) => ({ ...decodeInlineFile(f, i), path: listedSitePath(f.path, `files.${i}.path`, seen) }));
+  const remove = (body.delete ?? []).map((p, i) => listedSitePath(p, `delete.${i}`, seen));
+  if (!write.length && !remove.length) throw invalidField('files', 'give files to write, paths to delete, or both');
+  return { write, remove };
 }

@@ -16,8 +16,8 @@ import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from './owner.js';
 import { publishSite } from './publish.js';
-import { inlineFilesToWrite } from './inline-files.js';
-import { changeSiteAccess, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite, writeSiteFiles } from './sites.js';
+import { siteFilesChange } from './inline-files.js';
+import { changeSiteAccess, changeSiteFiles, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
 
 const listSitesRoute = createRoute({
@@ -92,9 +92,9 @@ const writeSiteFilesRoute = createRoute({
   method: 'post',
   path: '/sites/{siteId}/files',
   tags: ['Sites'],
-  summary: 'Create or replace files of a Site',
+  summary: 'Create, replace or delete files of a Site',
   description:
-    "Writes the files given (index.html too) into the site; its other files stay. All are written or none: a bad path, a path given twice, bad base64 or a file count or storage past the limits is refused before anything is stored. Not in the specification: svc adds it so that an account edits the sites it published, as the Agent API's update_app_file does for a wallet's.",
+    "Writes the files given (index.html too) into the site and deletes the paths listed in `delete`; its other files stay. All of it happens or none: a bad path, a path given twice, bad base64, a file to delete that is not there (or index.html, the entry point) or a file count or storage past the limits is refused before anything is stored. Not in the specification: svc adds it so that an account edits the sites it published, as the Agent API's update_app_file does for a wallet's.",
   security: securityFor('svc.sites.write'),
   request: { params: SiteIdParams, body: jsonBody(WriteSiteFilesBodySchema) },
   responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 413, 429) },
@@ -125,9 +125,9 @@ export function siteRoutes(deps: Deps) {
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...writeSiteFilesRoute, middleware: [write] as const }, async (c) => {
-    const files = inlineFilesToWrite(c.req.valid('json').files);
+    const change = siteFilesChange(c.req.valid('json'));
     const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-    const row = await writeSiteFiles(deps, site, files);
+    const row = await changeSiteFiles(deps, site, change);
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...deleteSiteRoute, middleware: [write] as const }, async (c) => {

@@ -19,12 +19,11 @@ export function normaliseSitePath(p: string): string {
 }
 
 /**
- * The path of `files.N` of a request, checked and normalised, and added to `seen`; refused naming
- * `files.N.path` when it is not a site path, when `reserved` says why it cannot be listed, or when
- * it is in `seen` already (`css/a.css` and `/css/a.css` are one path).
+ * A path listed in a request (`files.N.path`, `delete.N`), checked and normalised, and added to
+ * `seen`; refused naming `field` when it is not a site path, when `reserved` says why it cannot be
+ * listed, or when it is in `seen` already (`css/a.css` and `/css/a.css` are one path).
  */
-export function listedSitePath(path: string, i: number, seen: Set<string>, reserved: Readonly<Record<string, string>> = {}): string {
-  const field = `files.${i}.path`;
+export function listedSitePath(path: string, field: string, seen: Set<string>, reserved: Readonly<Record<string, string>> = {}): string {
   const parsed = SitePathSchema.safeParse(path);
   if (!parsed.success) throw invalidField(field, parsed.error.issues[0]?.message ?? 'invalid path');
   const why = reserved[parsed.data];

@@ -9,7 +9,7 @@ import { siteFiles, sites } from '../db/schema/index.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
 import { dropTableStoragesOfSite } from '../db/table-storage.js';
-import { AppError } from '../http/app-error.js';
+import { AppError, invalidField } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
@@ -162,7 +162,7 @@ function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[]
   const seen = new Set<string>();
   assertFileSize(deps, index.path, index.bytes.length);
   const files = others.map((f, i) => {
-    const path = listedSitePath(f.path, i, seen, { 'index.html': 'index.html is the html field; give it there' });
+    const path = listedSitePath(f.path, `files.${i}.path`, seen, { 'index.html': 'index.html is the html field; give it there' });
     assertFileSize(deps, path, f.bytes.length);
     return { path, bytes: f.bytes, contentType: f.contentType ?? contentTypeForPath(path) };
   });
@@ -334,13 +334,20 @@ export function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size
 
 /**
  * Checks, before any bytes move, that `files` (distinct paths) may be added to the site or replace
- * its files at those paths, all together: the site's file count after the new paths, and the
- * owner's storage after every size change, within the limits (each file alone within them is not
- * enough: 3 new files on a site one short of its limit would all pass one by one).
+ * its files at those paths, all together, with the files at `removing` (distinct from those, and
+ * existing) gone in the same change: the site's file count after it, and the owner's storage after
+ * every size change, within the limits (each file alone within them is not enough: 3 new files on a
+ * site one short of its limit would all pass one by one).
  */
-export async function assertCanWriteFiles(deps: Deps, site: SiteRow, files: readonly { path: string; size: number }[], db: DbOrTx = deps.db): Promise<void> {
+export async function assertCanWriteFiles(
+  deps: Deps,
+  site: SiteRow,
+  files: readonly { path: string; size: number }[],
+  db: DbOrTx = deps.db,
+  removing: readonly string[] = [],
+): Promise<void> {
   for (const f of files) assertFileSize(deps, f.path, f.size);
-  const paths = files.map((f) => f.path);
+  const paths = [...files.map((f) => f.path), ...removing];
   const existing = new Map(
     (
       await db
@@ -349,7 +356,7 @@ export async function assertCanWriteFiles(deps: Deps, site: SiteRow, files: read
         .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, paths)))
     ).map((r) => [r.path, r.size]),
   );
-  const added = files.filter((f) => !existing.has(f.path)).length;
+  const added = files.filter((f) => !existing.has(f.path)).length - removing.length;
   if (added > 0) {
     const n = Number(countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id))));
     const max = deps.config.limits.maxFilesPerSite;
@@ -360,32 +367,64 @@ export async function assertCanWriteFiles(deps: Deps, site: SiteRow, files: read
         current: n,
       });
   }
-  const growth = files.reduce((sum, f) => sum + f.size - (existing.get(f.path) ?? 0), 0);
+  const freed = removing.reduce((sum, p) => sum + (existing.get(p) ?? 0), 0);
+  const growth = files.reduce((sum, f) => sum + f.size - (existing.get(f.path) ?? 0), 0) - freed;
   await assertStorageQuota(deps, db, ownerOf(site), growth);
 }
 
-/** Creates or replaces one file of the site (`writeSiteFiles` of one); returns the site as it now is. */
+/** Creates or replaces one file of the site (`changeSiteFiles` of one); returns the site as it now is. */
 export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, db: DbOrTx = deps.db): Promise<SiteRow> {
-  return writeSiteFiles(deps, site, [file], db);
+  return changeSiteFiles(deps, site, { write: [file] }, db);
 }
 
 /**
- * Creates or replaces `files` of the site in one transaction (all or none; the site's other files
- * stay): checked together under the owner's quota lock, bytes stored, rows upserted, the site's
- * version bumped once. Paths must be distinct. Returns the site as it now is.
+ * Refuses, naming `delete.N`, a path to delete that the site has no file at, or the site's entry
+ * point (what "/" serves: replaced, never removed).
  */
-export async function writeSiteFiles(deps: Deps, site: SiteRow, files: readonly SiteFileBytes[], db: DbOrTx = deps.db): Promise<SiteRow> {
-  const writes = files.map((f) => ({ ...f, path: normaliseSitePath(f.path) }));
+async function assertCanRemoveFiles(db: DbOrTx, site: SiteRow, paths: readonly string[]): Promise<void> {
+  if (!paths.length) return;
+  const entry = paths.indexOf(site.entryPoint);
+  if (entry >= 0) throw invalidField(`delete.${entry}`, `${site.entryPoint} is the entry point ("/" serves it): replace it instead`);
+  const present = new Set(
+    (
+      await db
+        .select({ path: siteFiles.path })
+        .from(siteFiles)
+        .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, [...paths])))
+    ).map((r) => r.path),
+  );
+  const missing = paths.findIndex((p) => !present.has(p));
+  if (missing >= 0) throw invalidField(`delete.${missing}`, `the site has no file ${paths[missing]}`);
+}
+
+/** Files to create or replace in a site, and paths of files to delete from it, in one change. */
+export interface SiteFilesChange {
+  write: readonly SiteFileBytes[];
+  remove?: readonly string[];
+}
+
+/**
+ * Creates or replaces `write` and deletes `remove` in one transaction (all or none; the site's other
+ * files stay): checked together under the owner's quota lock (a file to delete that is not there, or
+ * the site's entry point, refuses the whole change), bytes stored, rows upserted and deleted, the
+ * site's version bumped once. Paths must be distinct across both lists. Returns the site as it now is.
+ */
+export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFilesChange, db: DbOrTx = deps.db): Promise<SiteRow> {
+  const writes = change.write.map((f) => ({ ...f, path: normaliseSitePath(f.path) }));
+  const removes = (change.remove ?? []).map(normaliseSitePath);
   const written: string[] = [];
   try {
     return await db.transaction(async (tx) => {
       await lockSiteOwner(tx, site);
+      await assertCanRemoveFiles(tx, site, removes);
       await assertCanWriteFiles(
         deps,
         site,
         writes.map((f) => ({ path: f.path, size: f.bytes.length })),
         tx,
+        removes,
       );
+      if (removes.length) await tx.delete(siteFiles).where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, removes)));
       const records: SiteFileRecord[] = [];
       for (const f of writes) {
         const sha256 = createHash('sha256').update(f.bytes).digest('hex');

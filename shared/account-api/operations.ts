@@ -94,10 +94,13 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     method: 'POST',
     path: '/sites/{siteId}/files',
     scope: 'svc.sites.write',
-    description: 'Create or replace files of an app (index.html too; the others stay), all or none: path, content, encoding utf8|base64.',
+    description:
+      'Create or replace files of an app (index.html too) and delete others (delete: paths); the rest stay. All or none: path, content, encoding utf8|base64.',
     params: SiteIdParams,
     body: WriteSiteFilesBodySchema,
     ...write,
+    // It replaces and deletes files: the same call again leaves the same files.
+    destructive: true,
     idempotent: true,
   },
   {

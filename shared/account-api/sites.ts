@@ -51,7 +51,8 @@ export const PublishSiteResponseSchema = z
 
 export const WriteSiteFilesBodySchema = z
   .object({
-    files: z.array(InlineSiteFileSchema).min(1).describe("Files to create or replace (index.html too); the site's other files stay. All are written or none"),
+    files: z.array(InlineSiteFileSchema).optional().describe("Files to create or replace (index.html too); the site's other files stay"),
+    delete: z.array(z.string().min(1).max(512)).optional().describe('Paths of files to delete (not index.html, which is replaced instead)'),
   })
   .meta({ id: 'WriteSiteFilesRequest' });
 export type WriteSiteFilesBody = z.infer<typeof WriteSiteFilesBodySchema>;

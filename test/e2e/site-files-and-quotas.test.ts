@@ -138,6 +138,38 @@ describe.each(dbKinds())('Account API publish from files, and quotas under concu
     expect((await fits.json()).site.fileCount).toBe(5);
   });
 
+  it('deletes files in the same all-or-none change: never the entry point, never a file that is not there; a swap at the file limit fits', async () => {
+    const { key } = await h.account();
+    const files = [1, 2, 3].map((n) => ({ path: `old${n}.html`, content: `<p>${n}</p>` }));
+    const { site } = await (await publish(key, { requestId: 'd', html: '<h1>home</h1>', files: [...files, { path: 'a.css', content: 'a' }] })).json();
+    expect(site.fileCount).toBe(5); // the limit
+    const change = (json: unknown) => h.fetch(`/api/v1/sites/${site.id}/files`, { method: 'POST', key, json });
+    const refusals: [unknown, RegExp][] = [
+      [{ delete: ['index.html'] }, /^delete\.0: index\.html is the entry point \("\/" serves it\): replace it instead$/],
+      [{ delete: ['old1.html', 'nope.txt'] }, /^delete\.1: the site has no file nope\.txt$/],
+      [{ files: [{ path: 'old1.html', content: 'x' }], delete: ['/old1.html'] }, /^delete\.0: old1\.html is listed twice$/],
+      [{ delete: ['../x'] }, /^delete\.0: /],
+      [{ files: [], delete: [] }, /^files: give files to write, paths to delete, or both$/],
+    ];
+    for (const [json, message] of refusals) {
+      const res = await change(json);
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect((await res.json()).error.message).toMatch(message);
+    }
+    expect(await (await fetch(`${site.pathUrl}old1.html`)).text()).toBe('<p>1</p>');
+    // At the limit of five: one new file and one deleted is five still (counted together, not refused).
+    const swap = await change({ files: [{ path: 'new.html', content: '<p>new</p>' }], delete: ['old1.html', 'old2.html'] });
+    expect(swap.status).toBe(200);
+    expect((await swap.json()).site).toMatchObject({ fileCount: 4, status: 'updated' });
+    expect((await fetch(`${site.pathUrl}old1.html`)).status).toBe(404);
+    expect(await (await fetch(`${site.pathUrl}new.html`)).text()).toBe('<p>new</p>');
+    const content = await (await h.fetch(`/api/v1/sites/${site.id}/content`, { key })).json();
+    expect(content.files.map((f: { path: string }) => f.path)).toEqual(['a.css', 'index.html', 'new.html', 'old3.html']);
+    // Deleting alone works too.
+    expect((await change({ delete: ['old3.html'] })).status).toBe(200);
+    expect((await fetch(`${site.pathUrl}old3.html`)).status).toBe(404);
+  });
+
   it('eight concurrent publishes for an account limited to four sites make four sites', async () => {
     const { key } = await h.account();
     const results = await Promise.all([...Array(8).keys()].map((i) => publish(key, { requestId: `q-${i}`, html: `<p>${i}</p>` })));

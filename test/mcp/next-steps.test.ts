@@ -247,6 +247,19 @@ describe('answers that say what to do next', () => {
         ['app.js', 'let y = 1'],
         ['index.html', '<script src="app.js"></script>'],
       ]);
+      // A file the app no longer needs is deleted by the same tool; the entry point is refused, in the service's words.
+      const moved = await call(client, 'account_write_app_files', {
+        appId: 'paid-or-not',
+        files: [
+          { path: 'index.html', content: '<script src="main.js"></script>' },
+          { path: 'main.js', content: 'let y = 2' },
+        ],
+        delete: ['app.js'],
+      });
+      expect(moved.structuredContent, text(moved)).toMatchObject({ app: { fileCount: 2 } });
+      expect(text(await call(client, 'account_write_app_files', { appId: 'paid-or-not', delete: ['index.html'] }))).toMatch(
+        /^account_write_app_files failed: delete\.0: index\.html is the entry point \("\/" serves it\): replace it instead \[HTTP 400 validation_failed\]/,
+      );
       // And a dataset: upload_dataset (local files) and the paid conversion name account_create_dataset.
       expect(text(await call(client, 'upload_dataset', { appId: 'paid-or-not', file: '/x.csv' }))).toMatch(
         /Here: account_create_dataset converts a file given inline \(up to about 1 MiB; base64 for binary kinds\), for the signed-in account and free\.$/,
