@@ -12,6 +12,7 @@ import { callAccountTool, composesForAccount } from './account-tools.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
+import { describeFailure, readAnswer } from '../service-answer.js';
 
 interface UploadUrlAnswer {
   strategy: 'single' | 'multipart';
@@ -90,60 +91,108 @@ const UploadArgs = {
 type UploadInput = { [K in keyof typeof UploadArgs]: z.infer<(typeof UploadArgs)[K]> };
 type DataSource = ReturnType<typeof dataSource>;
 
-/** One upload_dataset call under way: its payments and progress. */
+/** The three steps of an upload, as the service names them under the Account API (`datasets/<step>`). */
+type UploadStep = 'upload-url' | 'complete-upload' | 'convert';
+
+/**
+ * Who makes an upload's steps: the wallet, paying the Agent API's actions, or the account of
+ * SVC_API_KEY through the Account API, free. Both take the same bodies and answer the same shapes
+ * (the conversion's dataset is `asset` on the Agent API, `dataset` on the Account API).
+ */
+interface UploadMaker {
+  step(name: UploadStep, body: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Said after a failure past the first step: what it cost so far. */
+  soFar(): string;
+  /** Added to the answer, and the cost said in its summary. */
+  done(): { extra: Record<string, unknown>; cost: string };
+}
+
+const AGENT_ACTION_OF: Record<UploadStep, string> = {
+  'upload-url': 'x402.create_data_file_upload_url',
+  'complete-upload': 'x402.complete_data_file_multipart_upload',
+  convert: 'x402.convert_data_file_to_api',
+};
+
+/** The wallet pays each step (the plan was checked against the caps first). */
+function paidMaker(ctx: McpContext, appId: string): UploadMaker {
+  const paid = new PaidSteps(ctx);
+  const soFar = () => `Paid so far in this upload: ${paid.paidSoFar()} USDC.`;
+  return {
+    step: (name, body) =>
+      paid.pay(AGENT_ACTION_OF[name], { siteId: appId }, body, (step, msg) => new ToolFailure(`upload_dataset stopped at ${step}: ${msg} ${soFar()}`)),
+    soFar,
+    done: () => ({ extra: { paid: paid.paidSoFar(), receiptIds: paid.receiptIds() }, cost: `Paid ${paid.paidSoFar()} USDC.` }),
+  };
+}
+
+/** The account of SVC_API_KEY makes each step through the Account API, free. */
+function accountMaker(ctx: McpContext, appId: string): UploadMaker {
+  return {
+    async step(name, body) {
+      const res = await ctx.fetch(`${ctx.config.serviceUrl}/api/v1/sites/${encodeURIComponent(appId)}/datasets/${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ctx.config.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answer = await readAnswer(res);
+      if (res.ok) return answer.json;
+      const f = describeFailure(res, answer);
+      throw new ToolFailure(`upload_dataset stopped at ${name}: ${f.what} ${f.tag}.${name === 'upload-url' ? ' Nothing was kept.' : ''}`);
+    },
+    soFar: () => '',
+    done: () => ({ extra: { paid: '0' }, cost: 'Free.' }),
+  };
+}
+
+/** One upload_dataset call under way by upload URL: its steps and progress. */
 class DatasetUpload {
   readonly #ctx: McpContext;
   readonly #args: UploadInput;
   readonly #source: DataSource;
-  readonly #paid: PaidSteps;
+  readonly #maker: UploadMaker;
   readonly #progress: Progress;
 
-  constructor(ctx: McpContext, args: UploadInput, source: DataSource, extra: Extra) {
+  constructor(ctx: McpContext, args: UploadInput, source: DataSource, maker: UploadMaker, extra: Extra) {
     this.#ctx = ctx;
     this.#args = args;
     this.#source = source;
-    this.#paid = new PaidSteps(ctx);
+    this.#maker = maker;
     this.#progress = new Progress(extra, 3);
   }
 
-  #step(name: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.#paid.pay(
-      name,
-      { siteId: this.#args.appId },
-      body,
-      (step, msg) => new ToolFailure(`upload_dataset stopped at ${step}: ${msg} Paid so far in this upload: ${this.#paid.paidSoFar()} USDC.`),
-    );
+  /** The whole upload: URL, the bytes (one PUT or every part, then the completion), the conversion. */
+  async run(): Promise<CallToolResult> {
+    const up = await this.#uploadUrl();
+    if (up.strategy === 'single') await this.#uploadSingle(up);
+    else await this.#uploadParts(up);
+    return this.#convert(up);
   }
 
-  async uploadUrl(): Promise<UploadUrlAnswer> {
+  async #uploadUrl(): Promise<UploadUrlAnswer> {
     const { fileName, size } = this.#source;
     const fileType = this.#args.fileType;
-    const up = (await this.#step('x402.create_data_file_upload_url', {
-      fileName,
-      fileSize: size,
-      ...(fileType ? { fileType } : {}),
-    })) as unknown as UploadUrlAnswer;
+    const up = (await this.#maker.step('upload-url', { fileName, fileSize: size, ...(fileType ? { fileType } : {}) })) as unknown as UploadUrlAnswer;
     await this.#progress.report(`upload URL (${up.strategy})`);
     return up;
   }
 
   async #put(url: string, body: Buffer, headers: Record<string, string>, what: string): Promise<Response> {
     const res = await this.#ctx.fetch(url, { method: 'PUT', headers, body: new Uint8Array(body) });
-    if (!res.ok)
-      throw new ToolFailure(
-        `upload_dataset: uploading ${what} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). Paid so far: ${this.#paid.paidSoFar()} USDC; start again (the upload URL is single-use per part).`,
-      );
+    if (!res.ok) {
+      const failed = `upload_dataset: uploading ${what} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}).`;
+      throw new ToolFailure([failed, this.#maker.soFar(), 'Start again (the upload URL is single-use per part).'].filter(Boolean).join(' '));
+    }
     return res;
   }
 
-  async uploadSingle(up: UploadUrlAnswer): Promise<void> {
+  async #uploadSingle(up: UploadUrlAnswer): Promise<void> {
     const { readRange, size, fileName } = this.#source;
     await this.#put(up.upload!.url, readRange(0, size), up.upload!.headers ?? {}, fileName);
     await this.#progress.report('uploaded');
   }
 
-  /** Every part read from disk in turn and PUT, then the paid completion with their ETags. */
-  async uploadParts(up: UploadUrlAnswer): Promise<void> {
+  /** Every part read from disk in turn and PUT, then the completion with their ETags. */
+  async #uploadParts(up: UploadUrlAnswer): Promise<void> {
     const parts = up.parts ?? [];
     this.#progress.total = 3 + parts.length;
     const etags: { ETag: string; PartNumber: number }[] = [];
@@ -152,17 +201,17 @@ class DatasetUpload {
       const res = await this.#put(p.url, this.#source.readRange(offset, p.size), {}, `part ${p.partNumber}`);
       offset += p.size;
       const etag = res.headers.get('etag');
-      if (!etag) throw new ToolFailure(`upload_dataset: part ${p.partNumber} answered without an ETag. Paid so far: ${this.#paid.paidSoFar()} USDC.`);
+      if (!etag) throw new ToolFailure([`upload_dataset: part ${p.partNumber} answered without an ETag.`, this.#maker.soFar()].filter(Boolean).join(' '));
       etags.push({ ETag: etag, PartNumber: p.partNumber });
       await this.#progress.report(`uploaded part ${p.partNumber}/${parts.length}`);
     }
-    await this.#step('x402.complete_data_file_multipart_upload', { uploadId: up.uploadId, key: up.key, parts: etags, uploadToken: up.uploadToken });
+    await this.#maker.step('complete-upload', { uploadId: up.uploadId, key: up.key, parts: etags, uploadToken: up.uploadToken });
     await this.#progress.report('multipart upload completed');
   }
 
-  async convert(up: UploadUrlAnswer): Promise<CallToolResult> {
+  async #convert(up: UploadUrlAnswer): Promise<CallToolResult> {
     const { name, slug, replaceExisting, sheet } = this.#args;
-    const conv = await this.#step('x402.convert_data_file_to_api', {
+    const conv = await this.#maker.step('convert', {
       key: up.key,
       fileName: this.#source.fileName,
       uploadToken: up.uploadToken,
@@ -172,26 +221,26 @@ class DatasetUpload {
       ...(sheet ? { sheet } : {}),
     });
     await this.#progress.report('converted');
-    const { dataset } = answerInToolWords({ asset: conv.asset }) as { dataset: { url?: string; pathUrl?: string } & Record<string, unknown> };
-    const paid = this.#paid.paidSoFar();
+    // The Agent API answers the dataset as `asset`, the Account API as `dataset`: one `dataset` in the tools' words.
+    const { dataset } = answerInToolWords(conv.asset !== undefined ? { asset: conv.asset } : { dataset: conv.dataset }) as {
+      dataset: { url?: string; pathUrl?: string } & Record<string, unknown>;
+    };
     const taken = typeof conv.slugTaken === 'string' ? conv.slugTaken : undefined;
-    return datasetReady(dataset, taken, { strategy: up.strategy, paid, receiptIds: this.#paid.receiptIds() }, `Paid ${paid} USDC.`);
+    const { extra, cost } = this.#maker.done();
+    return datasetReady(dataset, taken, { strategy: up.strategy, ...extra }, cost);
   }
 }
 
 /**
- * upload_dataset for the account (svc-mcp with SVC_API_KEY and no wallet): the file in one Account
- * API request (`account_create_dataset`), free. A file larger than one request carries is refused
- * before anything is sent.
+ * upload_dataset for the account (svc-mcp with SVC_API_KEY and no wallet), free: a file that fits in
+ * one Account API request goes inline (`account_create_dataset`); a larger one by the account's
+ * upload URL, as the wallet's does, then the conversion (`datasets/upload-url`, `…/convert`).
  */
-async function uploadForAccount(ctx: McpContext, args: UploadInput): Promise<CallToolResult> {
+async function uploadForAccount(ctx: McpContext, args: UploadInput, extra: Extra): Promise<CallToolResult> {
   const source = dataSource(args);
-  // A file larger than the budget is refused unread; base64 grows a binary one by a third.
+  // A file larger than the budget is not read whole; base64 grows a binary one by a third.
   const inline = source.size <= REQUEST_BUDGET ? inlineContent(source.readRange(0, source.size)) : undefined;
-  if (!inline || jsonSize(inline) > REQUEST_BUDGET)
-    throw new ToolFailure(
-      `upload_dataset: ${source.fileName} (${source.size.toLocaleString('en')} bytes) does not fit in one Account API request (${REQUEST_BUDGET.toLocaleString('en')} bytes of JSON, base64 for binary files). Nothing was sent; upload it with a wallet (SVC_WALLET_KEY_FILE), whose upload URLs take large files in parts.`,
-    );
+  if (!inline || jsonSize(inline) > REQUEST_BUDGET) return new DatasetUpload(ctx, args, source, accountMaker(ctx, args.appId), extra).run();
   const { name, slug, replaceExisting, sheet } = args;
   const answer = await callAccountTool(ctx, 'account_create_dataset', {
     appId: args.appId,
@@ -238,11 +287,11 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
       'upload_dataset',
       {
         description:
-          'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app of the account (SVC_API_KEY), free: returns the Table API url, pathUrl and inferred fields. From a local file or inline content, up to about 700 KB (binary) or 960 KB (text).',
+          'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app of the account (SVC_API_KEY), free: uploads (in parts when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Sends progress.',
         inputSchema: UploadArgs,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       },
-      ((args: UploadInput): Promise<CallToolResult> => guarded(() => uploadForAccount(ctx, args))) as never,
+      ((args: UploadInput, extra: Extra): Promise<CallToolResult> => guarded(() => uploadForAccount(ctx, args, extra))) as never,
       'account',
     );
     return;
@@ -263,11 +312,7 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
         // Worst case (multipart) is priced up front; single uploads skip the completion step.
         const { plan, planned } = datasetPlan(ctx);
         await assertPlanFits(ctx, 'upload_dataset', plan, planned);
-        const run = new DatasetUpload(ctx, args, source, extra);
-        const up = await run.uploadUrl();
-        if (up.strategy === 'single') await run.uploadSingle(up);
-        else await run.uploadParts(up);
-        return run.convert(up);
+        return new DatasetUpload(ctx, args, source, paidMaker(ctx, args.appId), extra).run();
       })) as never,
   );
 }

@@ -1,24 +1,11 @@
 import { completeDataFileMultipartUpload, convertDataFileToApi, createDataFileUploadUrl } from '../../shared/agent-api/actions/datasets.js';
 import type { TouchedApp } from '../agent/handler.js';
 import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
-import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
 import { getWalletApp, type SiteRow } from '../sites/sites.js';
 import { convertDataFile, planConversion, type ConvertPlan } from './datasets.js';
-import { checkCompletion, completeUpload, createUpload, planUpload, verifyUploadToken, type UploadRow } from './uploads.js';
+import { assertUploadToken, checkCompletion, completeUpload, createUpload, planUpload, type UploadRow } from './uploads.js';
 
 const touched = (site: SiteRow): TouchedApp => ({ id: site.id, slug: site.slug, visibility: site.visibility });
-
-/** A given uploadToken must be valid, unexpired, and name this app and key. */
-function checkToken(deps: Deps, token: string | undefined, siteId: string, key: string): void {
-  if (token === undefined) return;
-  const claims = verifyUploadToken(deps.secret, token, deps.clock.now());
-  if (!claims || claims.s !== siteId || claims.k !== key) {
-    throw new AppError('validation_failed', 'uploadToken is invalid, expired, or for another key', {
-      issues: [{ field: 'uploadToken', message: 'invalid for this key' }],
-    });
-  }
-}
 
 /** x402.create_data_file_upload_url — the kind and size are checked before payment (400/413 cost nothing). */
 export const createDataFileUploadUrlHandler = handlerFor<typeof createDataFileUploadUrl, SiteRow>(createDataFileUploadUrl, {
@@ -38,7 +25,7 @@ export const completeDataFileMultipartUploadHandler = handlerFor<typeof complete
   {
     async check({ deps, wallet, params, input }) {
       const site = await getWalletApp(deps.db, wallet, params.siteId);
-      checkToken(deps, input.uploadToken, site.id, input.key);
+      assertUploadToken(deps, input.uploadToken, site.id, input.key);
       const upload = await checkCompletion(deps, site.id, input);
       return { site, upload };
     },
@@ -58,7 +45,7 @@ export const completeDataFileMultipartUploadHandler = handlerFor<typeof complete
 export const convertDataFileToApiHandler = handlerFor<typeof convertDataFileToApi, { site: SiteRow; plan: ConvertPlan }>(convertDataFileToApi, {
   async check({ deps, wallet, params, input }) {
     const site = await getWalletApp(deps.db, wallet, params.siteId);
-    checkToken(deps, input.uploadToken, site.id, input.key);
+    assertUploadToken(deps, input.uploadToken, site.id, input.key);
     const plan = await planConversion(deps, site, input);
     return { site, plan };
   },

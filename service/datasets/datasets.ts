@@ -9,7 +9,7 @@ import { datasets, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { decodeBase64Field } from '../http/base64-field.js';
-import type { CreateDatasetBody } from '../../shared/account-api/datasets.js';
+import type { ConvertDatasetUploadBody, CreateDatasetBody } from '../../shared/account-api/datasets.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';
 import { createTable, deleteTable, promoteTable, tableSlugFromName, tableUrls } from '../tables/tables.js';
@@ -18,7 +18,7 @@ import { sameFields, type FieldType, type InferredSchema } from './infer.js';
 import { firstPass, loadColumns, type FirstPass } from './load.js';
 import { blobOpener, prepareDataFile } from './pipeline.js';
 import { DataFileError, DEFAULT_PARSE_LIMITS, SheetNotFound, type DataFileKind, type ParseLimits } from './records.js';
-import { dropUpload, getSiteUpload, storeInlineUpload } from './uploads.js';
+import { assertUploadToken, dropUpload, getSiteUpload, storeInlineUpload } from './uploads.js';
 
 export type DatasetRow = typeof datasets.$inferSelect;
 
@@ -325,31 +325,57 @@ async function replaceDataset(
   return { row, cleanup };
 }
 
+/** What the Account API answers for a dataset made. */
+export interface DatasetMade {
+  dataset: DatasetView;
+  replaced: boolean;
+  slugTaken?: string;
+}
+
 /**
  * `POST /api/v1/sites/:siteId/datasets`: a data file given inline becomes a dataset of the site.
  * The bytes go into an upload slot as an uploaded file would (`storeInlineUpload`), then the same
  * checks and conversion as convert_data_file_to_api, in one transaction; the replaced table (if
  * any) is dropped after commit.
  */
-export async function createDatasetFromInline(
-  deps: Deps,
-  site: SiteRow,
-  input: CreateDatasetBody,
-): Promise<{ dataset: DatasetView; replaced: boolean; slugTaken?: string }> {
+export async function createDatasetFromInline(deps: Deps, site: SiteRow, input: CreateDatasetBody): Promise<DatasetMade> {
   const bytes = input.encoding === 'base64' ? decodeBase64Field('content', input.content) : Buffer.from(input.content, 'utf8');
   const key = await storeInlineUpload(deps, site, { fileName: input.fileName, bytes });
-  let converted: { plan: ConvertPlan; result: ConvertResult };
+  let converted: Converted;
   try {
     const { name, slug, replaceExisting, sheet } = input;
-    const plan = await planConversion(deps, site, { key, fileName: input.fileName, name, slug, replaceExisting, sheet });
-    converted = { plan, result: await deps.db.transaction((tx) => convertDataFile(deps, site, plan, tx)) };
+    converted = await convertUpload(deps, site, { key, fileName: input.fileName, name, slug, replaceExisting, sheet });
   } catch (e) {
     // Refused: the file is not kept either (an uploaded file stays its uploader's to convert again).
     await dropUpload(deps, site.id, key);
     throw e;
   }
-  await converted.result.cleanup();
-  const { plan, result } = converted;
+  return made(converted);
+}
+
+/**
+ * `POST /api/v1/sites/:siteId/datasets/convert`: a file uploaded through the account's upload URL
+ * becomes a dataset, as convert_data_file_to_api does for a wallet's app (the same checks; a refused
+ * file stays in its slot, to be converted again).
+ */
+export async function createDatasetFromUpload(deps: Deps, site: SiteRow, input: ConvertDatasetUploadBody): Promise<DatasetMade> {
+  assertUploadToken(deps, input.uploadToken, site.id, input.key);
+  return made(await convertUpload(deps, site, input));
+}
+
+interface Converted {
+  plan: ConvertPlan;
+  result: ConvertResult;
+}
+
+/** Plans and converts an uploaded file in one transaction (the replaced table is dropped by `made`, after commit). */
+async function convertUpload(deps: Deps, site: SiteRow, input: ConvertInput): Promise<Converted> {
+  const plan = await planConversion(deps, site, input);
+  return { plan, result: await deps.db.transaction((tx) => convertDataFile(deps, site, plan, tx)) };
+}
+
+async function made({ plan, result }: Converted): Promise<DatasetMade> {
+  await result.cleanup();
   return { dataset: result.view, replaced: plan.replacing !== null, ...(plan.slugTaken ? { slugTaken: plan.slugTaken } : {}) };
 }
 

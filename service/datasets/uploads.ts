@@ -128,6 +128,17 @@ export function verifyUploadToken(secret: string, token: string, now: Date): Upl
   }
 }
 
+/** A given uploadToken must be valid, unexpired, and name this site and key (none given: nothing to check). */
+export function assertUploadToken(deps: Deps, token: string | undefined, siteId: string, key: string): void {
+  if (token === undefined) return;
+  const claims = verifyUploadToken(deps.secret, token, deps.clock.now());
+  if (!claims || claims.s !== siteId || claims.k !== key) {
+    throw new AppError('validation_failed', 'uploadToken is invalid, expired, or for another key', {
+      issues: [{ field: 'uploadToken', message: 'invalid for this key' }],
+    });
+  }
+}
+
 export interface SingleUpload {
   strategy: 'single';
   key: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { completeDataFileMultipartUpload, convertDataFileToApi, createDataFileUploadUrl } from '../agent-api/actions/datasets.js';
 
 /** Data-file datasets: the listing entry of `GET /api/v1/sites/:siteId/datasets` (docs/datasets.md). */
 export const DatasetFieldSchema = z
@@ -51,3 +52,15 @@ export const CreateDatasetResponseSchema = z
     slugTaken: z.string().optional().describe('The slug the name gave, taken by another dataset: this one got `dataset.slug` instead'),
   })
   .meta({ id: 'CreateDatasetResponse' });
+
+/*
+ * A file too large for one JSON body goes the Agent API's way, free for the account: an upload URL
+ * (single PUT or multipart), the multipart completion, then the conversion of the uploaded key. The
+ * bodies and answers are the Agent API actions' own (one schema each), under the account's routes.
+ */
+export const DatasetUploadUrlBodySchema = createDataFileUploadUrl.input.meta({ id: 'DatasetUploadUrlRequest' });
+export const DatasetUploadUrlResponseSchema = createDataFileUploadUrl.output.meta({ id: 'DatasetUploadUrlResponse' });
+export const CompleteDatasetUploadBodySchema = completeDataFileMultipartUpload.input.meta({ id: 'CompleteDatasetUploadRequest' });
+export const CompleteDatasetUploadResponseSchema = completeDataFileMultipartUpload.output.meta({ id: 'CompleteDatasetUploadResponse' });
+export const ConvertDatasetUploadBodySchema = convertDataFileToApi.input.meta({ id: 'ConvertDatasetUploadRequest' });
+export type ConvertDatasetUploadBody = z.infer<typeof ConvertDatasetUploadBodySchema>;

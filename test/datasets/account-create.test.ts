@@ -11,7 +11,7 @@ import { citiesCsv, citiesGeoJson, citiesXlsx } from './fixtures.js';
 describe.each(dbKinds())('Account API: a dataset from an inline data file (%s)', (kind) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness(kind);
+    h = await startHarness(kind, { SVC_DATASET_MULTIPART_THRESHOLD_BYTES: String(5 * 1024 * 1024), SVC_DATASET_PART_BYTES: String(5 * 1024 * 1024) });
   });
   afterAll(async () => h?.close());
 
@@ -83,5 +83,47 @@ describe.each(dbKinds())('Account API: a dataset from an inline data file (%s)',
     const other = await h.account();
     expect((await create(other.key, site.slug, geo)).status).toBe(404);
     expect((await create(key, site.slug, geo)).status).toBe(201);
+  });
+
+  it('a file too large for one request goes by upload URL (one PUT, or parts), then convert; a refused file stays uploaded to convert again', async () => {
+    const { key } = await h.account();
+    const site = await appOf(key, `upload-${kind}`);
+    const post = (path: string, json: Record<string, unknown>, as = key) =>
+      h.fetch(`/api/v1/sites/${site.id}/datasets/${path}`, { method: 'POST', key: as, json });
+    // One PUT: a CSV whose first data row is broken, refused, then the same key converted after a fixed re-upload.
+    const bad = Buffer.from('name,population\nOslo,"709000\nBern,134000\n');
+    const single = await (await post('upload-url', { fileName: 'towns.csv', fileSize: bad.length })).json();
+    expect(single).toMatchObject({ ok: true, strategy: 'single', kind: 'csv', key: expect.any(String) });
+    expect((await fetch(single.upload.url, { method: 'PUT', headers: single.upload.headers, body: bad })).ok).toBe(true);
+    const refused = await post('convert', { key: single.key, fileName: 'towns.csv', uploadToken: single.uploadToken });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error.message).toMatch(/^towns\.csv \(CSV\) could not be converted: /);
+    expect(await h.deps.db.select().from(datasetUploads).where(eq(datasetUploads.key, single.key))).toHaveLength(1);
+    // Another account's key, or a token for another key, is refused.
+    expect((await post('convert', { key: single.key, fileName: 'towns.csv' }, (await h.account()).key)).status).toBe(404);
+    const forged = await post('convert', { key: `${single.key}x`, fileName: 'towns.csv', uploadToken: single.uploadToken });
+    expect((await forged.json()).error.message).toMatch(/uploadToken is invalid, expired, or for another key/);
+
+    // Parts: 6 MiB of rows over the 5 MiB threshold, each part PUT, completed with their ETags, converted.
+    const rows = Array.from({ length: 340_000 }, (_, i) => `town-${i},${i}`).join('\n');
+    const big = Buffer.from(`name,population\n${rows}\n`);
+    expect(big.length).toBeGreaterThan(5 * 1024 * 1024);
+    const multi = await (await post('upload-url', { fileName: 'many.csv', fileSize: big.length })).json();
+    expect(multi).toMatchObject({ strategy: 'multipart', parts: [expect.any(Object), expect.any(Object)] });
+    const etags: { ETag: string; PartNumber: number }[] = [];
+    let offset = 0;
+    for (const part of multi.parts as { partNumber: number; url: string; size: number }[]) {
+      const res = await fetch(part.url, { method: 'PUT', body: big.subarray(offset, offset + part.size) });
+      offset += part.size;
+      etags.push({ ETag: res.headers.get('etag')!, PartNumber: part.partNumber });
+    }
+    const completed = await post('complete-upload', { key: multi.key, uploadId: multi.uploadId, parts: etags, uploadToken: multi.uploadToken });
+    expect(await completed.json()).toMatchObject({ ok: true, key: multi.key, size: big.length });
+    const made = await post('convert', { key: multi.key, fileName: 'many.csv', name: 'Towns' });
+    expect(made.status).toBe(201);
+    const { dataset } = await made.json();
+    expect(dataset).toMatchObject({ slug: 'towns', format: 'csv', recordCount: 340_000, sourceBytes: big.length });
+    const last = await (await fetch(`${dataset.pathUrl}?sort=-population&limit=1`)).json();
+    expect(last.records[0].fields).toEqual({ name: 'town-339999', population: 339999 });
   });
 });
