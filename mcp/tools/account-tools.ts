@@ -247,6 +247,22 @@ export function composesForAccount(ctx: McpContext): boolean {
   return !ctx.hosted && !ctx.upstream && ctx.wallet.address === null && ctx.config.apiKey !== undefined;
 }
 
+/**
+ * A POST to an Account API route that is no tool (the composites' upload steps: upload URLs, their
+ * completion), as the account of SVC_API_KEY; a refusal is a ToolFailure with the service's words.
+ */
+export async function postToAccountApi(ctx: McpContext, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await ctx.fetch(`${ctx.config.serviceUrl}/api/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.config.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = await readAnswer(res);
+  if (res.ok) return answer.json;
+  const f = describeFailure(res, answer);
+  throw new ToolFailure(`${f.what} ${f.tag}.`);
+}
+
 /** One Account API operation, by its tool's name and with the tool's arguments; the answer in the tools' words. */
 export async function callAccountTool(ctx: McpContext, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);

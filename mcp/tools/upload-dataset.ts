@@ -8,11 +8,10 @@ import type { McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
-import { callAccountTool, composesForAccount } from './account-tools.js';
+import { callAccountTool, composesForAccount, postToAccountApi } from './account-tools.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
-import { describeFailure, readAnswer } from '../service-answer.js';
 
 interface UploadUrlAnswer {
   strategy: 'single' | 'multipart';
@@ -128,17 +127,10 @@ function paidMaker(ctx: McpContext, appId: string): UploadMaker {
 /** The account of SVC_API_KEY makes each step through the Account API, free. */
 function accountMaker(ctx: McpContext, appId: string): UploadMaker {
   return {
-    async step(name, body) {
-      const res = await ctx.fetch(`${ctx.config.serviceUrl}/api/v1/sites/${encodeURIComponent(appId)}/datasets/${name}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ctx.config.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const answer = await readAnswer(res);
-      if (res.ok) return answer.json;
-      const f = describeFailure(res, answer);
-      throw new ToolFailure(`upload_dataset stopped at ${name}: ${f.what} ${f.tag}.${name === 'upload-url' ? ' Nothing was kept.' : ''}`);
-    },
+    step: (name, body) =>
+      postToAccountApi(ctx, `/sites/${encodeURIComponent(appId)}/datasets/${name}`, body).catch((e: unknown) => {
+        throw e instanceof ToolFailure ? new ToolFailure(`upload_dataset stopped at ${name}: ${e.message}`) : e;
+      }),
     soFar: () => '',
     done: () => ({ extra: { paid: '0' }, cost: 'Free.' }),
   };

@@ -19,6 +19,8 @@ import { publishSite } from './publish.js';
 import { siteFilesChange } from './inline-files.js';
 import { changeSiteAccess, changeSiteFiles, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
+import { FinalizeSiteUploadBodySchema, SiteUploadUrlsBodySchema, SiteUploadUrlsResponseSchema } from '../../shared/account-api/site-uploads.js';
+import { addUploadedFiles, checkArrivedFiles, checkUploadRequest, issueUploadUrls, readUploadToken } from './upload-urls.js';
 
 const listSitesRoute = createRoute({
   method: 'get',
@@ -100,6 +102,30 @@ const writeSiteFilesRoute = createRoute({
   responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 413, 429) },
 });
 
+const siteUploadUrlsRoute = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/upload-urls',
+  tags: ['Sites'],
+  summary: 'Get upload URLs for files of a Site',
+  description:
+    "One signed PUT URL per file (path, exact size, media type), for files no JSON body carries (large images, video, many files), as the Agent API's create_site_upload_urls does for a wallet's app; then `upload-urls/finalize`. Paths, types, sizes, the file count and storage are checked first. Not in the specification: svc adds it so that an account publishes files of any size.",
+  security: securityFor('svc.sites.write'),
+  request: { params: SiteIdParams, body: jsonBody(SiteUploadUrlsBodySchema) },
+  responses: { 200: jsonResponse(SiteUploadUrlsResponseSchema, 'Where to PUT each file'), ...errorResponses(400, 401, 403, 404, 413, 429) },
+});
+
+const finalizeSiteUploadRoute = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/upload-urls/finalize',
+  tags: ['Sites'],
+  summary: 'Add uploaded files to a Site',
+  description:
+    'Checks that each file arrived with the size and media type announced (the bytes, not only the header), then adds them all to the site, or none. A file not PUT yet is a 400 `not_uploaded`; finalize again once it is. Not in the specification.',
+  security: securityFor('svc.sites.write'),
+  request: { params: SiteIdParams, body: jsonBody(FinalizeSiteUploadBodySchema) },
+  responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
 /** Account API: `/api/v1/sites…` (mounted under /api/v1). */
 export function siteRoutes(deps: Deps) {
   const r = createApiRouter();
@@ -128,6 +154,19 @@ export function siteRoutes(deps: Deps) {
     const change = siteFilesChange(c.req.valid('json'));
     const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const row = await changeSiteFiles(deps, site, change);
+    return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
+  });
+  r.openapi({ ...siteUploadUrlsRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const { files } = c.req.valid('json');
+    await checkUploadRequest(deps, site, files);
+    return c.json({ ok: true as const, ...(await issueUploadUrls(deps, site, files)) }, 200);
+  });
+  r.openapi({ ...finalizeSiteUploadRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const input = c.req.valid('json');
+    const files = await checkArrivedFiles(deps, readUploadToken(deps, input.uploadToken, site), input);
+    const row = await deps.db.transaction((tx) => addUploadedFiles(deps, site, files, undefined, tx));
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...deleteSiteRoute, middleware: [write] as const }, async (c) => {

@@ -170,6 +170,32 @@ describe.each(dbKinds())('Account API publish from files, and quotas under concu
     expect((await fetch(`${site.pathUrl}old3.html`)).status).toBe(404);
   });
 
+  it('uploads a file no JSON body carries by URL: PUT, then finalize checks what arrived; a token is good for its own site only', async () => {
+    const { key } = await h.account();
+    const { site } = await (await publish(key, { requestId: 'u', html: '<img src="photo.png">' })).json();
+    const other = (await (await publish(key, { requestId: 'u2', html: '<p>other</p>' })).json()).site;
+    // 2 MB: over what one JSON body carries in base64.
+    const photo = Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 7)]);
+    const post = (path: string, json: unknown, id = site.id) => h.fetch(`/api/v1/sites/${id}/${path}`, { method: 'POST', key, json });
+    const urls = await (await post('upload-urls', { files: [{ path: 'photo.png', size: photo.length, type: 'image/png' }] })).json();
+    expect(urls).toMatchObject({ ok: true, uploadToken: expect.any(String), files: [{ path: 'photo.png', size: photo.length, method: 'PUT' }] });
+    const finalize = (json: Record<string, unknown>, id = site.id) =>
+      post('upload-urls/finalize', { uploadToken: urls.uploadToken, files: [{ path: 'photo.png', size: photo.length }], ...json }, id);
+    const early = await finalize({});
+    expect(early.status).toBe(400);
+    expect((await early.json()).error).toMatchObject({ code: 'not_uploaded', message: expect.stringMatching(/photo\.png has not been uploaded/) });
+    expect((await fetch(urls.files[0].uploadUrl, { method: 'PUT', headers: urls.files[0].headers, body: photo })).ok).toBe(true);
+    const elsewhere = await finalize({}, other.id);
+    expect((await elsewhere.json()).error.message).toBe('uploadToken belongs to another app');
+    const done = await finalize({});
+    expect(done.status).toBe(200);
+    expect((await done.json()).site).toMatchObject({ fileCount: 2, status: 'updated' });
+    expect(Buffer.from(await (await fetch(`${site.pathUrl}photo.png`)).arrayBuffer())).toEqual(photo);
+    // The limits are checked before any URL is signed: six files on a site limited to five.
+    const many = await post('upload-urls', { files: [1, 2, 3, 4].map((n) => ({ path: `p${n}.png`, size: 10, type: 'image/png' })) });
+    expect(many.status).toBe(429);
+  });
+
   it('eight concurrent publishes for an account limited to four sites make four sites', async () => {
     const { key } = await h.account();
     const results = await Promise.all([...Array(8).keys()].map((i) => publish(key, { requestId: `q-${i}`, html: `<p>${i}</p>` })));

@@ -135,7 +135,7 @@ describe.each(dbKinds())('deploy_site and upload_dataset for the account, withou
     }
   });
 
-  it('a private app, and refusals before anything is sent: a file no request carries, an entry point other than index.html', async () => {
+  it('a private app; files no request carries go by upload URL; refused before anything is sent: such an index.html, an entry point other than index.html', async () => {
     const { key } = await h.account();
     const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger2.json') });
     try {
@@ -143,9 +143,29 @@ describe.each(dbKinds())('deploy_site and upload_dataset for the account, withou
       expect(priv.isError, text(priv)).toBeFalsy();
       expect((await served((priv.structuredContent as { pathUrl: string }).pathUrl)).status).toBe(401);
 
-      const huge = folder('huge', { 'index.html': '<p>x</p>', 'video.bin': Buffer.alloc(1024 * 1024, 7) });
-      expect(text(await call(s.client, 'deploy_site', { folder: huge }))).toMatch(
-        /^deploy_site: video\.bin does not fit in one Account API request \(983,040 bytes of JSON, base64 for binary files\)\. Nothing was sent; leave it out, or deploy with a wallet/,
+      // Files no request carries go by upload URL, PUT, finalize: still free, served byte for byte.
+      const photo = Buffer.concat([PNG, Buffer.alloc(1024 * 1024, 7)]);
+      const video = Buffer.alloc(1024 * 1024, 9);
+      const huge = folder('huge', { 'index.html': '<img src="photo.png">', 'photo.png': photo, 'video.bin': video, 'a.css': 'p{}' });
+      const big = await call(s.client, 'deploy_site', { folder: huge });
+      expect(big.structuredContent, text(big)).toMatchObject({ files: 4, paid: '0' });
+      const at = (big.structuredContent as { pathUrl: string }).pathUrl;
+      expect((await served(`${at}photo.png`)).bytes).toEqual(photo);
+      expect((await served(`${at}video.bin`)).bytes).toEqual(video);
+      expect((await served(`${at}a.css`)).bytes.toString()).toBe('p{}');
+      // An update whose only other file is one of them (a deploy always carries its index.html).
+      const again = await call(s.client, 'deploy_site', {
+        appId: (big.structuredContent as { appName: string }).appName,
+        files: [
+          { path: 'index.html', content: '<video src="video.bin">' },
+          { path: 'video.bin', contentBase64: photo.toString('base64') },
+        ],
+      });
+      expect(again.isError, text(again)).toBeFalsy();
+      expect((await served(`${at}video.bin`)).bytes).toEqual(photo);
+      // But a new app is published from its index.html, which must fit in that request.
+      expect(text(await call(s.client, 'deploy_site', { files: [{ path: 'index.html', content: `<p>${'x'.repeat(1_000_000)}</p>` }] }))).toBe(
+        'deploy_site: index.html does not fit in one Account API request (983,040 bytes of JSON), and a new app is published from it. Nothing was sent.',
       );
       expect(text(await call(s.client, 'deploy_site', { files: [{ path: 'home.html', content: '<p>x</p>' }], entryPoint: 'home.html' }))).toMatch(
         /^deploy_site has no argument entryPoint/,
@@ -153,8 +173,9 @@ describe.each(dbKinds())('deploy_site and upload_dataset for the account, withou
       expect(text(await call(s.client, 'deploy_site', { files: [{ path: 'home.html', content: '<p>x</p>' }] }))).toMatch(
         /^deploy_site: the entry point index\.html is not among the files/,
       );
+      // The private app and the one of large files: the refusals made none.
       const sites = await (await h.fetch('/api/v1/sites', { key })).json();
-      expect(sites.total).toBe(1);
+      expect(sites.total).toBe(2);
       // Its quote says so too (the wallet toolset is not listed by default here).
       const withQuote = await connectHttp({
         SVC_URL: h.url,
