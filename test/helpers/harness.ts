@@ -6,7 +6,7 @@ import { createServer, type RequestListener } from 'node:http';
 import { createAccount } from '../../service/accounts/accounts.js';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
 import { buildApp } from '../../service/app.js';
-import { listen } from '../../shared/http-server.js';
+import { listen, outliveClientKeepAlive } from '../../shared/http-server.js';
 import { loadConfig, type Config } from '../../service/config.js';
 import type { Clock, Deps } from '../../service/deps.js';
 import { createRuntime, type Runtime } from '../../cli/runtime.js';
@@ -45,12 +45,10 @@ export async function startHarness(
   // addresses work).
   let listener: RequestListener = (_req, res) => res.writeHead(503).end('starting');
   const server = createServer((req, res) => listener(req, res));
-  // The test's fetch and this server share one event loop: when a slow moment (a loaded machine, a
-  // large body streamed) holds it past Node's 5 s keep-alive, the server's close of an idle socket and
-  // the client's reuse of it could come in the same turn (a request failing with ECONNRESET).
-  // undici retires an idle socket 1 s before the server's advertised timeout, so a long one keeps the
-  // two apart.
-  server.keepAliveTimeout = 300_000;
+  // As the real server (cli/server.ts): idle sockets are the client's to close. With Node's 5 s, a
+  // loaded moment (the test's fetch and this server share one event loop) let the server's close of
+  // an idle socket and the client's reuse of it come in the same turn: ECONNRESET.
+  outliveClientKeepAlive(server);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
