@@ -143,8 +143,9 @@ export function buildMcpServer(ctx: McpContext): McpServer {
     registerResources(server, ctx);
   } else {
     registerActionTools(server, ctx);
-    registerTableTools(server, ctx);
+    // The account's tools before the Table tools: a signed-in list starts where its instructions do.
     registerAccountTools(server, ctx);
+    registerTableTools(server, ctx);
     if (!ctx.hosted) {
       // One tool call = several payments, and the wallet tools describe the local wallet: local only.
       registerWalletTools(server, ctx);
