@@ -126,6 +126,20 @@ export function accountToolListed(ctx: McpContext, tool: string): boolean {
 }
 
 /**
+ * What to say where wallet tool `tool` is not listed, of the account's tool that does the same
+ * (`instead`): that it does so, free, when this session lists it; on the signed-in endpoint, when
+ * only a scope is missing, which one (the toolset's answer would send the model the wrong way).
+ */
+export function accountToolNote(ctx: McpContext, instead: string): string | undefined {
+  if (accountToolListed(ctx, instead)) return `${instead} does this for the account, free.`;
+  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === instead);
+  const signedIn = ctx.hosted && ctx.hosted.credentialKind !== 'wallet';
+  if (!op || !signedIn || !ctx.toolsets.enabled.has(op.toolset)) return undefined;
+  const why = whyNotAllowed(ctx, op);
+  return why ? `${instead} would do this for the account, free, but ${why}` : undefined;
+}
+
+/**
  * A function's code is what the model sent: function_get answers it; the other function tools leave
  * it out of their function objects (a list of ten functions would otherwise carry ten sources).
  */

@@ -10,7 +10,7 @@ import { accountToolInstead, callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
-import { accountToolListed, composesForAccount } from './account-tools.js';
+import { accountToolNote, composesForAccount } from './account-tools.js';
 import { guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { maxPriceArg } from '../schemas.js';
@@ -72,10 +72,10 @@ function withoutWallet(tool: string): string {
   }`;
 }
 
-/** The account's tool this session lists that does what wallet tool `tool` does, as said where `tool` is not listed. */
+/** What is said of the account's tool that does what wallet tool `tool` does, where `tool` is not listed. */
 function listedAccountTool(ctx: McpContext, tool: string): string | undefined {
   const instead = accountToolInstead(tool);
-  return instead && accountToolListed(ctx, instead) ? `${instead} does this for the account, free.` : undefined;
+  return instead ? accountToolNote(ctx, instead) : undefined;
 }
 
 /**

@@ -65,6 +65,10 @@ describe('hosted MCP endpoint', () => {
     const list = await call(client, 'account_list_apps', {});
     expect(list.isError).toBeFalsy();
     expect(list.structuredContent).toMatchObject({ ok: true, apps: [], total: 0 });
+    // The wallet's tool names the account's, and the scope this sign-in lacks for it.
+    expect(text(await call(client, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' }))).toMatch(
+      /^create_app_from_html is in the "apps" toolset, not turned on in this session: account_publish_app would do this for the account, free, but account_publish_app needs the scope svc\.publish, which this credential was not granted: sign in again granting it/,
+    );
     await client.close();
 
     const full = await h.account();
