@@ -81,13 +81,23 @@ function shapeOf(op: AccountOperation): AccountToolShape {
 const APP_NOT_IN_ACCOUNT =
   "account_list_apps lists the apps of this account; an app created with the wallet (list_apps lists those) belongs to the wallet and is managed with the wallet's tools (publish_app, create_table_api…).";
 
+/**
+ * What code written for Node or the browser meets in a Function's sandbox: a name it does not have
+ * (`module.exports`, `require`, `fetch`…), or a second argument to answer through (Express's `res`).
+ * Either failure is answered with the handler's contract (docs/functions.md).
+ */
+const NOT_IN_THE_SANDBOX = /'(fetch|Request|Response|Headers|URL|URLSearchParams|module|exports|require|process|Buffer|setTimeout)' is not defined/;
+const NO_RES_TO_CALL = /cannot read property '(json|send|status|end|setHeader|writeHead)' of undefined/;
+const HANDLER_CONTRACT =
+  'A function is an ES module in a sandbox with the ECMAScript built-ins only (no module/require, no fetch, no timers): `export default async (request) => ({ status: 200, body: … })`, where request is a plain {method, path, query (an object), headers, body} and the return is {status, headers, body}, a string or a JSON value (there is no `res` to call).';
+
 function nextStep(op: AccountOperation, status: number, f: ServiceFailure): string {
   const { code, reason, what } = f;
   if (code === 'insufficient_scope') return `Your sign-in lacks the scope ${op.scope}: sign in again granting it (or use a personal key that has it).`;
   if (status === 401) return 'The credential is missing, expired or revoked: sign in again (svc-mcp: ask the user for a valid SVC_API_KEY).';
   if (code === 'function_failed' && reason === 'sandbox_error') return 'The sandbox running the function failed, not its code: call again.';
-  if (code === 'function_failed' && /'(fetch|Request|Response|Headers|URL|URLSearchParams)' is not defined/.test(what))
-    return 'The sandbox has the ECMAScript built-ins only: the handler gets a plain request {method, path, query (an object), headers, body} and returns {status, headers, body}, a string or a JSON value. Change the code (function_update_draft, then function_publish) and invoke again.';
+  if (code === 'function_failed' && (NOT_IN_THE_SANDBOX.test(what) || NO_RES_TO_CALL.test(what)))
+    return `${HANDLER_CONTRACT} Change the code (function_update_draft, then function_publish) and invoke again.`;
   if (code === 'function_failed')
     return "The function's own code failed or went over its limits, so the same call fails again: change the code (function_update_draft, then function_publish) and invoke again.";
   if (status === 404 && op.tool === 'function_invoke')

@@ -417,10 +417,21 @@ describe('answers that say what to do next', () => {
       const listed = (await call(client, 'function_list', {})).structuredContent as { functions: Record<string, unknown>[] };
       expect(listed.functions.find((f) => f.functionId === functionId)).not.toHaveProperty('code');
 
+      const contract =
+        'A function is an ES module in a sandbox with the ECMAScript built-ins only (no module/require, no fetch, no timers): `export default async (request) => ({ status: 200, body: … })`, where request is a plain {method, path, query (an object), headers, body} and the return is {status, headers, body}, a string or a JSON value (there is no `res` to call). Change the code (function_update_draft, then function_publish) and invoke again.';
       const fetchFailed = await call(client, 'function_invoke', { slug });
-      expect(text(fetchFailed)).toMatch(
-        /'Response' is not defined \[HTTP 502 function_failed\]\. The sandbox has the ECMAScript built-ins only: the handler gets a plain request \{method, path, query \(an object\), headers, body\} and returns \{status, headers, body\}/,
-      );
+      expect(text(fetchFailed)).toMatch(/'Response' is not defined \[HTTP 502 function_failed\]\. /);
+      expect(text(fetchFailed).endsWith(contract)).toBe(true);
+      // Node's module.exports and Express's (req, res) meet the same answer.
+      for (const code of ['module.exports = async (req) => ({ body: req.body })', 'export default function (req, res) { res.json({ ok: true }) }']) {
+        expect((await call(client, 'function_update_draft', { functionId, code })).isError).toBeFalsy();
+        expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
+        const failed = text(await call(client, 'function_invoke', { slug }));
+        expect(failed, code).toMatch(
+          /^function_invoke failed: function [\w-]+ failed \(threw\): (ReferenceError: 'module' is not defined|TypeError: cannot read property 'json' of undefined) /,
+        );
+        expect(failed.endsWith(contract), failed).toBe(true);
+      }
 
       const plain = 'export default (req) => ({ body: { method: req.method, path: req.path, query: req.query } })';
       expect((await call(client, 'function_update_draft', { functionId, code: plain })).isError).toBeFalsy();
