@@ -144,6 +144,7 @@ interface TableRequest {
 type TableArgs = Record<string, unknown> & { appName: string; table: string; writeKey?: string; recordId?: string | number };
 interface TableTool {
   name: string;
+  /** `{owner}` is where a session holding an account's credential says the account's own Tables need no key. */
   description: string;
   inputSchema: ToolConfig['inputSchema'];
   /** readOnly, destructive, idempotent */
@@ -154,6 +155,9 @@ interface TableTool {
   /** Where a record's fields given as arguments belong (register.ts ToolConfig.strayArguments). */
   strayArguments?: (names: readonly string[]) => string;
 }
+
+/** Said in the write tools' descriptions where this session's credential opens the account's own Tables. */
+const OWNER_KEY_SENT = " (not on the account's own Tables)";
 
 /** `{"title": …, "done": …}`: the stray arguments as the object they belong in. */
 const asFields = (names: readonly string[]) => `{${names.map((n) => `"${n}": …`).join(', ')}}`;
@@ -193,7 +197,7 @@ const TABLE_TOOLS: TableTool[] = [
   {
     name: 'table_create_record',
     description:
-      'Create a record, or many (records: all or none). Needs the write key unless the Table allows public inserts. A retry after a lost answer can create them again. Free.',
+      'Create a record, or many (records: all or none). Needs the write key{owner} unless the Table allows public inserts. A retry after a lost answer can create them again. Free.',
     inputSchema: CreateArgs,
     hints: [false, false, false],
     request: (a) => {
@@ -207,7 +211,7 @@ const TABLE_TOOLS: TableTool[] = [
   },
   {
     name: 'table_update_record',
-    description: 'Change some fields of one record; the others stay. Needs the write key. Free.',
+    description: 'Change some fields of one record; the others stay. Needs the write key{owner}. Free.',
     inputSchema: UpdateArgs,
     hints: [false, false, true],
     request: (a) => ({ method: 'PATCH', path: recordPath(a), body: { fields: a.fields } }),
@@ -215,7 +219,7 @@ const TABLE_TOOLS: TableTool[] = [
   },
   {
     name: 'table_delete_record',
-    description: 'Delete one record (cannot be undone). Needs the write key. Free.',
+    description: 'Delete one record (cannot be undone). Needs the write key{owner}. Free.',
     inputSchema: RecordArgs,
     hints: [false, true, true],
     request: (a) => ({ method: 'DELETE', path: recordPath(a) }),
@@ -229,6 +233,9 @@ const TABLE_TOOLS: TableTool[] = [
  * A read-only server registers only the reading tools.
  */
 export function registerTableTools(server: McpServer, ctx: McpContext): void {
+  // A session with an account's credential sends it when no write key is given (tableRequest): the
+  // account's own Tables need no key here.
+  const ownerKeySent = Boolean(ctx.hosted?.credential ?? ctx.config.apiKey);
   for (const t of TABLE_TOOLS) {
     const [readOnlyHint, destructiveHint, idempotentHint] = t.hints;
     if (!readOnlyHint && ctx.config.readOnly) continue;
@@ -237,7 +244,7 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
       ctx,
       t.name,
       {
-        description: t.description,
+        description: t.description.replace('{owner}', ownerKeySent ? OWNER_KEY_SENT : ''),
         inputSchema: ctx.hosted ? t.inputSchema : { ...t.inputSchema, writeKey: localWriteKey },
         annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true },
         strayArguments: t.strayArguments,

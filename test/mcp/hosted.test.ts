@@ -167,6 +167,10 @@ describe('hosted MCP endpoint', () => {
       expect(tools.reduce((n, t) => n + JSON.stringify(t).length, 0)).toBeLessThanOrEqual(17_500);
       expect(tools.filter((t) => !/^(account_|function_|table_)/.test(t.name)).map((t) => t.name)).toEqual([]);
       expect(tools.filter((t) => /USDC/.test(t.description ?? '')).map((t) => t.name)).toEqual([]);
+      // The caller's credential opens the account's own Tables (the test above writes one without its key).
+      expect(tools.find((t) => t.name === 'table_update_record')!.description).toBe(
+        "Change some fields of one record; the others stay. Needs the write key (not on the account's own Tables). Free.",
+      );
     } finally {
       await client.close();
     }

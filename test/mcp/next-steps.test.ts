@@ -291,6 +291,9 @@ describe('answers that say what to do next', () => {
       );
       await expectUnavailable(client, 'function_create', /^function_create acts as an account/);
       await expectUnavailable(client, 'wallet_status', /holds no wallet/);
+      // No account here: the write tools need the write key, full stop.
+      const update = (await client.listTools()).tools.find((t) => t.name === 'table_update_record')!;
+      expect(update.description).toBe('Change some fields of one record; the others stay. Needs the write key. Free.');
       // The composites read local files, so they are not here; what they name instead is listed
       // (no composite does the upload steps here: they are in apps and datasets, not advanced).
       const listed = (await client.listTools()).tools.map((t) => t.name);
