@@ -32,7 +32,7 @@ export function defaultToolsets(has: { wallet: boolean; apiKey: boolean }): read
   return has.wallet ? [...WALLET_TOOLSETS, 'account'] : ['account', 'tables'];
 }
 
-/** Tool name → toolset. A tool missing here is a programming error (the server refuses to start). */
+/** Tool name → toolset in svc-mcp (the hosted endpoints move a few: WHERE_COMPOSITES_ARE_NOT). A tool missing here is a programming error (the server refuses to start). */
 export const TOOLSET_OF: Record<string, Toolset> = {
   suggest_site_name: 'apps',
   list_apps: 'apps',
@@ -51,7 +51,7 @@ export const TOOLSET_OF: Record<string, Toolset> = {
   table_update_record: 'tables',
   table_delete_record: 'tables',
   upload_dataset: 'datasets',
-  convert_data_file_to_api: 'datasets',
+  convert_data_file_to_api: 'advanced',
   wallet_status: 'wallet',
   quote: 'wallet',
   list_receipts: 'wallet',
@@ -91,21 +91,21 @@ export function parseToolsets(text: string | undefined, defaults: readonly Tools
 }
 
 /**
- * svc-mcp's composites (deploy_site, upload_dataset) do these steps for the model: there, the steps
- * are `advanced`, and so is the conversion upload_dataset pays. The hosted endpoints have no
- * composites (they read local files): there the steps are the only way to upload a binary file or a
- * data file, so they belong with the tools that need them.
+ * TOOLSET_OF places the steps svc-mcp's composites (deploy_site, upload_dataset) take for the model in
+ * `advanced`, the conversion upload_dataset pays too. The hosted endpoints have no composites (they
+ * read local files): there the steps are the only way to upload a binary file or a data file, so they
+ * belong with the tools that need them.
  */
 const WHERE_COMPOSITES_ARE_NOT: Record<string, Toolset> = {
   create_site_upload_urls: 'apps',
   finalize_site_upload: 'apps',
   create_data_file_upload_url: 'datasets',
   complete_data_file_multipart_upload: 'datasets',
+  convert_data_file_to_api: 'datasets',
 };
 
 /** A tool's toolset in svc-mcp (`composites`: deploy_site and upload_dataset exist) or on a hosted endpoint. */
 export function toolsetOf(tool: string, composites = true): Toolset {
-  if (composites && tool === 'convert_data_file_to_api') return 'advanced';
   const t = (!composites && WHERE_COMPOSITES_ARE_NOT[tool]) || TOOLSET_OF[tool];
   if (!t) throw new Error(`tool ${tool} has no toolset in mcp/toolsets.ts`);
   return t;

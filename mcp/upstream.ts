@@ -8,7 +8,7 @@ import { callPaidTool } from '../wallet/mcp-payer.js';
 import { priceOf, type McpContext, type Upstream } from './context.js';
 import { addForwardedTool } from './register.js';
 import { guarded } from './results.js';
-import { TOOLSET_OF, type Toolset, toolsetOf } from './toolsets.js';
+import { TOOLSET_OF, type Toolset } from './toolsets.js';
 import { findAction } from './tools/wallet-tools.js';
 
 /**
@@ -37,8 +37,7 @@ export async function connectUpstream(serviceUrl: string, apiKey: string | undef
 
 /** The local toolset of a remote tool (its name is one of ours): what SVC_TOOLSETS filters on. */
 function toolsetOfRemote(name: string): Toolset {
-  if (name in TOOLSET_OF) return toolsetOf(name);
-  return ACCOUNT_OPERATIONS.find((o) => o.tool === name)?.toolset ?? 'advanced';
+  return TOOLSET_OF[name] ?? ACCOUNT_OPERATIONS.find((o) => o.tool === name)?.toolset ?? 'advanced';
 }
 
 /** One remote tool, forwarded: the wallet pays when the result asks for payment, at most the advertised price. */
