@@ -334,10 +334,11 @@ export function assertCanWriteFile(deps: Deps, site: SiteRow, path: string, size
 
 /**
  * Checks, before any bytes move, that `files` (distinct paths) may be added to the site or replace
- * its files at those paths, all together, with the files at `removing` (distinct from those, and
- * existing) gone in the same change: the site's file count after it, and the owner's storage after
- * every size change, within the limits (each file alone within them is not enough: 3 new files on a
- * site one short of its limit would all pass one by one).
+ * its files at those paths, all together, with the files at `removing` (distinct from those) gone in
+ * the same change: each path to remove names a file of the site and not its entry point (what "/"
+ * serves: replaced, never removed), refused naming `delete.N`; then the site's file count after the
+ * change, and the owner's storage after every size change, within the limits (each file alone within
+ * them is not enough: 3 new files on a site one short of its limit would all pass one by one).
  */
 export async function assertCanWriteFiles(
   deps: Deps,
@@ -346,7 +347,8 @@ export async function assertCanWriteFiles(
   db: DbOrTx = deps.db,
   removing: readonly string[] = [],
 ): Promise<void> {
-  for (const f of files) assertFileSize(deps, f.path, f.size);
+  const entry = removing.indexOf(site.entryPoint);
+  if (entry >= 0) throw invalidField(`delete.${entry}`, `${site.entryPoint} is the entry point ("/" serves it): replace it instead`);
   const paths = [...files.map((f) => f.path), ...removing];
   const existing = new Map(
     (
@@ -356,6 +358,9 @@ export async function assertCanWriteFiles(
         .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, paths)))
     ).map((r) => [r.path, r.size]),
   );
+  const missing = removing.findIndex((p) => !existing.has(p));
+  if (missing >= 0) throw invalidField(`delete.${missing}`, `the site has no file ${removing[missing]}`);
+  for (const f of files) assertFileSize(deps, f.path, f.size);
   const added = files.filter((f) => !existing.has(f.path)).length - removing.length;
   if (added > 0) {
     const n = Number(countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id))));
@@ -377,26 +382,6 @@ export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, db
   return changeSiteFiles(deps, site, { write: [file] }, db);
 }
 
-/**
- * Refuses, naming `delete.N`, a path to delete that the site has no file at, or the site's entry
- * point (what "/" serves: replaced, never removed).
- */
-async function assertCanRemoveFiles(db: DbOrTx, site: SiteRow, paths: readonly string[]): Promise<void> {
-  if (!paths.length) return;
-  const entry = paths.indexOf(site.entryPoint);
-  if (entry >= 0) throw invalidField(`delete.${entry}`, `${site.entryPoint} is the entry point ("/" serves it): replace it instead`);
-  const present = new Set(
-    (
-      await db
-        .select({ path: siteFiles.path })
-        .from(siteFiles)
-        .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, [...paths])))
-    ).map((r) => r.path),
-  );
-  const missing = paths.findIndex((p) => !present.has(p));
-  if (missing >= 0) throw invalidField(`delete.${missing}`, `the site has no file ${paths[missing]}`);
-}
-
 /** Files to create or replace in a site, and paths of files to delete from it, in one change. */
 export interface SiteFilesChange {
   write: readonly SiteFileBytes[];
@@ -405,8 +390,8 @@ export interface SiteFilesChange {
 
 /**
  * Creates or replaces `write` and deletes `remove` in one transaction (all or none; the site's other
- * files stay): checked together under the owner's quota lock (a file to delete that is not there, or
- * the site's entry point, refuses the whole change), bytes stored, rows upserted and deleted, the
+ * files stay): checked together under the owner's quota lock (`assertCanWriteFiles`: a file to delete
+ * that is not there, or the site's entry point, refuses the whole change), bytes stored, rows upserted and deleted, the
  * site's version bumped once. Paths must be distinct across both lists. Returns the site as it now is.
  */
 export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFilesChange, db: DbOrTx = deps.db): Promise<SiteRow> {
@@ -416,7 +401,6 @@ export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFil
   try {
     return await db.transaction(async (tx) => {
       await lockSiteOwner(tx, site);
-      await assertCanRemoveFiles(tx, site, removes);
       await assertCanWriteFiles(
         deps,
         site,
