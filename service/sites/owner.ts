@@ -7,6 +7,11 @@ export type SiteOwner = { kind: 'account'; accountId: string } | { kind: 'wallet
 export const accountOwner = (accountId: string): SiteOwner => ({ kind: 'account', accountId });
 export const walletOwner = (wallet: string): SiteOwner => ({ kind: 'wallet', wallet: wallet.toLowerCase() });
 
+/** The owner a site's row names (the inverse of `ownerColumns`). */
+export function ownerOfSite(site: { ownerAccountId: string | null; ownerWallet: string | null }): SiteOwner {
+  return site.ownerAccountId ? { kind: 'account', accountId: site.ownerAccountId } : { kind: 'wallet', wallet: site.ownerWallet! };
+}
+
 export function ownerColumns(owner: SiteOwner): { ownerAccountId: string | null; ownerWallet: string | null } {
   return owner.kind === 'account' ? { ownerAccountId: owner.accountId, ownerWallet: null } : { ownerAccountId: null, ownerWallet: owner.wallet };
 }

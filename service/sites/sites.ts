@@ -13,7 +13,7 @@ import { AppError, invalidField } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
-import { ownedBy, ownerColumns, ownerKey, walletOwner, type SiteOwner } from './owner.js';
+import { ownedBy, ownerColumns, ownerKey, ownerOfSite, walletOwner, type SiteOwner } from './owner.js';
 import { listedSitePath, normaliseSitePath } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
@@ -318,13 +318,9 @@ async function assertStorageQuota(deps: Deps, db: DbOrTx, owner: SiteOwner, addB
   }
 }
 
-function ownerOf(site: SiteRow): SiteOwner {
-  return site.ownerAccountId ? { kind: 'account', accountId: site.ownerAccountId } : { kind: 'wallet', wallet: site.ownerWallet! };
-}
-
 /** The quota lock of the site's owner (lockOwnerQuota), for writers of files inside their transaction. */
 export async function lockSiteOwner(tx: DbOrTx, site: SiteRow): Promise<void> {
-  await lockOwnerQuota(tx, ownerOf(site));
+  await lockOwnerQuota(tx, ownerOfSite(site));
 }
 
 /** Checks, before any bytes move, that a file of `size` bytes may be added or replace one at `path`. */
@@ -374,7 +370,7 @@ export async function assertCanWriteFiles(
   }
   const freed = removing.reduce((sum, p) => sum + (existing.get(p) ?? 0), 0);
   const growth = files.reduce((sum, f) => sum + f.size - (existing.get(f.path) ?? 0), 0) - freed;
-  await assertStorageQuota(deps, db, ownerOf(site), growth);
+  await assertStorageQuota(deps, db, ownerOfSite(site), growth);
 }
 
 /** Creates or replaces one file of the site (`changeSiteFiles` of one); returns the site as it now is. */

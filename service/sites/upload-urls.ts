@@ -6,6 +6,7 @@ import type { DbOrTx } from '../db/client.js';
 import { siteFiles } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
+import { ownerOfSite } from './owner.js';
 import { SitePathSchema } from './site-paths.js';
 import { assertCanWriteFiles, blobPrefixOfSite, lockSiteOwner, recordSiteFiles, updateSite, type SiteFileRecord, type SiteRow } from './sites.js';
 
@@ -110,7 +111,8 @@ export interface UploadClaims {
 }
 
 function ownerClaim(site: SiteRow): Pick<UploadClaims, 'wallet' | 'account'> {
-  return site.ownerAccountId ? { account: site.ownerAccountId } : { wallet: site.ownerWallet! };
+  const owner = ownerOfSite(site);
+  return owner.kind === 'account' ? { account: owner.accountId } : { wallet: owner.wallet };
 }
 
 function signUploadToken(secret: string, claims: UploadClaims): string {
