@@ -1,5 +1,20 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** The SDK's own limit on a batch (server/requestBody.js), kept so both paths refuse the same POSTs. */
+const MAX_BATCH_SIZE = 100;
 
 /**
  * Stateless streamable HTTP: each POST is answered by a server that serves nothing else meanwhile.
@@ -8,12 +23,19 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
  * the pool is only for servers whose tools never change (not with dynamic toolsets), and a caller's
  * credential, where there is one, is handed to the server for each request (`prepare`).
  *
+ * A pooled server stays connected to one `JsonResponses` transport for its whole life, and each POST
+ * is handed to it as messages and answered as one JSON response: no transport is built, connected and
+ * closed per request (the SDK's stateless transport cannot be reused, and its close aborts each
+ * finished request's controller: a fifth of an MCP request's CPU in a profile, docs/performance.md).
+ * The HTTP checks before the messages are the SDK transport's own, in its words (a test holds the two
+ * equal, test/mcp/stateless.test.ts).
+ *
  * A request whose messages ask for progress (`_meta.progressToken`) is answered as a stream (SSE) by a
- * server of its own, which is not reused (its stream may outlive the handler); every other request
- * gets one JSON response, after which its server is free again.
+ * server of its own on the SDK's transport, which is not reused (its stream may outlive the handler);
+ * so is every request of a pool whose servers are not reused.
  */
 export class McpServerPool {
-  private readonly idle: McpServer[] = [];
+  private readonly idle: Connected[] = [];
 
   constructor(
     private readonly build: () => McpServer,
@@ -26,43 +48,132 @@ export class McpServerPool {
   /** `prepare` gives the server this request's caller (the hosted endpoint) before it answers. */
   async handle(req: Request, prepare?: (server: McpServer) => void): Promise<Response> {
     const text = await readBody(req, this.maxBodyBytes);
-    if (text === null)
-      return Response.json(
-        { jsonrpc: '2.0', error: { code: -32600, message: `Request body exceeds ${this.maxBodyBytes} bytes` }, id: null },
-        { status: 413, headers: { connection: 'close' } },
-      );
+    if (text === null) return jsonError(413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`, { connection: 'close' });
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      parsed = undefined; // the transport answers the parse error
+      parsed = undefined; // answered below, after the header checks, as the SDK's transport answers it
     }
-    // The transport reads the body only when it was not parsed here (to answer the parse error).
-    const request = new Request(req.url, { method: req.method, headers: req.headers, ...(parsed === undefined ? { body: text } : {}) });
-    const options = parsed === undefined ? undefined : { parsedBody: parsed };
-    if (asksForProgress(parsed) || !this.reuse) {
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      const server = this.build();
-      prepare?.(server);
-      await server.connect(transport);
-      // Nothing to close afterwards: the transport and server hold no timers or sockets of their
-      // own and are garbage once the response stream ends.
-      return transport.handleRequest(request, options);
-    }
-    const server = this.idle.pop() ?? this.build();
-    prepare?.(server);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
+    if (parsed !== undefined && (asksForProgress(parsed) || !this.reuse)) return this.#stream(req, parsed, prepare);
+    const messages = messagesOf(req, parsed);
+    if (!Array.isArray(messages)) return messages;
+    const connected = this.idle.pop() ?? (await connect(this.build()));
+    prepare?.(connected.server);
     let reusable = false;
     try {
-      const res = await transport.handleRequest(request, options);
+      const answers = await connected.transport.exchange(messages);
       reusable = true;
-      return res;
+      if (answers.length === 0) return new Response(null, { status: 202 });
+      return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
     } finally {
-      await server.close(); // detaches the transport; the server can connect to the next one
-      if (reusable && this.idle.length < this.maxIdle) this.idle.push(server);
+      if (reusable && this.idle.length < this.maxIdle) this.idle.push(connected);
     }
   }
+
+  /** On the SDK's transport, by a server of its own, answered as a stream. */
+  async #stream(req: Request, parsed: unknown, prepare?: (server: McpServer) => void): Promise<Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const server = this.build();
+    prepare?.(server);
+    await server.connect(transport);
+    // The transport takes the parsed body; it reads the request's headers only.
+    const request = new Request(req.url, { method: req.method, headers: req.headers });
+    // Nothing to close afterwards: the transport and server hold no timers or sockets of their own and
+    // are garbage once the response stream ends.
+    return transport.handleRequest(request, { parsedBody: parsed });
+  }
+}
+
+interface Connected {
+  server: McpServer;
+  transport: JsonResponses;
+}
+
+async function connect(server: McpServer): Promise<Connected> {
+  const transport = new JsonResponses();
+  await server.connect(transport);
+  return { server, transport };
+}
+
+/**
+ * A server's connection to the POSTs it answers one at a time, each with one JSON response: the
+ * responses to the POST's requests, in their order. Notifications a tool sends (and requests to the
+ * client) have no way to a client that asked for no stream, and are dropped, as the SDK's transport
+ * drops them in its JSON mode.
+ */
+class JsonResponses implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  /** The responses awaited, by request id (a list: a batch may repeat an id). */
+  readonly #awaited = new Map<RequestId, ((answer: JSONRPCMessage) => void)[]>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if ((!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) || message.id === undefined) return;
+    const waiting = this.#awaited.get(message.id);
+    const settle = waiting?.shift();
+    if (waiting?.length === 0) this.#awaited.delete(message.id);
+    settle?.(message);
+  }
+
+  /** Hands one POST's messages to the server; resolves with the responses to its requests. */
+  exchange(messages: JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    const answers: Promise<JSONRPCMessage>[] = [];
+    for (const message of messages) {
+      if (!isJSONRPCRequest(message)) continue;
+      const waiting = this.#awaited.get(message.id) ?? [];
+      this.#awaited.set(message.id, waiting);
+      answers.push(new Promise((resolve) => waiting.push(resolve)));
+    }
+    for (const message of messages) this.onmessage?.(message);
+    return Promise.all(answers);
+  }
+}
+
+/**
+ * What the SDK's stateless transport refuses before any message is handled, in its words: the Accept
+ * and Content-Type headers, a body that is no JSON or no JSON-RPC, a batch past its limit or with more
+ * than the initialization, an unsupported MCP-Protocol-Version. Otherwise its messages.
+ */
+function messagesOf(req: Request, parsed: unknown): JSONRPCMessage[] | Response {
+  const refuse = (status: number, code: number, message: string) => jsonError(status, code, message);
+  const accept = req.headers.get('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream'))
+    return refuse(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+  if (!isJsonContentType(req.headers.get('content-type'))) return refuse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  if (parsed === undefined) return refuse(400, -32700, 'Parse error: Invalid JSON');
+  if (Array.isArray(parsed) && parsed.length > MAX_BATCH_SIZE) return refuse(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+  const messages: JSONRPCMessage[] = [];
+  for (const raw of Array.isArray(parsed) ? parsed : [parsed]) {
+    const message = JSONRPCMessageSchema.safeParse(raw);
+    if (!message.success) return refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
+    messages.push(message.data);
+  }
+  if (messages.some(isInitializeRequest)) {
+    if (messages.length > 1) return refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+  } else {
+    const version = req.headers.get('mcp-protocol-version');
+    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+      return refuse(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+  }
+  return messages;
+}
+
+function jsonError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
 /**
