@@ -7,7 +7,7 @@ import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
-import { describeFailure, readAnswer, type ServiceFailure } from '../service-answer.js';
+import { describeFailure, readAnswer, type ServiceAnswer, type ServiceFailure } from '../service-answer.js';
 import { answerInToolWords, asToolArgSchema } from '../vocabulary.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
@@ -241,17 +241,15 @@ async function callOperation(
     return encodeURIComponent(v);
   });
   const qs = parts.query.toString();
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = {};
   if (!ctx.hosted && ctx.config.apiKey) headers.authorization = `Bearer ${ctx.config.apiKey}`;
   if (op.body) headers['content-type'] = 'application/json';
-  const url = `${ctx.config.serviceUrl}/api/v1${path}${qs ? `?${qs}` : ''}`;
-  let res: Response;
-  try {
-    res = await ctx.fetch(url, { method: op.method, headers, body: op.body ? JSON.stringify(parts.body) : undefined, signal: AbortSignal.timeout(60_000) });
-  } catch (e) {
-    throw new ToolFailure(`${op.tool} failed: the service did not answer (${(e as Error).message}). Nothing was changed; retry later.`);
-  }
-  const answer = await readAnswer(res);
+  const { res, answer } = await requestAccountApi(
+    ctx,
+    `/api/v1${path}${qs ? `?${qs}` : ''}`,
+    { method: op.method, headers, body: op.body ? JSON.stringify(parts.body) : undefined },
+    (reason) => `${op.tool} failed: the service did not answer (${reason}). Nothing was changed; retry later.`,
+  );
   if (!res.ok) {
     const f = describeFailure(res, answer);
     const app = parts.params.siteId;
@@ -276,15 +274,41 @@ export function composesForAccount(ctx: McpContext): boolean {
  * completion), as the account of SVC_API_KEY; a refusal is a ToolFailure with the service's words.
  */
 export async function postToAccountApi(ctx: McpContext, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const res = await ctx.fetch(`${ctx.config.serviceUrl}/api/v1${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ctx.config.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = await readAnswer(res);
+  const { res, answer } = await requestAccountApi(
+    ctx,
+    `/api/v1${path}`,
+    { method: 'POST', headers: { authorization: `Bearer ${ctx.config.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    (reason) => `the service did not answer (${reason}).`,
+  );
   if (res.ok) return answer.json;
   const f = describeFailure(res, answer);
   throw new ToolFailure(`${f.what} ${f.tag}.`);
+}
+
+/** How long a tool waits for the Account API's answer. */
+const ACCOUNT_API_TIMEOUT_MS = 60_000;
+
+/**
+ * One request to the service's Account API and its answer read. A service that refuses the
+ * connection, or has not answered whole within ACCOUNT_API_TIMEOUT_MS, is a ToolFailure in
+ * `didNotAnswer`'s words, not the fetch's error.
+ */
+async function requestAccountApi(
+  ctx: McpContext,
+  path: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  didNotAnswer: (reason: string) => string,
+): Promise<{ res: Response; answer: ServiceAnswer }> {
+  try {
+    const res = await ctx.fetch(`${ctx.config.serviceUrl}${path}`, {
+      ...init,
+      headers: { accept: 'application/json', ...init.headers },
+      signal: AbortSignal.timeout(ACCOUNT_API_TIMEOUT_MS),
+    });
+    return { res, answer: await readAnswer(res) };
+  } catch (e) {
+    throw new ToolFailure(didNotAnswer((e as Error).message));
+  }
 }
 
 /** One Account API operation, by its tool's name and with the tool's arguments; the answer in the tools' words. */

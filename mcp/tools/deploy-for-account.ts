@@ -8,6 +8,7 @@ import { callAccountTool, postToAccountApi } from './account-tools.js';
 import type { DeployFile, DeployInput } from './deploy-files.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, Progress } from './paid-steps.js';
+import { putBytes, putInTurns } from './upload-put.js';
 
 /** A file as the Account API takes it inline, and the bytes of JSON it takes there. */
 function inlineFile(f: DeployFile): { file: InlineFile; size: number } {
@@ -118,12 +119,18 @@ async function uploadByUrl(ctx: McpContext, appId: string, files: DeployFile[], 
     files: { path: string; uploadUrl: string; headers: Record<string, string> }[];
   };
   await progress.report(`got ${files.length} upload URLs`);
-  for (const f of files) {
+  await putInTurns(files, async (f) => {
     const target = urls.files.find((t) => t.path === f.path);
-    const res = target && (await ctx.fetch(target.uploadUrl, { method: 'PUT', headers: target.headers, body: new Uint8Array(f.bytes) }));
-    if (!res?.ok) throw new ToolFailure(`uploading ${f.path} failed${res ? ` with HTTP ${res.status}` : ': no upload URL for it'}.`);
+    if (!target) throw new ToolFailure(`the service returned no upload URL for ${f.path}.`);
+    const res = await putBytes(
+      ctx,
+      target.uploadUrl,
+      { headers: target.headers, body: new Uint8Array(f.bytes) },
+      (reason) => `uploading ${f.path} failed ${reason}.`,
+    );
+    await res.arrayBuffer().catch(() => undefined);
     await progress.report(`uploaded ${f.path}`);
-  }
+  });
   const done = await postToAccountApi(ctx, `${site}/finalize`, {
     uploadToken: urls.uploadToken,
     files: files.map((f) => ({ path: f.path, size: f.bytes.length })),

@@ -11,8 +11,7 @@ import { composesForAccount } from './account-tools.js';
 import { deployForAccount } from './deploy-for-account.js';
 import { AccountDeployArgs, DeployArgs, type DeployFile, type DeployInput, deployFiles } from './deploy-files.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
-
-const UPLOAD_CONCURRENCY = 4;
+import { putBytes, putInTurns } from './upload-put.js';
 
 /**
  * The paid steps a deploy makes and their total, from the same arguments deploy_site takes (the
@@ -115,34 +114,20 @@ class DeployRun {
 
   /** PUTs the files a few at a time; the first failure stops the deploy before finalize. */
   async #putFiles(batch: DeployFile[], targets: UploadTarget[]): Promise<void> {
-    let next = 0;
-    let failed = false;
-    const worker = async () => {
-      while (next < batch.length && !failed) {
-        const f = batch[next++]!;
-        try {
-          await this.#putFile(
-            f,
-            targets.find((x) => x.path === f.path),
-          );
-        } catch (e) {
-          failed = true;
-          throw e;
-        }
-        await this.#progress.report(`uploaded ${f.path}`);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, batch.length) }, worker));
+    await putInTurns(batch, async (f) => {
+      await this.#putFile(
+        f,
+        targets.find((x) => x.path === f.path),
+      );
+      await this.#progress.report(`uploaded ${f.path}`);
+    });
   }
 
   async #putFile(f: DeployFile, target: UploadTarget | undefined): Promise<void> {
     const retry = `Paid so far: ${this.#paid.paidSoFar()} USDC; retry with appId ${this.appId}.`;
     if (!target) throw new ToolFailure(`deploy_site: the service returned no upload URL for ${f.path}. ${retry}`);
-    const init = { method: target.method ?? 'PUT', headers: { 'content-type': f.type, ...(target.headers ?? {}) }, body: new Uint8Array(f.bytes) };
-    const res = await this.#ctx.fetch(target.uploadUrl, init).catch((e: Error) => {
-      throw new ToolFailure(`deploy_site: uploading ${f.path} failed (${e.message}). ${retry}`);
-    });
-    if (!res.ok) throw new ToolFailure(`deploy_site: uploading ${f.path} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}). ${retry}`);
+    const init = { method: target.method, headers: { 'content-type': f.type, ...(target.headers ?? {}) }, body: new Uint8Array(f.bytes) };
+    const res = await putBytes(this.#ctx, target.uploadUrl, init, (reason) => `deploy_site: uploading ${f.path} failed ${reason}. ${retry}`);
     await res.arrayBuffer().catch(() => undefined);
   }
 

@@ -11,6 +11,7 @@ import { ToolFailure, guarded, okResult } from '../results.js';
 import { callAccountTool, composesForAccount, postToAccountApi } from './account-tools.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
+import { putBytes } from './upload-put.js';
 import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
 
 interface UploadUrlAnswer {
@@ -169,12 +170,11 @@ class DatasetUpload {
   }
 
   async #put(url: string, body: Buffer, headers: Record<string, string>, what: string): Promise<Response> {
-    const res = await this.#ctx.fetch(url, { method: 'PUT', headers, body: new Uint8Array(body) });
-    if (!res.ok) {
-      const failed = `upload_dataset: uploading ${what} failed with HTTP ${res.status} (${(await res.text()).slice(0, 200)}).`;
-      throw new ToolFailure([failed, this.#maker.soFar(), 'Start again (the upload URL is single-use per part).'].filter(Boolean).join(' '));
-    }
-    return res;
+    return putBytes(this.#ctx, url, { headers, body: new Uint8Array(body) }, (reason) =>
+      [`upload_dataset: uploading ${what} failed ${reason}.`, this.#maker.soFar(), 'Start again (the upload URL is single-use per part).']
+        .filter(Boolean)
+        .join(' '),
+    );
   }
 
   async #uploadSingle(up: UploadUrlAnswer): Promise<void> {
