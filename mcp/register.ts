@@ -264,11 +264,14 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
   const found = undeclaredFields(args, argumentSchema(entry));
   if (found.length === 0) return undefined;
   const meant: string[] = [];
+  const listed = listedArguments(entry);
   const parts = found.map(({ at, unknown, declared }) => {
     const given = Object.keys((at ? valueAt(args, at) : typeof args === 'object' ? args : undefined) ?? {});
     const unguessed: string[] = [];
     const guesses = unknown.map((u) => {
       const guess = intendedName(u, declared, given);
+      // `fields` where the argument is `schema: {fields}`: where it goes is the whole fix.
+      if (guess && !at && wraps(listed[guess], u)) return `${u} (it goes inside ${guess}: {"${u}": …})`;
       if (guess && !at) meant.push(guess);
       if (!guess) unguessed.push(u);
       return guess ? `${u} (did you mean ${guess}?)` : u;
@@ -281,7 +284,7 @@ function unknownArguments(entry: Entry, args: unknown): string | undefined {
   // An object none of whose fields were right was written in another shape than the argument's:
   // its listed shape follows. (A misspelt field beside right ones needs only the list of fields.)
   const misshapen = found.filter(({ at, unknown }) => at && Object.keys(valueAt(args, at) ?? {}).length === unknown.length);
-  const shapes = listedShapes(listedArguments(entry), [...meant, ...misshapen.map(({ at }) => at.split('.')[0] ?? '')]);
+  const shapes = listedShapes(listed, [...meant, ...misshapen.map(({ at }) => at.split('.')[0] ?? '')]);
   return `${found[0]!.at ? `${entry.name}: ` : ''}${parts.join('; ')}.${shapes} Nothing was done.`;
 }
 
@@ -346,12 +349,16 @@ function valueAt(args: unknown, at: string): object | undefined {
   return typeof v === 'object' && v !== null ? v : undefined;
 }
 
-type ListedArguments = Record<string, { type?: unknown; description?: unknown }>;
+type ListedArguments = Record<string, { type?: unknown; description?: unknown; properties?: unknown }>;
 
 /** Each argument's schema as `tools/list` shows it. */
 const listedArguments = (entry: Entry): ListedArguments => (compactInputSchema(entry.config.inputSchema).properties ?? {}) as ListedArguments;
 
 const isComplex = (listed: { type?: unknown } | undefined) => ['object', 'array'].includes(String(listed?.type));
+
+/** Whether an argument listed as an object holds a field named `name`. */
+const wraps = (listed: { properties?: unknown } | undefined, name: string) =>
+  typeof listed?.properties === 'object' && listed.properties !== null && name in listed.properties;
 
 /**
  * The refusal of arguments of the wrong type or missing, in the words of the service's own

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CreateFunctionBodySchema, InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
 import { slugFromName } from '../../shared/slug.js';
 import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
+import { PublishSiteBodySchema } from '../../shared/account-api/sites.js';
 import type { McpContext } from '../context.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
@@ -24,11 +25,31 @@ const argOf = (op: AccountOperation, field: string) =>
  * needs a name).
  */
 interface LooserArg {
-  schema: z.core.$ZodType;
-  toApi?: (value: unknown) => unknown;
+  /** The tool's schema of the argument (default: the API's). */
+  schema?: z.core.$ZodType;
+  toApi?: (value: unknown, args: Record<string, unknown>) => unknown;
   absent?: (args: Record<string, unknown>) => unknown;
 }
+
+/** index.html given among a publish's files (as deploy_site takes it), which the API takes as html. */
+function indexHtmlOf(files: unknown): { content: string; encoding?: string } | undefined {
+  return Array.isArray(files) ? files.find((f: { path?: unknown }) => f?.path === 'index.html') : undefined;
+}
+
 const LOOSER_ARGS: Record<string, Record<string, LooserArg>> = {
+  account_publish_app: {
+    html: {
+      schema: PublishSiteBodySchema.shape.html.optional().describe('Complete HTML document served as index.html (or index.html in files)'),
+      absent: (args) => {
+        const index = indexHtmlOf(args.files);
+        if (!index) throw new ToolFailure('account_publish_app needs html (the HTML document served as index.html), or index.html in files. Nothing was done.');
+        return index.encoding === 'base64' ? Buffer.from(index.content, 'base64').toString('utf8') : index.content;
+      },
+    },
+    files: {
+      toApi: (files, args) => (args.html === undefined && Array.isArray(files) ? files.filter((f) => f !== indexHtmlOf(files)) : files),
+    },
+  },
   function_create: {
     name: { schema: CreateFunctionBodySchema.shape.name.optional().describe('Display name (default: the slug)'), absent: (args) => args.slug },
     slug: {
@@ -228,7 +249,7 @@ async function callOperation(
   for (const [arg, given] of Object.entries(args)) {
     const [where, field] = fields.get(arg) ?? ['body', arg];
     const toApi = LOOSER_ARGS[op.tool]?.[field]?.toApi;
-    const value = toApi ? toApi(given) : given;
+    const value = toApi ? toApi(given, args) : given;
     if (where === 'params') parts.params[field] = value;
     else if (where === 'query') for (const v of Array.isArray(value) ? value : [value]) parts.query.append(field, String(v));
     else parts.body[field] = value;

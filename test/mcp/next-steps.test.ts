@@ -53,6 +53,31 @@ describe('answers that say what to do next', () => {
     }
   });
 
+  it('account_publish_app takes index.html among its files, as deploy_site does, and says what it needs without one', async () => {
+    const client = await hosted('/mcp', (await h.account()).key);
+    try {
+      const files = [
+        { path: 'index.html', content: '<h1>All in files</h1><script src="app.js"></script>' },
+        { path: 'app.js', content: 'console.log(1)' },
+      ];
+      const none = await call(client, 'account_publish_app', { requestId: 'files-only-0', appName: 'files-only', files: files.slice(1) });
+      expect([none.isError, text(none)]).toEqual([
+        true,
+        'account_publish_app needs html (the HTML document served as index.html), or index.html in files. Nothing was done.',
+      ]);
+      const r = await call(client, 'account_publish_app', { requestId: 'files-only-1', appName: 'files-only', files });
+      expect(r.isError, text(r)).toBeFalsy();
+      const app = (r.structuredContent as { app: { appName: string; pathUrl: string } }).app;
+      expect(app.appName).toBe('files-only');
+      expect(await (await fetch(`${app.pathUrl}`)).text()).toBe('<h1>All in files</h1><script src="app.js"></script>');
+      expect(await (await fetch(`${app.pathUrl}app.js`)).text()).toBe('console.log(1)');
+      const read = await call(client, 'account_read_app_files', { appId: 'files-only' });
+      expect((read.structuredContent as { files: { path: string }[] }).files.map((f) => f.path).sort()).toEqual(['app.js', 'index.html']);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a tool name that does not exist answers the nearest tools of this session', async () => {
     const client = await hosted('/mcp', (await h.account()).key);
     try {
@@ -91,6 +116,11 @@ describe('answers that say what to do next', () => {
       const listedSchema = (await client.listTools()).tools.find((t) => t.name === 'account_create_table')!.inputSchema.properties!.schema;
       expect(misshapen).toBe(
         `account_create_table: schema has no field title, done; its fields: fields. schema is ${JSON.stringify(listedSchema)}. Nothing was done.`,
+      );
+      // The fields beside schema instead of inside it: where they go is the whole answer.
+      const beside = await call(client, 'account_create_table', { appId: 'shop', name: 'Todos', fields: [{ name: 'title' }] });
+      expect(text(beside)).toBe(
+        'account_create_table has no argument fields (it goes inside schema: {"fields": …}); its arguments: appId, name, slug, requireReadKey, schema, methods, publicInsert. Nothing was done.',
       );
       expect((await call(client, 'account_list_tables', { appId: 'shop' })).structuredContent).toMatchObject({ tables: [] });
       expect((await call(client, 'account_list_apps', {})).structuredContent).toMatchObject({ apps: [{ appName: 'shop' }] });
