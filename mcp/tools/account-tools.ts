@@ -15,8 +15,13 @@ import { answerInToolWords, asToolArgSchema } from '../vocabulary.js';
 const ARG_OF: Record<string, string> = { siteId: 'appId' };
 // Publishing names the new app's slug `slug`; in the tools' vocabulary that is appName. (A Table's
 // `slug` on account_create_table stays `slug`: it names the Table, not the app.)
-const argOf = (op: AccountOperation, field: string) =>
-  op.path === '/sites' && op.method === 'POST' && field === 'slug' ? 'appName' : (ARG_OF[field] ?? field);
+// Invoking names the Function by `slug` in its path; the tools name a Function `functionId` (its id or
+// its slug) in every tool, this one too.
+const argOf = (op: AccountOperation, field: string) => {
+  if (op.path === '/sites' && op.method === 'POST' && field === 'slug') return 'appName';
+  if (op.tool === 'function_invoke' && field === 'slug') return 'functionId';
+  return ARG_OF[field] ?? field;
+};
 
 /**
  * Arguments a tool takes more loosely than the HTTP API, so that a model's first guess works: the
@@ -27,7 +32,7 @@ const argOf = (op: AccountOperation, field: string) =>
 interface LooserArg {
   /** The tool's schema of the argument (default: the API's). */
   schema?: z.core.$ZodType;
-  toApi?: (value: unknown, args: Record<string, unknown>) => unknown;
+  toApi?: (value: unknown, args: Record<string, unknown>, ctx: McpContext) => unknown;
   absent?: (args: Record<string, unknown>) => unknown;
 }
 
@@ -58,6 +63,7 @@ const LOOSER_ARGS: Record<string, Record<string, LooserArg>> = {
     },
   },
   function_invoke: {
+    slug: { toApi: (value, _args, ctx) => slugOfFunction(ctx, value as string) },
     method: { schema: InvokeFunctionBodySchema.shape.method.default('GET') },
     path: { schema: InvokeFunctionBodySchema.shape.path.default('/').describe('Path the function sees') },
     query: {
@@ -72,6 +78,16 @@ const LOOSER_ARGS: Record<string, Record<string, LooserArg>> = {
     },
   },
 };
+
+/** The slug a Function is invoked by: given as it is, or (an id, `fn_…`: slugs have no `_`) its Function's. */
+async function slugOfFunction(ctx: McpContext, functionId: string): Promise<string> {
+  if (!functionId.startsWith('fn_')) return functionId;
+  try {
+    return ((await callAccountTool(ctx, 'function_get', { functionId })).function as { slug: string }).slug;
+  } catch (e) {
+    throw e instanceof ToolFailure ? new ToolFailure(e.message.replace(/^function_get failed/, 'function_invoke failed')) : e;
+  }
+}
 
 interface AccountToolShape {
   input: Record<string, z.core.$ZodType>;
@@ -249,7 +265,7 @@ async function callOperation(
   for (const [arg, given] of Object.entries(args)) {
     const [where, field] = fields.get(arg) ?? ['body', arg];
     const toApi = LOOSER_ARGS[op.tool]?.[field]?.toApi;
-    const value = toApi ? toApi(given, args) : given;
+    const value = toApi ? await toApi(given, args, ctx) : given;
     if (where === 'params') parts.params[field] = value;
     else if (where === 'query') for (const v of Array.isArray(value) ? value : [value]) parts.query.append(field, String(v));
     else parts.body[field] = value;

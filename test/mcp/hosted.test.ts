@@ -154,7 +154,7 @@ describe('hosted MCP endpoint', () => {
     expect((await call(fullClient, 'function_publish', { functionId: fnId })).isError).toBeFalsy();
     const shared = await call(fullClient, 'function_set_access', { functionId: fnId, allowUserInvoke: true });
     expect(shared.structuredContent).toMatchObject({ function: { allowUserInvoke: true } });
-    const invoked = await call(fullClient, 'function_invoke', { slug, method: 'GET', path: '/', query: 'x=1' });
+    const invoked = await call(fullClient, 'function_invoke', { functionId: slug, method: 'GET', path: '/', query: 'x=1' });
     expect(invoked.isError, text(invoked)).toBeFalsy();
     expect(invoked.structuredContent).toMatchObject({ response: { status: 201 } });
     await Promise.all([fullClient.close(), other.close()]);

@@ -415,14 +415,14 @@ describe('answers that say what to do next', () => {
       const created = await call(client, 'function_create', { name: 'Hint', slug, code: 'export default () => ({ status: 200, body: { ok: 1 } })' });
       expect(created.isError, text(created)).toBeFalsy();
       const functionId = (created.structuredContent as { function: { functionId: string } }).function.functionId;
-      const draft = await call(client, 'function_invoke', { slug, method: 'GET', path: '/' });
+      const draft = await call(client, 'function_invoke', { functionId: slug, method: 'GET', path: '/' });
       expect(text(draft)).toMatch(
         /\[HTTP 404 not_found\]\. function_list lists your functions with their status: a function answers only once published \(function_publish\)/,
       );
 
       expect((await call(client, 'function_update_draft', { functionId, code: 'export default () => { throw new Error("boom") }' })).isError).toBeFalsy();
       expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
-      const threw = await call(client, 'function_invoke', { slug, method: 'GET', path: '/' });
+      const threw = await call(client, 'function_invoke', { functionId: slug, method: 'GET', path: '/' });
       expect(text(threw)).toMatch(/Error: boom \[HTTP 502 function_failed\]\. The function's own code failed.*function_update_draft, then function_publish/);
       expect(text(threw)).not.toMatch(/Retry later/);
 
@@ -452,14 +452,14 @@ describe('answers that say what to do next', () => {
 
       const contract =
         'A function is an ES module in a sandbox with the ECMAScript built-ins only (no module/require, no fetch, no timers): `export default async (request) => ({ status: 200, body: … })`, where request is a plain {method, path, query (an object), headers, body} and the return is {status, headers, body}, a string or a JSON value (there is no `res` to call). Change the code (function_update_draft, then function_publish) and invoke again.';
-      const fetchFailed = await call(client, 'function_invoke', { slug });
+      const fetchFailed = await call(client, 'function_invoke', { functionId: slug });
       expect(text(fetchFailed)).toMatch(/'Response' is not defined \[HTTP 502 function_failed\]\. /);
       expect(text(fetchFailed).endsWith(contract)).toBe(true);
       // Node's module.exports and Express's (req, res) meet the same answer.
       for (const code of ['module.exports = async (req) => ({ body: req.body })', 'export default function (req, res) { res.json({ ok: true }) }']) {
         expect((await call(client, 'function_update_draft', { functionId, code })).isError).toBeFalsy();
         expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
-        const failed = text(await call(client, 'function_invoke', { slug }));
+        const failed = text(await call(client, 'function_invoke', { functionId: slug }));
         expect(failed, code).toMatch(
           /^function_invoke failed: function [\w-]+ failed \(threw\): (ReferenceError: 'module' is not defined|TypeError: cannot read property 'json' of undefined) /,
         );
@@ -470,21 +470,31 @@ describe('answers that say what to do next', () => {
       expect((await call(client, 'function_update_draft', { functionId, code: plain })).isError).toBeFalsy();
       expect((await call(client, 'function_publish', { functionId })).isError).toBeFalsy();
       // method and path default to GET and /; query may be an object.
-      const answered = await call(client, 'function_invoke', { slug, query: { n: 'x', page: 2 } });
+      const answered = await call(client, 'function_invoke', { functionId: slug, query: { n: 'x', page: 2 } });
       expect(answered.structuredContent, text(answered)).toMatchObject({
         function: { functionId, slug },
         response: { status: 200, body: { method: 'GET', path: '/', query: { n: 'x', page: '2' } } },
       });
-      const asString = await call(client, 'function_invoke', { slug, method: 'POST', path: '/a', query: '?n=y' });
+      const asString = await call(client, 'function_invoke', { functionId: slug, method: 'POST', path: '/a', query: '?n=y' });
       expect(asString.structuredContent).toMatchObject({ response: { body: { method: 'POST', path: '/a', query: { n: 'y' } } } });
       // A model's first create names no name (the slug is the name it thinks of), and then holds the slug.
       const second = `second-fn-${Date.now()}`;
       const nameless = await call(client, 'function_create', { slug: second, code: plain });
       expect((nameless.structuredContent as { function: Record<string, unknown> }).function, text(nameless)).toMatchObject({ name: second, slug: second });
       expect((await call(client, 'function_publish', { functionId: second })).structuredContent).toMatchObject({ function: { slug: second, status: 'live' } });
-      expect(text(await call(client, 'function_invoke', { functionId: second }))).toBe(
-        'function_invoke has no argument functionId (did you mean slug?); its arguments: slug, method, path, query, headers, body. Nothing was done.',
+      // Invoked by its slug or by its id, as every function tool takes it; by a slug given as slug, told the name.
+      const bySlug = await call(client, 'function_invoke', { functionId: second });
+      expect(bySlug.isError, text(bySlug)).toBeFalsy();
+      const id = (nameless.structuredContent as { function: { functionId: string } }).function.functionId;
+      const byId = await call(client, 'function_invoke', { functionId: id });
+      const { durationMs: _a, ...answeredBySlug } = bySlug.structuredContent as Record<string, unknown>;
+      const { durationMs: _b, ...answeredById } = byId.structuredContent as Record<string, unknown>;
+      expect(answeredById).toEqual(answeredBySlug);
+      expect(answeredById).toMatchObject({ function: { functionId: id, slug: second } });
+      expect(text(await call(client, 'function_invoke', { slug: second }))).toBe(
+        'function_invoke has no argument slug (did you mean functionId?); its arguments: functionId, method, path, query, headers, body. Nothing was done.',
       );
+      expect(text(await call(client, 'function_invoke', { functionId: 'fn_doesnotexist00' }))).toMatch(/^function_invoke failed: .*not found/);
       // Or a name and no slug: the slug is made from the name; and the other way round, slug for functionId.
       const named = await call(client, 'function_create', { name: `Third Fn ${Date.now()}`, code: plain });
       expect(named.isError, text(named)).toBeFalsy();
@@ -552,7 +562,7 @@ describe('answers that say what to do next', () => {
         : fetch(input, init);
     const s = await connectHttp({ SVC_URL: h.url, SVC_API_KEY: (await h.account()).key, SVC_TOOLSETS: 'functions' }, { fetch: sandboxFailed as typeof fetch });
     try {
-      const r = await call(s.client, 'function_invoke', { slug: 'echo', method: 'GET', path: '/' });
+      const r = await call(s.client, 'function_invoke', { functionId: 'echo', method: 'GET', path: '/' });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/\(sandbox_error\).*\[HTTP 502 function_failed\]\. The sandbox running the function failed, not its code: call again\.$/);
     } finally {
