@@ -43,6 +43,27 @@ export function mediaTypeOf(contentType: string): string {
   return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
 }
 
+/** Magic numbers of the binary types most often uploaded; text types must be UTF-8 without NUL bytes. */
+const SIGNATURES: [RegExp, (b: Buffer) => boolean][] = [
+  [/^image\/png$/, (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))],
+  [/^image\/jpeg$/, (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
+  [/^image\/gif$/, (b) => b.subarray(0, 4).toString('latin1') === 'GIF8'],
+  [/^image\/webp$/, (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
+  [/^application\/pdf$/, (b) => b.subarray(0, 5).toString('latin1') === '%PDF-'],
+  [/^(text\/|application\/(javascript|json|xml)|image\/svg\+xml)/, (b) => !b.includes(0) && Buffer.from(b.toString('utf8'), 'utf8').equals(b)],
+];
+
+/**
+ * Whether bytes can be what their media type says (magic numbers for images and PDF, UTF-8 for text;
+ * other types pass). The service checks the files uploaded by URL with it; deploy_site checks a
+ * folder's files before it pays or sends anything.
+ */
+export function contentMatchesType(type: string, bytes: Buffer): boolean {
+  const base = mediaTypeOf(type);
+  const check = SIGNATURES.find(([re]) => re.test(base));
+  return check ? check[1](bytes) : true;
+}
+
 /** Text content that `GET /sites/:id/content` returns and agents may edit. */
 export function isTextContentType(contentType: string): boolean {
   const t = mediaTypeOf(contentType);

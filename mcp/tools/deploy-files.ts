@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { contentTypeForPath } from '../../shared/content-types.js';
+import { contentMatchesType, contentTypeForPath, mediaTypeOf } from '../../shared/content-types.js';
 import { VisibilitySchema } from '../../shared/agent-api/actions/common.js';
 import type { McpContext } from '../context.js';
 import { ToolFailure } from '../results.js';
@@ -108,6 +108,12 @@ export function deployFiles(ctx: McpContext, args: DeployInput): { files: Deploy
       `deploy_site: ${totalBytes} bytes in total, over the ${MAX_TOTAL_BYTES}-byte limit of one deploy. Nothing was done; deploy in parts (appId) or use create_site_upload_urls (toolset advanced).`,
     );
   if (new Set(files.map((f) => f.path)).size !== files.length) throw new ToolFailure('deploy_site: two files have the same path. Nothing was done.');
+  // The service refuses such a file when it arrives, after the app was paid for: said before anything is.
+  const mislabelled = files.filter((f) => !contentMatchesType(f.type, f.bytes)).map((f) => `${f.path} is not ${mediaTypeOf(f.type)}`);
+  if (mislabelled.length)
+    throw new ToolFailure(
+      `deploy_site: ${mislabelled.join('; ')} (its bytes do not match its extension${args.folder ? '' : ' or contentType'}). Nothing was done; fix the file or its name.`,
+    );
   const entryPoint = cleanPath(args.entryPoint ?? 'index.html');
   const entry = files.find((f) => f.path === entryPoint);
   if (!entry) throw new ToolFailure(`deploy_site: the entry point ${entryPoint} is not among the files. Add it or set entryPoint. Nothing was done.`);

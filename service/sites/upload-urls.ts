@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { SITE_UPLOAD_URL_TTL_SECONDS } from '../../shared/agent-api/actions/common.js';
-import { isValidContentType, mediaTypeOf } from '../../shared/content-types.js';
+import { contentMatchesType, isValidContentType } from '../../shared/content-types.js';
 import type { DbOrTx } from '../db/client.js';
 import { siteFiles } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
@@ -134,22 +134,6 @@ export function readUploadToken(deps: Deps, token: string, site: SiteRow): Uploa
   if (claims.siteId !== site.id || claims.wallet !== owner.wallet || claims.account !== owner.account) throw bad('uploadToken belongs to another app');
   if (claims.exp * 1000 <= deps.clock.now().getTime()) throw bad('uploadToken has expired; request new upload URLs');
   return claims;
-}
-
-/** Magic numbers of the binary types most often uploaded; text types must be UTF-8 without NUL bytes. */
-const SIGNATURES: [RegExp, (b: Buffer) => boolean][] = [
-  [/^image\/png$/, (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))],
-  [/^image\/jpeg$/, (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
-  [/^image\/gif$/, (b) => b.subarray(0, 4).toString('latin1') === 'GIF8'],
-  [/^image\/webp$/, (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
-  [/^application\/pdf$/, (b) => b.subarray(0, 5).toString('latin1') === '%PDF-'],
-  [/^(text\/|application\/(javascript|json|xml)|image\/svg\+xml)/, (b) => !b.includes(0) && Buffer.from(b.toString('utf8'), 'utf8').equals(b)],
-];
-
-function contentMatchesType(type: string, bytes: Buffer): boolean {
-  const base = mediaTypeOf(type);
-  const check = SIGNATURES.find(([re]) => re.test(base));
-  return check ? check[1](bytes) : true;
 }
 
 /**

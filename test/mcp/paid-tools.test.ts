@@ -163,6 +163,16 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     expect(both.isError).toBe(true);
     expect(text(both)).toBe('deploy_site takes appName (a new app) or appId (an existing app), not both. Nothing was done.');
     expect(await balances()).toEqual(before);
+    // A file whose bytes are not what its name says: the service would refuse it on arrival, after the app was paid for.
+    const mislabelled = await call(stdio, 'deploy_site', {
+      appName: uniqueName('mislabelled'),
+      files: [...files, { path: 'img/photo.png', contentBase64: Buffer.from('not a png').toString('base64') }],
+    });
+    expect([mislabelled.isError, text(mislabelled)]).toEqual([
+      true,
+      'deploy_site: img/photo.png is not image/png (its bytes do not match its extension or contentType). Nothing was done; fix the file or its name.',
+    ]);
+    expect(await balances()).toEqual(before);
 
     const quoted = await call(stdio, 'quote', { tool: 'deploy_site', args: { files } });
     expect(quoted.structuredContent).toMatchObject({ quotes: [{ price: '0.011', allowed: true }] });
