@@ -390,12 +390,15 @@ function problemOf(i: z.core.$ZodIssue, args: unknown, listed: ListedArguments):
     return `${field}: ${JSON.stringify(given)} is not one of ${options}${meant ? ` (did you mean ${JSON.stringify(meant)}?)` : ''}`;
   }
   const missing = /^Invalid input: expected (.+), received undefined$/.exec(i.message);
-  if (!missing) return `${field}: ${i.message.replace(/^Invalid input: /, '')}${wrappedList(i, given, listed)}`;
   // A complex argument's shape follows; a simple one's type, with what it is for where the list says.
   const arg = i.path.length === 1 ? listed[String(i.path[0])] : undefined;
+  const described = !isComplex(arg) && typeof arg?.description === 'string' ? arg.description : undefined;
+  if (!missing) {
+    const what = i.code === 'invalid_type' && described ? ` (${field} is ${described})` : '';
+    return `${field}: ${i.message.replace(/^Invalid input: /, '')}${what}${wrappedList(i, given, listed)}`;
+  }
   if (isComplex(arg)) return `${field} is required`;
-  const what = typeof arg?.description === 'string' ? `: ${arg.description}` : '';
-  return `${field} is required (${missing[1]}${what})`;
+  return `${field} is required (${missing[1]}${described ? `: ${described}` : ''})`;
 }
 
 /**

@@ -176,6 +176,11 @@ describe('answers that say what to do next', () => {
       // The shape named is the one tools/list shows for that argument.
       const listed = (await client.listTools()).tools.find((t) => t.name === 'table_query')!.inputSchema.properties!.where;
       expect(message).toContain(`where is ${JSON.stringify(listed)}. Nothing was done.`);
+      // A simple argument of another type says what it is, as the list describes it.
+      const sort = await call(client, 'table_query', { appName: 'any', table: 't', sort: [{ field: 'pop', direction: 'desc' }] });
+      expect(text(sort)).toBe(
+        'table_query: sort: expected string, received array (sort is "-price,name" (- = descending, "-id" = newest first)). Nothing was done.',
+      );
       const missing = await call(client, 'account_publish_app', { html: '<p>x</p>' });
       expect([missing.isError, text(missing)]).toEqual([
         true,
