@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import nodeHttp from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -120,6 +121,47 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
       `${label.padEnd(42)} ${String(tools.length).padStart(6)} ${String(size(tools)).padStart(8)} ${String(Math.round(size(tools) / 4)).padStart(8)} ${String(largest).padStart(8)}`,
     );
   }
+}
+
+/**
+ * The hosted endpoint's own cost, without an SDK client: the same JSON-RPC POSTs a client sends and
+ * the direct GET, each over one kept-alive node:http connection (the SDK client's fetch and its
+ * parsing of the result are ~1.5 ms of every MCP row above, and none of the reference's).
+ */
+async function serverSideOnly(svcUrl: string, key: string): Promise<void> {
+  const agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, pathname: string, headers: Record<string, string>, body?: string) =>
+    new Promise<void>((resolve, reject) => {
+      const all = body ? { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : headers;
+      const req = nodeHttp.request(`${svcUrl}${pathname}`, { method, headers: all, agent }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${pathname}: HTTP ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const mcp = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+  const listPricing = rpc('tools/call', { name: 'list_pricing', arguments: {} });
+  const signedIn = { ...mcp, authorization: `Bearer ${key}` };
+  const rows: [string, () => Promise<void>][] = [
+    ['GET /api/x402/pricing (ref)', () => send('GET', '/api/x402/pricing', {})],
+    ['POST /mcp/x402 ping', () => send('POST', '/mcp/x402', mcp, rpc('ping'))],
+    ['POST /mcp/x402 tools/call list_pricing', () => send('POST', '/mcp/x402?toolsets=advanced', mcp, listPricing)],
+    ['POST /mcp ping, personal key', () => send('POST', '/mcp', signedIn, rpc('ping'))],
+    ['POST /mcp tools/call list_pricing, personal key', () => send('POST', '/mcp?toolsets=advanced', signedIn, listPricing)],
+  ];
+  const figures = await measureInterleavedN(
+    rows.map(([, fn]) => fn),
+    1000,
+    5,
+    50,
+  );
+  agent.destroy();
+  printVsHttp(
+    'server side only: raw JSON-RPC POSTs without an SDK client, 1,000 per path in 5 interleaved rounds, one kept-alive node:http connection',
+    rows.map(([label], i) => [label, figures[i]!]),
+  );
 }
 
 /** The CLI against the running service (same data dir: it goes through the admin endpoint). */
@@ -301,6 +343,7 @@ export async function run(): Promise<void> {
         `${label.padEnd(40)} ${m!.p50.toFixed(2).padStart(8)} ${m!.p95.toFixed(2).padStart(8)} ${m!.mean.toFixed(2).padStart(8)} ${m!.perSec.toFixed(0).padStart(8)} ${(m!.p50 / direct!.p50).toFixed(2).padStart(9)}x`,
       );
     }
+    await serverSideOnly(svcUrl, key);
     await toolListSizes(svcUrl, env, dir);
     await hostedAccountCalls(svcUrl, key);
     await hostedPaidCalls(svcUrl, dir);
