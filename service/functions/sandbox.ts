@@ -511,6 +511,20 @@ function round(ms: number): number {
  * here, so the module is evaluated in a bare context (no SVC_* globals, 100 ms CPU, 16 MiB): only a
  * SyntaxError counts; top-level code that throws for want of the runtime globals is fine.
  */
+/**
+ * Where QuickJS stopped parsing (its stack: `at function.js:LINE:COLUMN`), said as " at line 3,
+ * column 11", and when that is past the last character, that the code ended there (an unclosed
+ * bracket, brace or string is the usual cause).
+ */
+function syntaxErrorPlace(code: string, stack: string | undefined): string {
+  const at = /function\.js:(\d+):(\d+)/.exec(stack ?? '');
+  if (!at) return '';
+  const [line, column] = [Number(at[1]), Number(at[2])];
+  const lines = code.trimEnd().split('\n');
+  const atEnd = line > lines.length || (line === lines.length && column > lines[line - 1]!.length);
+  return atEnd ? ` at the end of the code (line ${line}): a bracket, brace or string is not closed` : ` at line ${line}, column ${column}`;
+}
+
 export async function checkModuleSyntax(code: string): Promise<string | null> {
   const mod = await quickjs();
   const rt = mod.newRuntime();
@@ -523,9 +537,10 @@ export async function checkModuleSyntax(code: string): Promise<string | null> {
     vm = rt.newContext();
     const r = vm.evalCode(code, 'function.js', { type: 'module', strict: true });
     if (r.error) {
-      const d = vm.dump(r.error) as { name?: string; message?: string } | undefined;
+      const d = vm.dump(r.error) as { name?: string; message?: string; stack?: string } | undefined;
       r.error.dispose();
-      if (d?.name === 'SyntaxError' && !/stack overflow/.test(d.message ?? '')) return truncateMessage(`SyntaxError: ${d.message ?? ''}`);
+      if (d?.name === 'SyntaxError' && !/stack overflow/.test(d.message ?? ''))
+        return truncateMessage(`SyntaxError: ${d.message ?? ''}${syntaxErrorPlace(code, d.stack)}`);
       return null;
     }
     (r as { value: QuickJSHandle }).value.dispose();

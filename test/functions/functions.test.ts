@@ -106,6 +106,16 @@ describe.each(dbKinds())('Functions on the Account API (%s)', (kind) => {
     expect(broken.status).toBe(400);
     const body = await broken.json();
     expect(body.error.details.issues[0].field).toBe('code');
+    // Where the parser stopped: the end of the code (something left open), or a line and column.
+    expect(body.error.message).toBe(
+      "code does not compile: SyntaxError: unexpected token in expression: '' at the end of the code (line 1): a bracket, brace or string is not closed",
+    );
+    const midway = await h.fetch('/api/v1/functions', {
+      method: 'POST',
+      key: a.key,
+      json: { name: 'x', slug: slug(), code: 'export default 1;\nconst x = ;\n' },
+    });
+    expect((await midway.json()).error.message).toBe("code does not compile: SyntaxError: unexpected token in expression: ';' at line 2, column 11");
 
     const badSlug = await h.fetch('/api/v1/functions', { method: 'POST', key: a.key, json: { name: 'x', slug: 'Not A Slug!', code: HEALTHY } });
     expect(badSlug.status).toBe(400);
