@@ -122,7 +122,9 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, { maxPrice, meta: extra._meta });
           const { receipt, ...answer } = result.body as Record<string, unknown> & { receipt?: { receiptId?: string } };
           const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
-          const summary = `${name} done.${madeTableNextStep((answer.table ?? answer.asset) as MadeTable | undefined, !ctx.hosted)}${paid}`;
+          // A free read's answer is its JSON alone; a change says it was done, what follows and what it cost.
+          const said = `${madeTableNextStep((answer.table ?? answer.asset) as MadeTable | undefined, !ctx.hosted)}${paid}`;
+          const summary = said || !action.readOnly ? `${name} done.${said}` : undefined;
           const structured = {
             ...answerInToolWords(answer),
             ...(receipt?.receiptId ? { receiptId: receipt.receiptId } : {}),

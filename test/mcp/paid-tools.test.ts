@@ -183,8 +183,11 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     expect(out.paid).toBe('0.011');
     expect(before.payer - (await balances()).payer).toBe(11_000n);
     expect((await visit(h, out.url)).body).toContain('named by the service');
-    const apps = (await call(stdio, 'list_apps')).structuredContent as { apps: { appName: string }[] };
+    const listed = await call(stdio, 'list_apps');
+    const apps = listed.structuredContent as { apps: { appName: string }[] };
     expect(apps.apps.map((a) => a.appName)).toContain(out.appName);
+    // A free read answers its JSON alone (no "list_apps done." before it).
+    expect(text(listed)).toBe(JSON.stringify(listed.structuredContent));
   });
 
   it('an unfunded wallet is told, in dev mode, the faucet command for its own address; nothing is paid or counted', async () => {
