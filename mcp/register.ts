@@ -298,6 +298,7 @@ const NAMES_WRITTEN_FOR: Record<string, readonly string[]> = {
   appId: ['app', 'site', 'siteid', 'appname', 'slug'],
   table: ['tableslug', 'tablename', 'tableid'],
   recordId: ['id', 'record'],
+  op: ['operator', 'operation', 'comparator', 'comparison'],
   slug: ['functionid', 'function', 'functionslug'],
   functionId: ['slug', 'function', 'functionslug', 'name', 'id'],
   content: ['body', 'text', 'data'],
@@ -419,7 +420,7 @@ function valueAtPath(args: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** Words a model writes for a value that is spelt otherwise here (keys: the value here; the Table field types). */
+/** Words a model writes for a value that is spelt otherwise here (keys: the value here; the Table field types, the where operators). */
 const VALUES_WRITTEN_FOR: Record<string, readonly string[]> = {
   string: ['text', 'str', 'varchar', 'char'],
   integer: ['int', 'bigint', 'int64', 'long'],
@@ -427,6 +428,15 @@ const VALUES_WRITTEN_FOR: Record<string, readonly string[]> = {
   boolean: ['bool'],
   datetime: ['timestamp', 'timestamptz'],
   json: ['object', 'array', 'jsonb'],
+  // table_query's where operators, as SQL and programming languages write them
+  eq: ['=', '==', '===', 'equals', 'is'],
+  neq: ['!=', '!==', '<>', 'ne', 'not'],
+  gt: ['>'],
+  gte: ['>=', 'ge'],
+  lt: ['<'],
+  lte: ['<=', 'le'],
+  ilike: ['like', 'contains', 'matches'],
+  isnull: ['null', 'is null'],
 };
 
 /** The option `given` most likely meant: the same in another case, a word models write for it, or one a letter or two away. */

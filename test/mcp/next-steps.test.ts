@@ -176,6 +176,13 @@ describe('answers that say what to do next', () => {
       // The shape named is the one tools/list shows for that argument.
       const listed = (await client.listTools()).tools.find((t) => t.name === 'table_query')!.inputSchema.properties!.where;
       expect(message).toContain(`where is ${JSON.stringify(listed)}. Nothing was done.`);
+      // A where written as SQL writes it: the operator's name here.
+      const sqlOp = await call(client, 'table_query', { appName: 'any', table: 't', where: [{ field: 'price', op: '>=', value: 5 }] });
+      expect(text(sqlOp)).toBe(
+        'table_query: where.0.op: ">=" is not one of "eq", "neq", "gt", "gte", "lt", "lte", "in", "isnull", "ilike" (did you mean "gte"?). Nothing was done.',
+      );
+      const operator = await call(client, 'table_query', { appName: 'any', table: 't', where: [{ field: 'price', operator: 'gt', value: 5 }] });
+      expect(text(operator)).toBe('table_query: where.0 has no field operator (did you mean op?); its fields: field, op, value. Nothing was done.');
       // A simple argument of another type says what it is, as the list describes it.
       const sort = await call(client, 'table_query', { appName: 'any', table: 't', sort: [{ field: 'pop', direction: 'desc' }] });
       expect(text(sort)).toBe(
