@@ -9,6 +9,7 @@ import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
+import { publicCors } from '../service/http/cors.js';
 import type { AppEnv } from '../service/http/env.js';
 import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 
@@ -20,6 +21,13 @@ import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPacka
 export const HOSTED_DEFAULT_TOOLSETS: readonly Toolset[] = ['account', 'functions', 'tables'];
 /** What a wallet (`/mcp/x402`, no sign-in) gets without `?toolsets=`: the Agent API and the Table API. */
 export const WALLET_DEFAULT_TOOLSETS: readonly Toolset[] = ['apps', 'tables', 'datasets'];
+/** CORS of the hosted endpoints: the headers streamable HTTP sends and the ones a client reads. */
+const MCP_CORS = publicCors({
+  allowMethods: ['POST', 'GET', 'DELETE', 'OPTIONS'],
+  allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Request-Id'],
+  exposeHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'X-Request-Id', 'Retry-After'],
+  maxAge: 600,
+});
 /** Kinds of caller (toolsets × scopes) whose idle servers are kept. */
 const MAX_POOLS = 32;
 
@@ -38,6 +46,10 @@ const MAX_POOLS = 32;
  */
 export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps, svcMcp: SvcMcpPackage | null = builtSvcMcpPackage()): Promise<void> {
   mountSvcMcpPackage(app, svcMcp);
+  // Callers in a browser too (a web agent, the MCP Inspector): the credential is a bearer header, never
+  // a cookie, so every origin may call, and read the 401's challenge that starts OAuth.
+  app.use('/mcp', MCP_CORS);
+  app.use('/mcp/x402', MCP_CORS);
   const hosted = new HostedMcp(app, deps, svcMcpCommand(deps.config.baseUrl, svcMcp));
   const onlyPost = (c: Context<AppEnv>, path: string) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });

@@ -79,7 +79,7 @@ function guardApiRequests(app: Hono<AppEnv>, deps: Deps): void {
   const apiCors = publicCors({
     allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', ...PAYMENT_REQUEST_HEADERS],
     allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    exposeHeaders: ['X-Request-Id', 'Retry-After', ...PAYMENT_RESPONSE_HEADERS],
+    exposeHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', ...PAYMENT_RESPONSE_HEADERS],
     maxAge: 600,
   });
   app.use('/api/*', (c, next) => (c.req.path.startsWith('/api/data/') ? next() : apiCors(c, next)));

@@ -33,6 +33,8 @@ describe.each(dbKinds())('Account API credentials, scopes and limits (%s)', (kin
     const none = await h.fetch(route.path, init);
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc"/);
+    // A page of another origin may read the challenge (it starts OAuth there).
+    expect(none.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('www-authenticate');
     expect((await none.json()).error.code).toBe('unauthorized');
 
     const bad = await h.fetch(route.path, { ...init, key: 'svc_pat_notarealkey' });

@@ -55,6 +55,30 @@ describe('hosted MCP endpoint', () => {
     expect(meta).toMatchObject({ resource: `${h.url}/mcp`, authorization_servers: [h.url] });
   });
 
+  it('answers a client in a browser page: preflights of both endpoints, and a 401 whose challenge the page can read', async () => {
+    const origin = 'https://agent.example';
+    for (const path of ['/mcp', '/mcp/x402']) {
+      const preflight = await fetch(`${h.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,mcp-protocol-version' },
+      });
+      expect(preflight.status, path).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('mcp-protocol-version');
+    }
+    const refused = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('www-authenticate');
+    const ping = await fetch(`${h.url}/mcp/x402`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect([ping.status, ping.headers.get('access-control-allow-origin'), await ping.json()]).toEqual([200, '*', { jsonrpc: '2.0', id: 1, result: {} }]);
+  });
+
   it('lists only the Account API tools the credential’s scopes allow, and acts as the account', async () => {
     const narrow = await h.account(['svc.sites.read']);
     const client = await connect(narrow.key);
