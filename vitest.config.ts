@@ -24,6 +24,7 @@ export const PROCESS_SUITES = [
   'test/payments/faucet-cli.test.ts',
   'test/mcp/hosted-conformance.test.ts',
   'test/mcp/upstream.test.ts',
+  'test/mcp/browser-cors.test.ts',
   'test/payments/anvil-orphan.test.ts',
 ];
 
