@@ -89,6 +89,15 @@ async function slugOfFunction(ctx: McpContext, functionId: string): Promise<stri
   }
 }
 
+/** Whether the caller's own Function of that slug has no live version (the invoke route's 404 does not tell it from a stranger's). */
+async function isOwnDraft(ctx: McpContext, slug: string): Promise<boolean> {
+  try {
+    return ((await callAccountTool(ctx, 'function_get', { functionId: slug })).function as { liveVersion?: unknown }).liveVersion === null;
+  } catch {
+    return false; // not the caller's, or a credential that may not read it: the route's own answer stands
+  }
+}
+
 interface AccountToolShape {
   input: Record<string, z.core.$ZodType>;
   /** Tool argument → [where, Account API name]. */
@@ -292,6 +301,12 @@ async function callOperation(
     const app = parts.params.siteId;
     if (typeof app === 'string' && f.missingSite === app)
       throw new ToolFailure(`${op.tool} failed: app ${app} not found in this account ${f.tag}. ${APP_NOT_IN_ACCOUNT}`, { status: 404, code: f.code });
+    const slug = parts.params.slug;
+    if (op.tool === 'function_invoke' && res.status === 404 && typeof slug === 'string' && (await isOwnDraft(ctx, slug)))
+      throw new ToolFailure(`function_invoke failed: ${slug} is a draft, never published ${f.tag}. function_publish makes it live; then invoke it again.`, {
+        status: 404,
+        code: f.code,
+      });
     throw new ToolFailure(`${op.tool} failed: ${f.what} ${f.tag}. ${nextStep(op, res.status, f)}`, { status: res.status, code: f.code });
   }
   return forTheModel(op, answer.json);

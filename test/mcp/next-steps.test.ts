@@ -428,7 +428,11 @@ describe('answers that say what to do next', () => {
       expect(created.isError, text(created)).toBeFalsy();
       const functionId = (created.structuredContent as { function: { functionId: string } }).function.functionId;
       const draft = await call(client, 'function_invoke', { functionId: slug, method: 'GET', path: '/' });
-      expect(text(draft)).toMatch(
+      // The route's 404 cannot tell a draft from a stranger's Function; the tool can, for the caller's own.
+      expect(text(draft)).toBe(
+        `function_invoke failed: ${slug} is a draft, never published [HTTP 404 not_found]. function_publish makes it live; then invoke it again.`,
+      );
+      expect(text(await call(client, 'function_invoke', { functionId: 'no-such-function-here' }))).toMatch(
         /\[HTTP 404 not_found\]\. function_list lists your functions with their status: a function answers only once published \(function_publish\)/,
       );
 
