@@ -55,8 +55,8 @@ const SIGNATURES: [RegExp, (b: Buffer) => boolean][] = [
 
 /**
  * Whether bytes can be what their media type says (magic numbers for images and PDF, UTF-8 for text;
- * other types pass). The service checks the files uploaded by URL with it; deploy_site checks a
- * folder's files before it pays or sends anything.
+ * other types pass). The service checks the files uploaded by URL with it; deploy_site checks every
+ * file it would send, before it pays or sends anything.
  */
 export function contentMatchesType(type: string, bytes: Buffer): boolean {
   const base = mediaTypeOf(type);

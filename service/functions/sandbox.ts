@@ -507,11 +507,6 @@ function round(ms: number): number {
 }
 
 /**
- * Checks that `code` parses as an ES module. QuickJS's compile-only mode misreports some valid modules
- * here, so the module is evaluated in a bare context (no SVC_* globals, 100 ms CPU, 16 MiB): only a
- * SyntaxError counts; top-level code that throws for want of the runtime globals is fine.
- */
-/**
  * Where QuickJS stopped parsing (its stack: `at function.js:LINE:COLUMN`), said as " at line 3,
  * column 11", and when that is past the last character, that the code ended there (an unclosed
  * bracket, brace or string is the usual cause).
@@ -525,6 +520,11 @@ function syntaxErrorPlace(code: string, stack: string | undefined): string {
   return atEnd ? ` at the end of the code (line ${line}): a bracket, brace or string is not closed` : ` at line ${line}, column ${column}`;
 }
 
+/**
+ * Checks that `code` parses as an ES module. QuickJS's compile-only mode misreports some valid modules
+ * here, so the module is evaluated in a bare context (no SVC_* globals, 100 ms CPU, 16 MiB): only a
+ * SyntaxError counts; top-level code that throws for want of the runtime globals is fine.
+ */
 export async function checkModuleSyntax(code: string): Promise<string | null> {
   const mod = await quickjs();
   const rt = mod.newRuntime();
