@@ -60,18 +60,11 @@ export class McpServerPool {
     if (!Array.isArray(messages)) return messages;
     const connected = this.idle.pop() ?? (await connect(this.build()));
     prepare?.(connected.server);
-    let reusable = false;
-    try {
-      const answers = await connected.transport.exchange(messages);
-      reusable = true;
-      if (answers.length === 0) return new Response(null, { status: 202 });
-      return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), {
-        status: 200,
-        headers: { 'content-type': 'application/json' },
-      });
-    } finally {
-      if (reusable && this.idle.length < this.maxIdle) this.idle.push(connected);
-    }
+    const answers = await connected.transport.exchange(messages);
+    // Answered: the server is free for the next request (a failed exchange would drop it instead).
+    if (this.idle.length < this.maxIdle) this.idle.push(connected);
+    if (answers.length === 0) return new Response(null, { status: 202 });
+    return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), { status: 200, headers: { 'content-type': 'application/json' } });
   }
 
   /** On the SDK's transport, by a server of its own, answered as a stream. */
