@@ -169,11 +169,14 @@ class DatasetUpload {
     return up;
   }
 
+  /** A failure past the first step, with what it cost so far (where it cost anything) and what next. */
+  #stopped(...sentences: string[]): string {
+    return [sentences[0], this.#maker.soFar(), ...sentences.slice(1)].filter(Boolean).join(' ');
+  }
+
   async #put(url: string, body: Buffer, headers: Record<string, string>, what: string): Promise<Response> {
     return putBytes(this.#ctx, url, { headers, body: new Uint8Array(body) }, (reason) =>
-      [`upload_dataset: uploading ${what} failed ${reason}.`, this.#maker.soFar(), 'Start again (the upload URL is single-use per part).']
-        .filter(Boolean)
-        .join(' '),
+      this.#stopped(`upload_dataset: uploading ${what} failed ${reason}.`, 'Start again (the upload URL is single-use per part).'),
     );
   }
 
@@ -193,7 +196,7 @@ class DatasetUpload {
       const res = await this.#put(p.url, this.#source.readRange(offset, p.size), {}, `part ${p.partNumber}`);
       offset += p.size;
       const etag = res.headers.get('etag');
-      if (!etag) throw new ToolFailure([`upload_dataset: part ${p.partNumber} answered without an ETag.`, this.#maker.soFar()].filter(Boolean).join(' '));
+      if (!etag) throw new ToolFailure(this.#stopped(`upload_dataset: part ${p.partNumber} answered without an ETag.`));
       etags.push({ ETag: etag, PartNumber: p.partNumber });
       await this.#progress.report(`uploaded part ${p.partNumber}/${parts.length}`);
     }
