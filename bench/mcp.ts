@@ -11,6 +11,8 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { gzipSync } from 'node:zlib';
+import { UI_EXTENSION, VIEW_MIME_TYPE, VIEWS } from '../mcp/views/views.js';
 import { freePort, profileFlags, spawnService, UNREACHED_RATE_LIMIT, waitForHttp } from './lib.js';
 
 /**
@@ -66,8 +68,9 @@ async function measureInterleavedN(paths: (() => Promise<void>)[], calls: number
 
 const size = (tools: unknown[]) => tools.reduce<number>((n, t) => n + JSON.stringify(t).length, 0);
 
-async function listOver(transport: StdioClientTransport | StreamableHTTPClientTransport) {
-  const client = new Client({ name: 'bench', version: '1' });
+async function listOver(transport: StdioClientTransport | StreamableHTTPClientTransport, options: { rendersViews?: boolean } = {}) {
+  const capabilities = options.rendersViews ? { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME_TYPE] } } } : {};
+  const client = new Client({ name: 'bench', version: '1' }, { capabilities });
   await client.connect(transport);
   const { tools } = await client.listTools();
   await client.close();
@@ -82,6 +85,12 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
     [
       'svc-mcp, default toolsets',
       await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_TOOLSETS: '' }, stderr: 'ignore' })),
+    ],
+    [
+      'svc-mcp, default, a client with views',
+      await listOver(new StdioClientTransport({ command: process.execPath, args: ['bin/svc-mcp.mjs'], env: { ...env, SVC_TOOLSETS: '' }, stderr: 'ignore' }), {
+        rendersViews: true,
+      }),
     ],
     [
       'svc-mcp, SVC_API_KEY, no wallet (default)',
@@ -120,6 +129,17 @@ async function toolListSizes(svcUrl: string, env: Record<string, string>, dir: s
     console.log(
       `${label.padEnd(42)} ${String(tools.length).padStart(6)} ${String(size(tools)).padStart(8)} ${String(Math.round(size(tools) / 4)).padStart(8)} ${String(largest).padStart(8)}`,
     );
+  }
+  viewSizes();
+}
+
+/** The size of each MCP Apps view (mcp/views/): the document a host reads with resources/read, and gzipped. */
+function viewSizes(): void {
+  console.log(`\nMCP Apps views (resources/read text; one self-contained document each)`);
+  console.log(`${'view'.padEnd(42)} ${'bytes'.padStart(8)} ${'gzip'.padStart(8)}  tools`);
+  for (const v of VIEWS) {
+    const bytes = Buffer.byteLength(v.html);
+    console.log(`${v.uri.padEnd(42)} ${String(bytes).padStart(8)} ${String(gzipSync(v.html).length).padStart(8)}  ${v.tools.join(', ')}`);
   }
 }
 

@@ -125,7 +125,8 @@ class HostedMcp {
     const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
     const pool = this.#poolFor(key, () => {
       const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted, svcMcpCommand: this.#svcMcpCommand };
-      const server = buildMcpServer(ctx);
+      // Stateless: a tools/list comes without the client's capabilities, so the tools' views are always named.
+      const server = buildMcpServer(ctx, { views: 'always' });
       this.#contexts.set(server, ctx);
       return server;
     });

@@ -54,7 +54,7 @@ export function isAllowedRequest(req: Request, ctx: McpContext): { ok: true } | 
 export function mcpHttpApp(ctx: McpContext): Hono {
   const app = new Hono();
   // Dynamic toolsets change a server's tools during a request: such servers are never reused.
-  const servers = new McpServerPool(() => buildMcpServer(ctx), !ctx.toolsets.dynamic, 16, LOCAL_MAX_BODY_BYTES);
+  const servers = new McpServerPool(() => buildMcpServer(ctx, { views: 'always' }), !ctx.toolsets.dynamic, 16, LOCAL_MAX_BODY_BYTES);
   app.use('*', async (c, next) => {
     const verdict = isAllowedRequest(c.req.raw, ctx);
     if (!verdict.ok) return c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: ${verdict.reason}` }, id: null }, 403);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
 import { type Toolset, toolsetOf } from './toolsets.js';
+import { rendersViews, viewMetaOf } from './views/views.js';
 
 /** What every tool declares: no output schema (structured content is returned without one). */
 export interface ToolConfig {
@@ -110,6 +111,11 @@ function afterReady(ctx: McpContext, cb: (...args: unknown[]) => unknown): (...a
   };
 }
 
+/** Whether this server registered a tool named `name` (listed, or disabled until its toolset is enabled). */
+export function hasTool(server: McpServer, name: string): boolean {
+  return (registered.get(server) ?? []).some((e) => e.name === name);
+}
+
 /** The tools of `toolset` on this server (empty when none were registered). */
 export function toolsOf(server: McpServer, toolset: Toolset): RegisteredTool[] {
   return (registered.get(server) ?? []).filter((e) => e.toolset === toolset).map((e) => e.tool);
@@ -177,26 +183,33 @@ function compactAnnotations(a: ToolAnnotations | undefined): ToolAnnotations | u
  * tools/list as a model pays for it: name, description, compact input schema, non-default
  * annotations. Replaces the SDK's listing (which adds `$schema`, `execution` and definitions to every
  * tool, and converts every schema again on every call).
+ *
+ * A tool with a view (mcp/views/) adds `_meta.ui.resourceUri`, and nothing else, for a client that
+ * renders views. `views: 'declared'` (a connection that lives: stdio) lists it only to a client whose
+ * `initialize` declared the UI extension; `'always'` (stateless HTTP: a tools/list comes without the
+ * client's capabilities, and a pooled server answered another client's `initialize`) lists it to
+ * every client, which costs a client without views the `_meta` keys alone.
  */
-export function installCompactToolList(server: McpServer, ready: Promise<void>): void {
+export function installCompactToolList(server: McpServer, ready: Promise<void>, views: 'declared' | 'always' = 'declared'): void {
   server.server.setRequestHandler(ListToolsRequestSchema, async () => {
     await ready;
-    return { tools: listedTools(server) };
+    return { tools: listedTools(server, views === 'always' || rendersViews(server.server.getClientCapabilities())) };
   });
 }
 
-function listedTools(server: McpServer): Tool[] {
+function listedTools(server: McpServer, withViews: boolean): Tool[] {
   return (registered.get(server) ?? [])
     .filter((e) => e.tool.enabled)
     .map((e) => {
       const annotations = compactAnnotations(e.config.annotations);
       const { description } = e.config;
+      const meta = withViews ? { ...e.config._meta, ...viewMetaOf(e.name) } : e.config._meta;
       return {
         name: e.name,
         description: typeof description === 'function' ? description() : description,
         inputSchema: e.listedInputSchema ?? compactInputSchema(e.config.inputSchema),
         ...(annotations ? { annotations } : {}),
-        ...(e.config._meta ? { _meta: e.config._meta } : {}),
+        ...(meta && Object.keys(meta).length ? { _meta: meta } : {}),
       };
     });
 }

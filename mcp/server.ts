@@ -5,7 +5,7 @@ import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
 import { serviceFetch } from './service-fetch.js';
-import { addTool, addUnavailableTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
 import { accountToolListed, composesForAccount, registerAccountTools } from './tools/account-tools.js';
@@ -16,6 +16,7 @@ import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
 import { TOOLSET_NAMES, TOOLSETS, type Toolset } from './toolsets.js';
 import { connectUpstream, registerUpstreamTools } from './upstream.js';
+import { registerViews } from './views/views.js';
 
 export const MCP_SERVER_NAME = 'svc';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -127,8 +128,12 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
   }`,
 });
 
-/** One MCP server (per session/connection) over the shared context. */
-export function buildMcpServer(ctx: McpContext): McpServer {
+/**
+ * One MCP server (per session/connection) over the shared context. `views`: when tools/list names
+ * the tools' views (installCompactToolList): `'always'` for stateless HTTP, where a tools/list
+ * comes without the client's capabilities.
+ */
+export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 'always' } = {}): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
     { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: instructionsFor(ctx) },
@@ -157,7 +162,8 @@ export function buildMcpServer(ctx: McpContext): McpServer {
     }
   }
   if (ctx.toolsets.dynamic) registerToolsetTools(server, ctx);
-  installCompactToolList(server, ctx.ready);
+  registerViews(server, new URL(ctx.config.serviceUrl).origin, (name) => hasTool(server, name));
+  installCompactToolList(server, ctx.ready, options.views);
   installToolCallHints(server, { readOnly: ctx.config.readOnly });
   return server;
 }

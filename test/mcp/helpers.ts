@@ -51,3 +51,19 @@ export function text(r: unknown): string {
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
+
+/**
+ * A tool as a model is shown it: without `_meta.ui`, the view a host renders for the person (MCP Apps),
+ * which a client reads and never puts in the model's context. The stateless HTTP transports name the
+ * views to every client (a tools/list carries no capabilities): the tool-list budgets count the rest.
+ */
+export function asModelSees(tool: { _meta?: Record<string, unknown> }): unknown {
+  const { _meta, ...rest } = tool;
+  const { ui: _ui, ...other } = _meta ?? {};
+  return Object.keys(other).length ? { ...rest, _meta: other } : rest;
+}
+
+/** Characters of a tool list as a model is shown it (asModelSees). */
+export function modelSize(tools: { _meta?: Record<string, unknown> }[]): number {
+  return tools.reduce<number>((n, t) => n + JSON.stringify(asModelSees(t)).length, 0);
+}

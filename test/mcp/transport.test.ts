@@ -12,7 +12,7 @@ import { TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
-import { call, connectHttp, connectStdio, text } from './helpers.js';
+import { asModelSees, call, connectHttp, connectStdio, modelSize, text } from './helpers.js';
 
 // No service behind these servers (SVC_URL points at a closed port): protocol, listing, validation
 // and refusals only. Paid calls against the real service are in paid-tools.test.ts.
@@ -100,8 +100,8 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
   });
 
   it('keeps the tool list within its budget: default ≤ 16,000 characters (with a key and no wallet too), no tool over 1,600, everything ≤ 48,000', async () => {
-    // Sizes are deterministic (the JSON a client receives), not timings.
-    const size = (tools: unknown[]) => tools.reduce<number>((n, t) => n + JSON.stringify(t).length, 0);
+    // Sizes are deterministic (the JSON a client receives, less the views' _meta.ui no model is shown), not timings.
+    const size = modelSize;
     const { tools } = await http.client.listTools();
     expect(size(tools)).toBeLessThanOrEqual(16_000);
     // The default of a personal key without a wallet: the account's tools, the Table tools, the two composites.
@@ -116,7 +116,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     try {
       const everything = (await all.client.listTools()).tools;
       expect(everything.length).toBeGreaterThan(tools.length);
-      for (const t of everything) expect(JSON.stringify(t).length, t.name).toBeLessThanOrEqual(1_600);
+      for (const t of everything) expect(JSON.stringify(asModelSees(t)).length, t.name).toBeLessThanOrEqual(1_600);
       expect(size(everything)).toBeLessThanOrEqual(48_000);
       // One vocabulary, said once: every appId is described as the app's id or name (not the service's
       // "site"), every other id as the result field it comes from, and no description states its price twice.

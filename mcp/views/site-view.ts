@@ -1,0 +1,107 @@
+import { viewDocument } from './view-kit.js';
+
+/**
+ * Site preview, for every tool that publishes or changes an app: the live page framed at its path
+ * URL (the service's own origin, the only one the view's CSP allows), its address (opened through
+ * the host), visibility, files and size when the result has them, what it cost, and a button that
+ * publishes/unpublishes through the host: publish_app / unpublish_app for a wallet's app (a paid
+ * tool, so its price is on the button), account_update_app (public ↔ private) for an account's.
+ * A result with `version` (site versions) shows which version is live.
+ */
+const SCRIPT = `
+const WALLET_TOGGLE = { publish: 'publish_app', unpublish: 'unpublish_app' };
+let state = null;
+function appOf(sc) {
+  const a = sc.app || sc.site || sc;
+  return {
+    id: a.appId || a.id || sc.appId,
+    name: a.appName || a.slug || sc.appName,
+    url: a.url || sc.url,
+    pathUrl: a.pathUrl || sc.pathUrl,
+    visibility: a.visibility,
+    // deploy_site answers flat ({appId, url, files…}) once the app is published.
+    published: a.published !== undefined ? a.published : sc.url && !sc.app && !sc.site ? true : undefined,
+    files: typeof a.fileCount === 'number' ? a.fileCount : typeof sc.files === 'number' ? sc.files : undefined,
+    bytes: typeof a.bytes === 'number' ? a.bytes : typeof sc.bytes === 'number' ? sc.bytes : undefined,
+    version: a.version !== undefined ? a.version : sc.version,
+  };
+}
+function ownerOf(tool, sc) {
+  if (tool) return tool.startsWith('account_') || (tool === 'deploy_site' && !sc.receiptIds) ? 'account' : 'wallet';
+  return sc.receiptId || sc.receiptIds ? 'wallet' : 'account';
+}
+function render(result) {
+  if (result.isError) return show(failure(result));
+  const sc = result.structuredContent || {};
+  const app = appOf(sc);
+  // Who owns the app is told by the first result (the host's tool); a toggle's answer keeps it.
+  const owner = state && state.app.id === app.id ? state.owner : ownerOf(svc.toolName(), sc);
+  // A toggle keeps what the first result knew and the toggle's answer did not say (files, size, cost).
+  if (state && state.app.id === app.id) for (const k of ['files', 'bytes', 'url', 'pathUrl', 'version']) if (app[k] === undefined) app[k] = state.app[k];
+  const paid = sc.paid !== undefined ? sc.paid : state ? state.paid : undefined;
+  state = { app, owner, paid };
+  const live = app.published !== false && app.visibility !== 'private';
+  const facts = [
+    app.visibility && h('span', { class: 'badge', 'data-k': 'visibility' }, app.visibility),
+    app.published !== undefined && h('span', { class: 'badge', 'data-k': 'published' }, app.published ? 'published' : 'not published'),
+    app.version !== undefined && h('span', { class: 'badge', 'data-k': 'version' }, 'version ' + app.version + ' live'),
+    app.files !== undefined && h('span', { 'data-k': 'files' }, app.files + (app.files === 1 ? ' file' : ' files')),
+    app.bytes !== undefined && h('span', { 'data-k': 'bytes' }, bytes(app.bytes)),
+    paid !== undefined && h('span', { 'data-k': 'paid' }, 'cost ' + usdc(paid)),
+  ];
+  const button = toggleButton(app, owner);
+  show(
+    h('div', { class: 'row' }, h('h1', {}, app.name || 'app'), button),
+    app.url && h('button', { class: 'link', 'data-k': 'url', onclick: () => svc.openLink(app.url) }, app.url),
+    h('div', { class: 'row muted' }, facts),
+    h('p', { class: 'error', id: 'toggle-error', hidden: true }),
+    live && app.pathUrl
+      ? h('iframe', { src: app.pathUrl, title: 'The live page', sandbox: 'allow-scripts allow-forms allow-popups', style: 'width:100%;height:360px;border:1px solid var(--line);border-radius:var(--radius);background:#fff' })
+      : h('p', { class: 'muted' }, app.published === false ? 'Not published: nothing is served at its address.' : 'Private: the page asks for its password, so it is not framed here.'),
+  );
+}
+function toggleButton(app, owner) {
+  if (!app.id) return null;
+  let tool, args, label;
+  if (owner === 'wallet') {
+    if (app.published === undefined) return null;
+    tool = app.published ? WALLET_TOGGLE.unpublish : WALLET_TOGGLE.publish;
+    args = { appId: app.id };
+    label = app.published ? 'Unpublish' : 'Publish';
+  } else {
+    if (!app.visibility) return null;
+    tool = 'account_update_app';
+    const to = app.visibility === 'public' ? 'private' : 'public';
+    args = { appId: app.id, visibility: to };
+    label = 'Make ' + to;
+  }
+  const b = h('button', { class: 'act', 'data-tool': tool }, label);
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    const err = document.getElementById('toggle-error');
+    try {
+      const r = await svc.callTool(tool, args);
+      if (r.isError) {
+        err.textContent = textOf(r);
+        err.hidden = false;
+        b.disabled = false;
+        return;
+      }
+      render(r);
+    } catch (e) {
+      err.textContent = e.message;
+      err.hidden = false;
+      b.disabled = false;
+    }
+  });
+  return b;
+}
+svc.on('ui/notifications/tool-input', (p) => {
+  const a = p.arguments || {};
+  if (!state) show(h('p', { class: 'muted' }, 'Publishing ' + (a.appName || a.appId || 'the app') + '…'), h('div', { class: 'progress' }, h('span')));
+});
+svc.on('ui/notifications/tool-result', render);
+svc.connect('svc-site');
+`;
+
+export const SITE_VIEW = viewDocument('Site preview', '', SCRIPT);

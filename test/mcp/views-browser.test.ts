@@ -1,0 +1,266 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevFacilitator } from '../../service/payments/facilitator.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { getWithHost } from '../helpers/host-request.js';
+import { call, connectHttp, text } from './helpers.js';
+
+// Each MCP Apps view rendered in Debian's Chromium inside a host page that frames it the way MCP
+// Apps hosts do: a sandboxed iframe (scripts only, an opaque origin) whose CSP comes from the
+// view's resource _meta.ui.csp, spoken to over postMessage JSON-RPC (ui/initialize, then
+// tool-input and tool-result; the view's tools/call and ui/open-link answered by the host). The
+// results are real: svc-mcp paying the dev chain, the service on a loopback port. Screenshots go
+// to test-output/views/ (git-ignored).
+const CHROMIUM = '/usr/bin/chromium';
+const OUT = path.resolve('test-output', 'views');
+const hasChromium = fs.existsSync(CHROMIUM);
+
+/**
+ * The host page. `mount(view, input, result, options)` frames the view's document with a CSP built
+ * from its resource metadata, answers `ui/initialize` with the theme and the tool, then sends the
+ * tool's arguments and result. Tool calls from the view go to `hostCallTool` (the test's MCP
+ * client); links the view opens are kept in `window.opened`.
+ */
+const HOST_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>test host</title>
+<style>body{margin:0;padding:16px;font-family:sans-serif}body.dark{background:#111}iframe{border:1px solid #ccc;width:720px;height:200px;display:block}</style></head>
+<body><script>
+window.opened = [];
+window.calls = [];
+window.mount = (view, input, result, options) => {
+  const csp = view.csp || {};
+  const list = (d) => (d && d.length ? d.join(' ') : "'none'");
+  const policy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src " + list(csp.connectDomains) + '; frame-src ' + list(csp.frameDomains);
+  const html = view.html.replace('<head>', '<head><meta http-equiv="Content-Security-Policy" content="' + policy + '">');
+  const frame = document.createElement('iframe');
+  frame.id = 'view';
+  frame.setAttribute('sandbox', 'allow-scripts');
+  document.body.className = options.theme;
+  const send = (m) => frame.contentWindow.postMessage(Object.assign({ jsonrpc: '2.0' }, m), '*');
+  window.addEventListener('message', async (e) => {
+    if (e.source !== frame.contentWindow) return;
+    const m = e.data;
+    if (m.method === 'ui/initialize') {
+      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, hostInfo: { name: 'svc-test-host', version: '1' },
+        hostCapabilities: { openLinks: {}, serverTools: {} },
+        hostContext: { theme: options.theme, displayMode: 'inline', toolInfo: { tool: { name: options.tool, inputSchema: { type: 'object' } } } } } });
+    } else if (m.method === 'ui/notifications/initialized') {
+      send({ method: 'ui/notifications/tool-input', params: { arguments: input } });
+      if (result) send({ method: 'ui/notifications/tool-result', params: result });
+    } else if (m.method === 'tools/call') {
+      window.calls.push(m.params.name);
+      send({ id: m.id, result: await window.hostCallTool(m.params.name, m.params.arguments) });
+    } else if (m.method === 'ui/open-link') {
+      window.opened.push(m.params.url);
+      send({ id: m.id, result: {} });
+    } else if (m.method === 'ui/notifications/size-changed') {
+      frame.style.height = Math.min(m.params.height, 900) + 'px';
+    } else if (m.id !== undefined) {
+      send({ id: m.id, error: { code: -32601, message: 'not supported' } });
+    }
+  });
+  frame.srcdoc = html;
+  document.body.append(frame);
+};
+window.sendResult = (result) => document.getElementById('view').contentWindow.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: result }, '*');
+</script></body></html>`;
+
+describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real tool results', () => {
+  let h: Harness;
+  let s: Awaited<ReturnType<typeof connectHttp>>;
+  let browser: Browser;
+  let dir: string;
+  const key = generatePrivateKey();
+  const appName = `views-${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-views-'));
+    h = await startHarness('pglite');
+    await (h.deps.facilitator as DevFacilitator).mint(privateKeyToAccount(key).address, 1_000_000n);
+    s = await connectHttp({
+      SVC_URL: h.url,
+      SVC_WALLET_PRIVATE_KEY: key,
+      SVC_RPC_URL: (h.deps.facilitator as DevFacilitator).rpcUrl,
+      SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
+      SVC_TOOLSETS: 'default,advanced',
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+    await h?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A host page with the view of `uri` mounted and fed `input` and `result`; its frame once the view has drawn something. */
+  async function host(uri: string, tool: string, input: Record<string, unknown>, result: CallToolResult, theme: 'light' | 'dark' = 'light') {
+    const { contents } = await s.client.readResource({ uri });
+    const [doc] = contents as unknown as [{ text: string; _meta?: { ui?: { csp?: Record<string, string[]> } } }];
+    const page = await browser.newPage({ viewport: { width: 760, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await page.exposeFunction('hostCallTool', async (name: string, args: Record<string, unknown>) => call(s.client, name, args));
+    await page.setContent(HOST_PAGE);
+    await page.evaluate(([view, i, r, o]) => (window as never as { mount: (...a: unknown[]) => void }).mount(view, i, r, o), [
+      { html: doc.text, csp: doc._meta?.ui?.csp },
+      input,
+      result,
+      { theme, tool },
+    ] as const);
+    const frame = await (await page.waitForSelector('#view')).contentFrame();
+    await frame!.waitForFunction(() => !document.querySelector('#view p.muted')?.textContent?.startsWith('Waiting'));
+    return { page, frame: frame!, errors };
+  }
+  const shot = (page: Page, name: string) => page.locator('#view').screenshot({ path: path.join(OUT, `${name}.png`) });
+  const shown = (frame: Frame, selector: string) => frame.locator(selector).textContent();
+
+  it('site preview: the live page framed at its path URL, its address, files, size and cost; unpublish and publish through the host', async () => {
+    const input = {
+      appName,
+      files: [
+        { path: 'index.html', content: '<!doctype html><link rel="stylesheet" href="site.css"><h1>Sourdough at home</h1><p>Flour, water, salt, time.</p>' },
+        { path: 'site.css', content: 'h1{color:#8a4b08;font-family:Georgia,serif}' },
+      ],
+    };
+    const deployed = await call(s.client, 'deploy_site', input);
+    expect(deployed.isError, text(deployed)).toBeFalsy();
+    const out = deployed.structuredContent as { url: string; pathUrl: string; files: number; bytes: number; paid: string };
+    const { page, frame, errors } = await host('ui://svc/site', 'deploy_site', input, deployed);
+    try {
+      expect(await shown(frame, 'h1')).toBe(appName);
+      expect(await shown(frame, '[data-k=url]')).toBe(out.url);
+      expect(await shown(frame, '[data-k=files]')).toBe('2 files');
+      expect(await shown(frame, '[data-k=paid]')).toBe(`cost ${out.paid} USDC`);
+      expect(out.paid).toBe('0.011');
+      // The page itself, as the service serves it at its path URL.
+      const live = frame.frameLocator('iframe');
+      await expect.poll(() => live.locator('h1').textContent()).toBe('Sourdough at home');
+      expect(await frame.locator('iframe').getAttribute('src')).toBe(out.pathUrl);
+      await shot(page, 'site');
+
+      // Its address opens through the host (ui/open-link).
+      await frame.locator('[data-k=url]').click();
+      await expect.poll(() => page.evaluate(() => (window as never as { opened: string[] }).opened)).toEqual([out.url]);
+
+      // Unpublish through the host: the view says so, and the service no longer serves the page.
+      await frame.locator('button[data-tool=unpublish_app]').click();
+      await expect.poll(() => shown(frame, '[data-k=published]')).toBe('not published');
+      expect(await frame.locator('iframe').count()).toBe(0);
+      const u = new URL(out.url);
+      expect((await getWithHost(`${h.url}${u.pathname}`, u.host)).status).toBe(404);
+      await frame.locator('button[data-tool=publish_app]').click();
+      await expect.poll(() => shown(frame, '[data-k=published]')).toBe('published');
+      await expect.poll(() => frame.frameLocator('iframe').locator('h1').textContent()).toBe('Sourdough at home');
+      expect(await shown(frame, '[data-k=files]')).toBe('2 files');
+      expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['unpublish_app', 'publish_app']);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('table grid: the records of a real table_query, paged and sorted by calling table_query through the host', async () => {
+    const made = await call(s.client, 'create_table_api', {
+      appId: appName,
+      name: 'Loaves',
+      slug: 'loaves',
+      schema: {
+        fields: [
+          { name: 'loaf', type: 'string' },
+          { name: 'hydration', type: 'number' },
+        ],
+      },
+    });
+    expect(made.isError, text(made)).toBeFalsy();
+    const loaves = [
+      ['country', 75],
+      ['rye', 82],
+      ['baguette', 68],
+      ['focaccia', 85],
+      ['sandwich', 63],
+    ];
+    const wrote = await call(s.client, 'table_create_record', {
+      appName,
+      table: 'loaves',
+      records: loaves.map(([loaf, hydration]) => ({ loaf, hydration })),
+    });
+    expect(wrote.isError, text(wrote)).toBeFalsy();
+    const input = { appName, table: 'loaves', limit: 2, sort: 'loaf', includeTotal: true };
+    const result = await call(s.client, 'table_query', input);
+    expect(result.isError, text(result)).toBeFalsy();
+    const { page, frame, errors } = await host('ui://svc/table', 'table_query', input, result, 'dark');
+    try {
+      const column = (n: number) => frame.locator(`tbody tr td:nth-child(${n})`).allInnerTexts();
+      expect(await column(2)).toEqual(['baguette', 'country']);
+      expect(await shown(frame, '[data-k=range]')).toBe('records 1–2 of 5');
+      expect(await shown(frame, '[data-k=query]')).toBe(JSON.stringify(input));
+      await shot(page, 'table');
+      await frame.locator('[data-k=next]').click();
+      await expect.poll(() => shown(frame, '[data-k=range]')).toBe('records 3–4 of 5');
+      expect(await column(2)).toEqual(['focaccia', 'rye']);
+      // Sorting by a header asks for the first page in that order.
+      await frame.locator('th[data-field=hydration]').click();
+      await expect.poll(() => column(3)).toEqual(['63', '68']);
+      await frame.locator('th[data-field=hydration]').click();
+      await expect.poll(() => column(3)).toEqual(['85', '82']);
+      expect(await shown(frame, '[data-k=range]')).toBe('records 1–2 of 5');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('dataset: progress while upload_dataset runs, then the schema, the first rows and the API URL', async () => {
+    const input = { appId: appName, fileName: 'starters.csv', content: 'starter,age_days,flour\nLevain,14,wheat\nRoggen,30,rye\nMother,365,wheat\n' };
+    // The view while the tool runs: its arguments are in, its result is not.
+    const running = await host('ui://svc/dataset', 'upload_dataset', input, undefined as never);
+    try {
+      expect(await shown(running.frame, 'p')).toBe(`Converting starters.csv for ${appName}…`);
+      expect(await running.frame.locator('[data-k=running]').count()).toBe(1);
+      await shot(running.page, 'dataset-running');
+      const result = await call(s.client, 'upload_dataset', input);
+      expect(result.isError, text(result)).toBeFalsy();
+      const dataset = (result.structuredContent as { dataset: { url: string } }).dataset;
+      await running.page.evaluate((r) => (window as never as { sendResult: (r: unknown) => void }).sendResult(r), result as never);
+      const frame = running.frame;
+      await expect.poll(() => shown(frame, '[data-k=url]')).toBe(dataset.url);
+      expect(await shown(frame, '[data-k=count]')).toBe('3 records');
+      expect(await frame.locator('[data-k=schema] tbody td:first-child').allInnerTexts()).toEqual(['starter', 'age_days', 'flour']);
+      await expect.poll(() => frame.locator('#rows tbody tr td:first-child').allInnerTexts()).toEqual(['Levain', 'Roggen', 'Mother']);
+      await shot(running.page, 'dataset');
+      expect(running.errors).toEqual([]);
+    } finally {
+      await running.page.close();
+    }
+  });
+
+  it('wallet: the balance, spend against each cap as bars, and the latest receipts', async () => {
+    const status = await call(s.client, 'wallet_status');
+    const sc = status.structuredContent as { balance: string; spent: { session: string }; caps: { perSession: string } };
+    const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status);
+    try {
+      expect(await shown(frame, '[data-k=balance]')).toBe(`${sc.balance} USDC`);
+      expect(await shown(frame, '[data-cap=session] .row .muted')).toBe(`${sc.spent.session} of ${sc.caps.perSession} USDC`);
+      // The receipts come from list_receipts, called through the host.
+      await expect.poll(() => frame.locator('[data-k=receipts] tbody tr').count()).toBe(5);
+      const tools = await frame.locator('[data-k=receipts] tbody td:nth-child(2)').allInnerTexts();
+      expect(tools[0]).toBe('convert_data_file_to_api');
+      expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_receipts']);
+      await shot(page, 'wallet');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
