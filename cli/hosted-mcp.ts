@@ -113,8 +113,9 @@ class HostedMcp {
   }
 
   /** Answers one POST for a caller: a pooled server of the caller's kind, given this caller's credential. */
-  async answer(c: Context<AppEnv>, hosted: HostedCaller, signedIn: SignedIn | undefined, defaults: readonly Toolset[]): Promise<Response> {
+  async answer(c: Context<AppEnv>, caller: HostedCaller, signedIn: SignedIn | undefined, defaults: readonly Toolset[]): Promise<Response> {
     const toolsets = toolsetsOf(c.req.query('toolsets'), defaults);
+    const hosted: HostedCaller = { ...caller, x402Errors: x402ErrorsOf(c.req.query('x402_errors')) };
     const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
@@ -154,6 +155,15 @@ class HostedMcp {
     }
     return pool;
   }
+}
+
+/** `?x402_errors=` of a hosted endpoint: how "payment required" reaches this caller (McpContext's HostedCaller). */
+function x402ErrorsOf(value: string | undefined): 'result' | 'jsonrpc' {
+  if (value === undefined || value === 'result' || value === 'jsonrpc') return value ?? 'result';
+  throw new AppError(
+    'validation_failed',
+    'x402_errors: "result" (default: payment required is a tool result, the x402 MCP transport) or "jsonrpc" (a JSON-RPC error with code 402 and the PaymentRequired in error.data)',
+  );
 }
 
 /** `?toolsets=` of a hosted endpoint; dynamic mode is refused (stateless: a toolset enabled in one request would be gone in the next). */

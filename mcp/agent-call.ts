@@ -78,14 +78,20 @@ function decodeB64Json(value: string | null): Record<string, unknown> | undefine
   }
 }
 
-/** `_meta["x402/payment"]` → the HTTP payment header of its generation; a malformed one is refused before anything is sent. */
+/**
+ * `_meta["x402/payment"]` → the HTTP payment header of its generation. The payload comes as an object
+ * (the x402 MCP transport spec) or as the base64 string of one (Cloudflare's withX402Client, the
+ * header's own encoding); both become the same header, so a string and the object it encodes are one
+ * payment to the service (same nonce: one charge). A malformed one is refused before anything is sent.
+ */
 function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, string> {
-  const payment = meta?.[X402_META.payment];
-  if (payment === undefined) return {};
-  const version = (payment as { x402Version?: unknown } | null)?.x402Version;
+  const sent = meta?.[X402_META.payment];
+  if (sent === undefined) return {};
+  const payment = typeof sent === 'string' ? decodeB64Json(sent.trim()) : sent;
+  const version = (payment as { x402Version?: unknown } | null | undefined)?.x402Version;
   if (typeof payment !== 'object' || payment === null || (version !== 1 && version !== 2))
     throw new ToolFailure(
-      `${tool}: _meta["x402/payment"] must be an x402 PaymentPayload object (x402Version 1 or 2). Nothing was sent or paid; sign the PaymentRequired this tool returns and retry.`,
+      `${tool}: _meta["x402/payment"] must be an x402 PaymentPayload (x402Version 1 or 2): the object, or the base64 string of its JSON. Nothing was sent or paid; sign the PaymentRequired this tool returns and retry.`,
     );
   return { [version === 2 ? PAYMENT_HEADERS.v2Request : PAYMENT_HEADERS.v1Request]: b64json(payment) };
 }

@@ -58,6 +58,12 @@ export interface HostedCaller {
    * §8); a wallet (`/mcp/x402`, no sign-in) has only the Agent API, paid and owned by its signatures.
    */
   credentialKind: 'personal_key' | 'oauth_token' | 'wallet';
+  /**
+   * How this caller reads "payment required": a tool result (the x402 MCP transport; default), or a
+   * JSON-RPC error with code 402 and the PaymentRequired in `error.data` (the earlier transport draft:
+   * mcp-go-x402 and its kin), asked for with `?x402_errors=jsonrpc` on the endpoint's URL.
+   */
+  x402Errors?: 'result' | 'jsonrpc';
 }
 
 export function cataloguePrices(): Map<string, string> {

@@ -1,8 +1,10 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
+import { X402_META } from './failures.js';
+import { paymentRequiredOf } from './results.js';
 import { type Toolset, toolsetOf } from './toolsets.js';
 import { rendersViews, viewMetaOf } from './views/views.js';
 
@@ -505,4 +507,24 @@ function nearestTools(name: string, names: string[]): string[] {
     .sort((a, b) => b.score - a.score)
     .slice(0, 3)
     .map((c) => c.n);
+}
+
+/**
+ * The earlier x402 MCP transport draft (mcp-go-x402 and its kin): "payment required" is a JSON-RPC
+ * error with code 402 and the PaymentRequired in `error.data`, not a tool result. A hosted caller asks
+ * for it with `?x402_errors=jsonrpc` (read per call: pooled servers serve callers of both kinds). The
+ * payment is then sent the same way (`_meta["x402/payment"]`) and checked by the same code.
+ */
+export function installX402ErrorForm(server: McpServer, ctx: McpContext): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  const inner = handlers.get('tools/call');
+  if (!inner) return;
+  handlers.set('tools/call', async (request, extra) => {
+    const result = (await inner(request, extra)) as CallToolResult;
+    const required = ctx.hosted?.x402Errors === 'jsonrpc' ? paymentRequiredOf(result) : undefined;
+    if (!required) return result;
+    const wrapped = JSON.parse(result.content[0]?.type === 'text' ? result.content[0].text : '{}')[X402_META.error] as { message?: string } | undefined;
+    // Protocol turns a thrown error's code, message and data into the JSON-RPC error as they are.
+    throw Object.assign(new Error(wrapped?.message ?? 'payment required'), { code: 402, data: required });
+  });
 }

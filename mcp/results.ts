@@ -11,8 +11,10 @@ export function okResult(structured: Record<string, unknown>, summary?: string, 
 }
 
 /**
- * x402 MCP transport: a paid tool called without (a valid) payment. The PaymentRequired object is the
- * structured content, and the text carries the `x402/error` wrapper for clients that read only text.
+ * x402 MCP transport: a paid tool called without (a valid) payment. Every client convention finds the
+ * PaymentRequired object where it looks: the transport spec's clients in `structuredContent` and, as
+ * text, in the `x402/error` wrapper; Cloudflare's `withX402Client` (agents/x402) in
+ * `_meta["x402/error"]`, which is all it reads. A refused payment adds `_meta["x402/payment-response"]`.
  */
 function paymentRequiredResult(e: PaymentRequiredFailure): CallToolResult {
   const wrapper = { [X402_META.error]: { code: 402, message: e.message, data: e.paymentRequired } };
@@ -20,8 +22,14 @@ function paymentRequiredResult(e: PaymentRequiredFailure): CallToolResult {
     isError: true,
     content: [{ type: 'text', text: JSON.stringify(wrapper) }],
     structuredContent: e.paymentRequired,
-    ...(e.paymentResponse ? { _meta: { [X402_META.paymentResponse]: e.paymentResponse } } : {}),
+    _meta: { [X402_META.error]: e.paymentRequired, ...(e.paymentResponse ? { [X402_META.paymentResponse]: e.paymentResponse } : {}) },
   };
+}
+
+/** The PaymentRequired of a tool result made by paymentRequiredResult, if it is one. */
+export function paymentRequiredOf(result: CallToolResult): Record<string, unknown> | undefined {
+  const required = result.isError ? result._meta?.[X402_META.error] : undefined;
+  return typeof required === 'object' && required !== null ? (required as Record<string, unknown>) : undefined;
 }
 
 export function errorResult(e: unknown): CallToolResult {

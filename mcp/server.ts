@@ -5,7 +5,7 @@ import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
 import { serviceFetch } from './service-fetch.js';
-import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, installX402ErrorForm, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
 import { accountToolListed, composesForAccount, registerAccountTools } from './tools/account-tools.js';
@@ -165,5 +165,6 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
   registerViews(server, new URL(ctx.config.serviceUrl).origin, (name) => hasTool(server, name));
   installCompactToolList(server, ctx.ready, options.views);
   installToolCallHints(server, { readOnly: ctx.config.readOnly });
+  if (ctx.hosted) installX402ErrorForm(server, ctx);
   return server;
 }

@@ -438,7 +438,7 @@ describe('hosted MCP endpoint', () => {
     const client = await connect((await h.account()).key, '?toolsets=apps');
     const r = await call(client, 'publish_app', { appId: 'nope' }, { 'x402/payment': 'not-a-payload' });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/must be an x402 PaymentPayload object/);
+    expect(text(r)).toMatch(/must be an x402 PaymentPayload \(x402Version 1 or 2\): the object, or the base64 string of its JSON\. Nothing was sent or paid/);
     await client.close();
   });
 });
