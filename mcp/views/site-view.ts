@@ -53,12 +53,30 @@ function render(result) {
   show(
     h('div', { class: 'row' }, h('h1', {}, app.name || 'app'), button),
     app.url && h('button', { class: 'link', 'data-k': 'url', onclick: () => svc.openLink(app.url) }, app.url),
-    h('div', { class: 'row muted' }, facts),
+    h('div', { class: 'row muted', id: 'facts' }, facts),
     h('p', { class: 'error', id: 'toggle-error', hidden: true }),
     live && app.pathUrl
       ? h('iframe', { src: app.pathUrl, title: 'The live page', sandbox: 'allow-scripts allow-forms allow-popups', style: 'width:100%;height:360px;border:1px solid var(--line);border-radius:var(--radius);background:#fff' })
-      : h('p', { class: 'muted' }, app.published === false ? 'Not published: nothing is served at its address.' : 'Private: the page asks for its password, so it is not framed here.'),
+      : h('p', { class: 'muted' }, app.published === false ? 'Not published: nothing is served at its address.' : 'Private: only its owner or its password opens it, so it is not framed here.'),
   );
+  fillFiles(app, owner);
+}
+// The Agent API's answers say no file count or size: the app's entry in list_apps (a wallet's) or
+// account_get_app (an account's) does, asked through the host. Where the host cannot (a wallet that
+// signs each call itself), the figures are left out.
+async function fillFiles(app, owner) {
+  if (app.files !== undefined || !app.id) return;
+  try {
+    const r = owner === 'wallet' ? await svc.callTool('list_apps', {}) : await svc.callTool('account_get_app', { appId: app.id });
+    if (r.isError || !r.structuredContent) return;
+    const sc = r.structuredContent;
+    const entry = sc.apps ? sc.apps.find((a) => a.appId === app.id) : sc.app || sc.site;
+    if (!entry || typeof entry.fileCount !== 'number' || !state || state.app.id !== app.id) return;
+    state.app.files = entry.fileCount;
+    state.app.bytes = entry.bytes;
+    const row = document.getElementById('facts');
+    if (row) row.append(h('span', { 'data-k': 'files' }, entry.fileCount + (entry.fileCount === 1 ? ' file' : ' files')), h('span', { 'data-k': 'bytes' }, bytes(entry.bytes)));
+  } catch (e) {}
 }
 function toggleButton(app, owner) {
   if (!app.id) return null;

@@ -246,7 +246,16 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
 
   it('resources: svc://pricing, svc://receipts and svc://wallet', async () => {
     const { resources } = await http.client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(['svc://pricing', 'svc://receipts', 'svc://wallet']);
+    // Beside the tools' views (ui://, views.test.ts).
+    expect(resources.map((r) => r.uri).sort()).toEqual([
+      'svc://pricing',
+      'svc://receipts',
+      'svc://wallet',
+      'ui://svc/dataset',
+      'ui://svc/site',
+      'ui://svc/table',
+      'ui://svc/wallet',
+    ]);
     const pricing = JSON.parse(((await http.client.readResource({ uri: 'svc://pricing' })).contents[0] as { text: string }).text);
     expect(pricing.source).toBe('catalogue');
     expect(pricing.pricing).toContainEqual(expect.objectContaining({ action: 'x402.create_app_from_html', price: '0.007' }));

@@ -1,10 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { UI_EXTENSION, VIEW_MIME_TYPE } from '../../mcp/views/views.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getWithHost } from '../helpers/host-request.js';
@@ -80,7 +84,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-views-'));
-    h = await startHarness('pglite');
+    h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
     await (h.deps.facilitator as DevFacilitator).mint(privateKeyToAccount(key).address, 1_000_000n);
     s = await connectHttp({
       SVC_URL: h.url,
@@ -103,14 +107,21 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
   });
 
   /** A host page with the view of `uri` mounted and fed `input` and `result`; its frame once the view has drawn something. */
-  async function host(uri: string, tool: string, input: Record<string, unknown>, result: CallToolResult, theme: 'light' | 'dark' = 'light') {
-    const { contents } = await s.client.readResource({ uri });
+  async function host(
+    uri: string,
+    tool: string,
+    input: Record<string, unknown>,
+    result: CallToolResult,
+    theme: 'light' | 'dark' = 'light',
+    client: Client = s.client,
+  ) {
+    const { contents } = await client.readResource({ uri });
     const [doc] = contents as unknown as [{ text: string; _meta?: { ui?: { csp?: Record<string, string[]> } } }];
     const page = await browser.newPage({ viewport: { width: 760, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    await page.exposeFunction('hostCallTool', async (name: string, args: Record<string, unknown>) => call(s.client, name, args));
+    await page.exposeFunction('hostCallTool', async (name: string, args: Record<string, unknown>) => call(client, name, args));
     await page.setContent(HOST_PAGE);
     await page.evaluate(([view, i, r, o]) => (window as never as { mount: (...a: unknown[]) => void }).mount(view, i, r, o), [
       { html: doc.text, csp: doc._meta?.ui?.csp },
@@ -167,6 +178,47 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       expect(errors).toEqual([]);
     } finally {
       await page.close();
+    }
+    // An Agent API answer says no file count or size: the view asks list_apps through the host.
+    const fileInput = { appId: appName, path: 'about.html', content: '<p>About the bakery</p>' };
+    const updated = await call(s.client, 'update_app_file', fileInput);
+    expect(updated.isError, text(updated)).toBeFalsy();
+    const second = await host('ui://svc/site', 'update_app_file', fileInput, updated);
+    try {
+      await expect.poll(() => shown(second.frame, '[data-k=files]')).toBe('3 files');
+      expect(await shown(second.frame, '[data-k=paid]')).toBe('cost 0.003 USDC');
+      expect(await second.page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_apps']);
+      expect(second.errors).toEqual([]);
+    } finally {
+      await second.page.close();
+    }
+  });
+
+  it("site preview on the hosted /mcp: account_publish_app's result, and public ↔ private through account_update_app", async () => {
+    const { key } = await h.account();
+    const client = new Client({ name: 'views-host', version: '1.0.0' }, { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME_TYPE] } } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    const name = `${appName}-acct`;
+    const input = { requestId: name, appName: name, html: '<!doctype html><h1>Rye club</h1>' };
+    const published = await call(client, 'account_publish_app', input);
+    expect(published.isError, text(published)).toBeFalsy();
+    const { page, frame, errors } = await host('ui://svc/site', 'account_publish_app', input, published, 'light', client);
+    try {
+      expect(await shown(frame, '[data-k=visibility]')).toBe('public');
+      expect(await shown(frame, '[data-k=files]')).toBe('1 file');
+      await expect.poll(() => frame.frameLocator('iframe').locator('h1').textContent()).toBe('Rye club');
+      await shot(page, 'site-account');
+      await frame.locator('button[data-tool=account_update_app]').click();
+      await expect.poll(() => shown(frame, '[data-k=visibility]')).toBe('private');
+      expect(await frame.locator('iframe').count()).toBe(0);
+      await frame.locator('button[data-tool=account_update_app]').click();
+      await expect.poll(() => shown(frame, '[data-k=visibility]')).toBe('public');
+      await expect.poll(() => frame.frameLocator('iframe').locator('h1').textContent()).toBe('Rye club');
+      expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['account_update_app', 'account_update_app']);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await client.close();
     }
   });
 
