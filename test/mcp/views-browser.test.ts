@@ -274,7 +274,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
   });
 
   it('dataset: progress while upload_dataset runs, then the schema, the first rows and the API URL', async () => {
-    const input = { appId: appName, fileName: 'starters.csv', content: 'starter,age_days,flour\nLevain,14,wheat\nRoggen,30,rye\nMother,365,wheat\n' };
+    const input = { appId: appName, fileName: 'starters.csv', content: 'starter,age_days,flour\nLevain,14,wheat\nRoggen,30,rye\nMother,365,<i>spelt</i>\n' };
     // The view while the tool runs: its arguments are in, its result is not.
     const running = await host('ui://svc/dataset', 'upload_dataset', input, undefined as never);
     try {
@@ -290,6 +290,9 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       expect(await shown(frame, '[data-k=count]')).toBe('3 records');
       expect(await frame.locator('[data-k=schema] tbody td:first-child').allInnerTexts()).toEqual(['starter', 'age_days', 'flour']);
       await expect.poll(() => frame.locator('#rows tbody tr td:first-child').allInnerTexts()).toEqual(['Levain', 'Roggen', 'Mother']);
+      // A data file's text is shown as text, never as markup.
+      expect(await frame.locator('#rows tbody tr td:nth-child(3)').allInnerTexts()).toEqual(['wheat', 'rye', '<i>spelt</i>']);
+      expect(await frame.locator('#rows i').count()).toBe(0);
       await shot(running.page, 'dataset');
       expect(running.errors).toEqual([]);
     } finally {
