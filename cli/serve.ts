@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import type { Config } from '../service/config.js';
+import { svcCommand } from '../service/cli-command.js';
+import { ensurePortFree, lockDataDir } from './data-dir-lock.js';
 import { mountHostedMcp } from './hosted-mcp.js';
 import { surviveKnownDriverFaults } from './process-faults.js';
 import { builtSvcMcpPackage, svcMcpCommand } from './svc-mcp-package.js';
@@ -16,8 +19,68 @@ async function startMcpBeside(config: Config, serviceUrl: string): Promise<{ lin
   }
 }
 
+/** The signals that stop the service (SIGHUP: the terminal closed, or `kill -HUP` to npm's process). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** How often the service checks that whoever started it (npm start's process) is still there. */
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * npm runs a script through a shell (`sh -c "node ./bin/svc.mjs serve"`) that does not exec: npm is
+ * the shell's parent. Killed outright, npm leaves the shell waiting, so the shell's parent is watched
+ * too. Where /proc does not tell, only the direct parent is watched.
+ */
+function npmProcessAbove(parent: number): number | undefined {
+  try {
+    const comm = fs.readFileSync(`/proc/${parent}/comm`, 'utf8').trim();
+    if (!/^(sh|dash|bash|zsh|ash)$/.test(comm)) return undefined;
+    const stat = fs.readFileSync(`/proc/${parent}/stat`, 'utf8');
+    const grandparent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return grandparent > 1 ? grandparent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return true;
+  }
+}
+
 export async function serveCommand(config: Config): Promise<void> {
   const started = Date.now();
+  // Before anything starts: one service per data folder, and a taken port refused before the
+  // database and the dev chain start (a second start used to stop the first one's dev chain).
+  const lock = lockDataDir(config.dataDir, config.baseUrl, config.port);
+  await ensurePortFree(config.port, config.host, config.baseUrl);
+  // Signals are taken from here on: one that comes while the service starts stops it once started
+  // (dying of it then would leave the dev chain running).
+  let running: { stop(): Promise<void> } | undefined;
+  let startedOnce: () => void = () => {};
+  const startedUp = new Promise<void>((resolve) => (startedOnce = resolve));
+  let stopping = false;
+  const shutdown = async (why: string) => {
+    if (stopping) {
+      // A second signal: stop at once (the exit hooks still stop the dev chain and free the folder).
+      process.stderr.write(`\n${why} again: stopping at once\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`\n${why}: stopping svc…\n`);
+    await startedUp;
+    await running?.stop();
+    lock.release();
+    process.exit(0);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
   // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md), and the svc-mcp
   // package it names (read once: the banner names it too).
   const svcMcp = builtSvcMcpPackage();
@@ -43,20 +106,31 @@ export async function serveCommand(config: Config): Promise<void> {
       `  svc-mcp:  ${svcMcpCommand(config.baseUrl, svcMcp)}`,
       `            (the local MCP server with a wallet and spend caps, for this service: what users of the hosted endpoint run for deploy_site/upload_dataset)`,
       ``,
-      `Next steps:`,
-      `  npx svc-agent-host account create --email you@example.com`,
-      `  npx svc-agent-host key create --email you@example.com --all-scopes`,
-      `  curl -H "Authorization: Bearer svc_pat_…" ${config.baseUrl}/api/v1/sites`,
+      `Next steps (README.md, "Five minutes"):`,
+      `  ${svcCommand('account create --email you@example.com')}`,
+      `  ${svcCommand('key create --email you@example.com --all-scopes')}      # prints svc_pat_… once`,
+      `  curl -X POST ${config.baseUrl}/api/v1/sites -H "Authorization: Bearer svc_pat_…" -H "content-type: application/json" -d "{\\"requestId\\":\\"first\\",\\"slug\\":\\"hello\\",\\"html\\":\\"<h1>Hello</h1>\\"}"`,
+      `  then open ${config.baseUrl}/s/hello/`,
       `  API discovery: ${config.baseUrl}/api/v1   OpenAPI: ${config.baseUrl}/api/v1/openapi.json`,
       ``,
     ].join('\n'),
   );
-  const shutdown = async (signal: string) => {
-    process.stderr.write(`\n${signal}: stopping svc…\n`);
-    await mcp.close();
-    await service.stop();
-    process.exit(0);
+  running = {
+    async stop() {
+      await mcp.close();
+      await service.stop();
+    },
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  startedOnce();
+  // `npm start` is npm → (sh →) node: a signal npm does not pass on, or npm killed outright, leaves
+  // this process with a new parent. Stop then too, so no orphan keeps the ports. Only under npm: a
+  // service started by other means (a service manager, `node bin/svc.mjs serve &`) keeps running.
+  if (process.env.npm_lifecycle_event) {
+    const parent = process.ppid;
+    const npm = npmProcessAbove(parent);
+    const watch = setInterval(() => {
+      if (process.ppid !== parent || (npm !== undefined && !isRunning(npm))) void shutdown('npm start is gone');
+    }, PARENT_CHECK_MS);
+    watch.unref();
+  }
 }

@@ -4,27 +4,30 @@ import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
 import type { AdminOperationName } from '../service/admin/operations.js';
 import type { Config } from '../service/config.js';
 import { SCOPES, parseScopeList } from '../shared/scopes.js';
+import { CLI_COMMAND, svcCommand } from '../service/cli-command.js';
 
+// Written with the command that works here (npm run svc -- in a clone, svc-agent-host when installed).
+const CLI = CLI_COMMAND;
 const USAGE = `svc: self-hostable site hosting for AI agents
 
-Usage:
-  svc-agent-host serve                                    start the service (same as npm start)
-  svc-agent-host account create --email <email>           create an account
-  svc-agent-host account password --email <email>         set the dashboard password (read from stdin); ends its sessions
-  svc-agent-host key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
+Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
+  ${CLI} serve                                    start the service (same as npm start)
+  ${CLI} account create --email <email>           create an account
+  ${CLI} account password --email <email>         set the dashboard password (read from stdin); ends its sessions
+  ${CLI} key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
                                                           create a personal API key (shown once)
-  svc-agent-host key list --email <email>                 list an account's keys
-  svc-agent-host key revoke --email <email> --id <keyId>  revoke a key
-  svc-agent-host function secret set --email <email> --function <id|slug> --name <NAME> [--value <v>]
+  ${CLI} key list --email <email>                 list an account's keys
+  ${CLI} key revoke --email <email> --id <keyId>  revoke a key
+  ${CLI} function secret set --email <email> --function <id|slug> --name <NAME> [--value <v>]
                                                           set a Function secret (value read from stdin when
                                                           --value is omitted; never printed back)
-  svc-agent-host function secret list --email <email> --function <id|slug>     list secret names
-  svc-agent-host function secret delete --email <email> --function <id|slug> --name <NAME>
-  svc-agent-host function access --email <email> --function <id|slug> (--enable | --disable)
+  ${CLI} function secret list --email <email> --function <id|slug>     list secret names
+  ${CLI} function secret delete --email <email> --function <id|slug> --name <NAME>
+  ${CLI} function access --email <email> --function <id|slug> (--enable | --disable)
                                                           let other accounts' personal keys invoke it (allowUserInvoke)
-  svc-agent-host faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
-  svc-agent-host payments reconcile                       collect or release payments a crash or a refused settlement left
-  svc-agent-host site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
+  ${CLI} faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
+  ${CLI} payments reconcile                       collect or release payments a crash or a refused settlement left
+  ${CLI} site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
 
 Configuration comes from the environment (SVC_DATA_DIR, DATABASE_URL, …; see README). While the
@@ -51,7 +54,16 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
     if (!body.ok) throw new CliError(body.error?.message ?? `service answered ${res.status}`);
     return body.result;
   }
-  // Loaded only when the service is not running: the CLI then opens the database itself.
+  // Loaded only when the service is not running: the CLI then opens the database itself, holding the
+  // data folder's lock meanwhile (a `svc serve` started in between waits for nothing and refuses).
+  const { lockDataDir, StartRefused } = await import('./data-dir-lock.js');
+  let lock: { release(): void };
+  try {
+    lock = lockDataDir(config.dataDir, config.baseUrl, config.port, 'cli');
+  } catch (e) {
+    if (e instanceof StartRefused) throw new CliError(e.message.replace('Nothing was started', 'Nothing was done'));
+    throw e;
+  }
   const { createRuntime } = await import('./runtime.js');
   const runtime = await createRuntime(config);
   try {
@@ -59,6 +71,7 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
     return await runAdminOperation(runtime.deps, name, input);
   } finally {
     await runtime.close();
+    lock.release();
   }
 }
 
@@ -128,12 +141,14 @@ const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
 
 async function faucet({ config, positionals }: Invocation): Promise<unknown> {
   const [, address, usdc] = positionals;
-  if (!address || !usdc) throw new CliError('usage: svc-agent-host faucet <address> <usdc>');
+  if (!address || !usdc) throw new CliError(`usage: ${svcCommand('faucet <address> <usdc>')}`);
   if (config.x402.mode !== 'dev')
     throw new CliError(`the faucet only works with the local dev chain (SVC_X402_MODE=dev); this configuration settles in "${config.x402.mode}" mode`);
   const admin = readAdminFile(config.dataDir);
   if (!admin || !isProcessAlive(admin.pid))
-    throw new CliError(`the dev chain lives inside the running service: start it first (npm start) with the same SVC_DATA_DIR (${config.dataDir})`);
+    throw new CliError(
+      `the dev chain lives inside the running service: start it first (npm start, or ${svcCommand('serve')}) with the same SVC_DATA_DIR (${config.dataDir})`,
+    );
   return runOperation(config, 'x402.faucet', { address, usdc });
 }
 
@@ -157,7 +172,7 @@ async function functionSecret(i: Invocation): Promise<unknown> {
   if (subAction === 'list') return runOperation(i.config, 'function.secret.list', { email: i.need('email'), function: fn });
   const name = i.need('name');
   if (subAction === 'delete') return runOperation(i.config, 'function.secret.delete', { email: i.need('email'), function: fn, name });
-  if (subAction !== 'set') throw new CliError('use: svc-agent-host function secret set|list|delete …');
+  if (subAction !== 'set') throw new CliError(`use: ${svcCommand('function secret set|list|delete …')}`);
   return runOperation(i.config, 'function.secret.set', { email: i.need('email'), function: fn, name, value: i.values.value ?? (await readStdin()) });
 }
 

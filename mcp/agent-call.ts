@@ -45,7 +45,7 @@ export const NOTHING_PAID = 'Nothing was paid.';
 function costSentence(entry: LedgerEntry | undefined): string {
   if (!entry || entry.status === 'released') return NOTHING_PAID;
   if (entry.status === 'committed') return `${atomicToUsdc(BigInt(entry.amount))} USDC was paid.`;
-  return `The ${atomicToUsdc(BigInt(entry.amount))} USDC payment may have been taken (counted as spent); check list_apps / list_receipts before retrying.`;
+  return `The ${atomicToUsdc(BigInt(entry.amount))} USDC payment may have been taken (counted as spent until the chain tells: wallet_status checks it, and releases it once its authorization expired unused); check list_apps / list_receipts before retrying.`;
 }
 
 function nextStep(tool: string, status: number, message = '', code?: string): string {

@@ -58,7 +58,11 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   }
   const ctx = await createMcpContext(config);
   const who = [
-    ctx.wallet.address ? `wallet ${ctx.wallet.address}` : config.apiKey ? 'no wallet' : 'no wallet (paid tools refuse)',
+    ctx.wallet.address
+      ? `wallet ${ctx.wallet.address}`
+      : config.apiKey
+        ? 'no wallet'
+        : 'no wallet and no key: paid tools refuse. Free: SVC_API_KEY=svc_pat_… (a personal key) makes the account tools act for that account; to pay: SVC_WALLET_KEY_FILE',
     config.apiKey ? 'personal key (the account tools act as its account)' : '',
   ]
     .filter(Boolean)

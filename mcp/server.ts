@@ -101,9 +101,11 @@ const TWO_OWNERS = " Apps the paid tools create belong to the wallet (list_apps)
 function instructionsFor(ctx: McpContext): string {
   if (!ctx.hosted && composesForAccount(ctx)) return ACCOUNT_INSTRUCTIONS;
   if (!ctx.hosted) return ctx.config.apiKey ? `${LOCAL_INSTRUCTIONS}${TWO_OWNERS}` : LOCAL_INSTRUCTIONS;
-  if (ctx.hosted.credentialKind === 'wallet') return WALLET_INSTRUCTIONS;
+  // deploy_site and upload_dataset are not listed here (they read local files): say where they are.
+  const local = ` To publish a folder from disk (deploy_site) or convert a local data file (upload_dataset), the user runs svc-mcp: ${ctx.svcMcpCommand ?? 'npx -y -p svc-agent-host svc-mcp'}.`;
+  if (ctx.hosted.credentialKind === 'wallet') return `${WALLET_INSTRUCTIONS}${local}`;
   const { enabled, dynamic } = ctx.toolsets;
-  return dynamic || enabled.has('apps') || enabled.has('datasets') ? `${SIGNED_IN_INSTRUCTIONS}${PAID_BY_YOUR_WALLET}` : SIGNED_IN_INSTRUCTIONS;
+  return `${dynamic || enabled.has('apps') || enabled.has('datasets') ? `${SIGNED_IN_INSTRUCTIONS}${PAID_BY_YOUR_WALLET}` : SIGNED_IN_INSTRUCTIONS}${local}`;
 }
 
 const NO_WALLET_HERE =

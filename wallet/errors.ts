@@ -17,7 +17,8 @@ export type WalletErrorCode =
 
 /** What to do when no wallet is configured (every `no_wallet` refusal ends with it). */
 export const GET_A_WALLET =
-  'Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE (svc-mcp --new-wallet <file> writes one) or SVC_WALLET_PRIVATE_KEY.';
+  'Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE (svc-mcp --new-wallet <file> writes one) or SVC_WALLET_PRIVATE_KEY. ' +
+  'Or, free and with no wallet: SVC_API_KEY set to a personal key (svc_pat_…) makes the account_* tools (and deploy_site, upload_dataset) act for that account.';
 
 /** The refusal of a paid call when no wallet is configured. */
 export function noWalletToPay(action: string, price: string): WalletError {

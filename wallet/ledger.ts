@@ -36,6 +36,10 @@ export const LedgerEntrySchema = z.object({
   receiptId: z.string().optional(),
   receipt: z.record(z.string(), z.unknown()).optional(),
   note: z.string().optional(),
+  /** The signed EIP-3009 authorization's nonce (0x…): how an unknown outcome is looked up on chain. */
+  nonce: z.string().optional(),
+  /** Its validBefore (unix seconds): past it, an authorization never used can never be charged. */
+  validBefore: z.number().optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
@@ -56,6 +60,9 @@ export interface Reservation {
   network: string;
   recipient: string;
   payer: string;
+  /** The authorization's nonce and validBefore, when signed before the reservation (HTTP payments). */
+  nonce?: string;
+  validBefore?: number;
 }
 
 /** `httpStatus`: the paid HTTP request's status; absent for payments made over MCP `_meta`. */
@@ -166,6 +173,8 @@ export class SpendLedger {
         payer: r.payer,
         status: 'reserved',
         reservedAt: this.now(),
+        ...(r.nonce ? { nonce: r.nonce } : {}),
+        ...(r.validBefore !== undefined ? { validBefore: r.validBefore } : {}),
       };
       data.entries.push(entry);
       this.#write(data);
@@ -173,11 +182,32 @@ export class SpendLedger {
     });
   }
 
-  async settle(id: string, outcome: Outcome): Promise<LedgerEntry | undefined> {
+  /** Records the authorization signed for a reservation made before signing (MCP payments). */
+  async attachAuthorization(id: string, a: { nonce: string; validBefore: number }): Promise<void> {
+    await this.#exclusive(() => {
+      const data = this.#read();
+      const entry = data.entries.find((e) => e.id === id);
+      if (!entry) return;
+      entry.nonce = a.nonce;
+      entry.validBefore = a.validBefore;
+      this.#write(data);
+    });
+  }
+
+  /**
+   * Settles `id` only if its outcome is still open (`unknown`, or `reserved` by a process that is
+   * gone): what the chain later told about a payment never overwrites an answer recorded meanwhile.
+   */
+  async resolve(id: string, outcome: Outcome): Promise<LedgerEntry | undefined> {
+    return this.settle(id, outcome, true);
+  }
+
+  async settle(id: string, outcome: Outcome, onlyIfOpen = false): Promise<LedgerEntry | undefined> {
     return this.#exclusive(() => {
       const data = this.#read();
       const entry = data.entries.find((e) => e.id === id);
       if (!entry) return undefined;
+      if (onlyIfOpen && entry.status !== 'unknown' && entry.status !== 'reserved') return undefined;
       entry.status = outcome.status;
       entry.settledAt = this.now();
       if (outcome.httpStatus !== undefined) entry.httpStatus = outcome.httpStatus;

@@ -93,7 +93,15 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       { quoted: call.quote, price: atomicToUsdc(amount) },
     );
   if (!wallet.address) throw noWalletToPay(call.name, atomicToUsdc(amount));
-  if (amount > 0n) assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
+  if (amount > 0n) {
+    try {
+      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
+    } catch (e) {
+      // Payments whose answer never came may be known by now (charged, or expired unused): ask, then check again.
+      if (!(await wallet.resolvePending()).resolved) throw e;
+      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
+    }
+  }
 
   // Reserve (atomic with the cap check, across processes) before the signature leaves.
   const entry =
@@ -112,6 +120,8 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
         )
       : undefined;
   const signed = await wallet.signTransferAuthorization(terms, getAddress(req.payTo), amount, req.maxTimeoutSeconds);
+  // Before it leaves: an answer that never comes is then checked on chain by this nonce (wallet.resolvePending).
+  if (entry) await wallet.ledger.attachAuthorization(entry.id, { nonce: signed.authorization.nonce, validBefore: Number(signed.authorization.validBefore) });
   const payload = { x402Version: 2, resource: required.resource, accepted: req, payload: signed };
   let second: McpToolResult;
   try {
@@ -120,7 +130,7 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
     if (entry) await wallet.ledger.settle(entry.id, { status: 'unknown', note: (e as Error).message });
     throw new WalletError(
       'outcome_unknown',
-      `The paid call of ${call.name} got no answer (${(e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent.`,
+      `The paid call of ${call.name} got no answer (${(e as Error).message}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent until the chain tells (wallet_status checks it: charged, or released once its authorization expired unused).`,
       'maybe',
     );
   }

@@ -61,7 +61,48 @@ export interface WalletStatus {
   caps: { perCall: string; perSession: string; perDay: string; total: string | null };
   headroom: { session: string; day: string; total: string | null; nextCall: string };
   ledger: string;
+  /** Payments whose outcome is not known yet (checked against the chain just now), counted as spent. */
+  pending: PendingPayment[];
 }
+
+/** A payment whose answer never came, as wallet_status shows it. */
+export interface PendingPayment {
+  at: string;
+  tool: string;
+  price: string;
+  status: string;
+  /** Past this the authorization can never be used; it is released then if still unused. */
+  chargeableUntil?: string;
+  state: string;
+}
+
+/** An outcome not known yet: `unknown`, or `reserved` by a process that is gone (it crashed mid-call). */
+function isOpen(e: LedgerEntry): boolean {
+  if (e.status === 'unknown') return true;
+  if (e.status !== 'reserved' || e.pid === process.pid) return false;
+  try {
+    process.kill(e.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** Seconds past an authorization's validBefore before it is taken as unusable (clock skew). */
+const EXPIRY_MARGIN_SECONDS = 60;
+
+const AUTHORIZATION_STATE_ABI = [
+  {
+    type: 'function',
+    name: 'authorizationState',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'authorizer', type: 'address' },
+      { name: 'nonce', type: 'bytes32' },
+    ],
+    outputs: [{ type: 'bool' }],
+  },
+] as const;
 
 export interface WalletOptions {
   fetch?: typeof fetch;
@@ -126,6 +167,7 @@ export class Wallet {
   readonly ledger: SpendLedger;
   readonly #account: PrivateKeyAccount | undefined;
   readonly #fetch: typeof fetch;
+  readonly #now: () => number;
   #terms: Promise<PaymentTerms> | undefined;
 
   constructor(
@@ -134,6 +176,7 @@ export class Wallet {
   ) {
     this.#account = config.key?.toAccount();
     this.#fetch = options.fetch ?? fetch;
+    this.#now = options.now ?? Date.now;
     this.ledger = new SpendLedger(config.ledgerPath, options.now);
   }
 
@@ -172,7 +215,81 @@ export class Wallet {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
     if (!this.#account) throw noWalletToPay(action, price);
-    assertWithinCaps(amount, await this.ledger.totals(), this.config.caps, action);
+    let totals = await this.ledger.totals();
+    try {
+      assertWithinCaps(amount, totals, this.config.caps, action);
+    } catch (e) {
+      // Payments whose answer never came may be settled by now (or never can be): ask the chain, then check again.
+      if (!(await this.resolvePending()).resolved) throw e;
+      totals = await this.ledger.totals();
+      assertWithinCaps(amount, totals, this.config.caps, action);
+    }
+  }
+
+  /**
+   * Resolves payments whose outcome is unknown (the answer never came: timeout, connection lost, a
+   * 5xx) by asking the chain whether the signed authorization was used: used → committed (it was
+   * charged); unused and expired (past validBefore, plus a minute for clock skew) → released from the
+   * caps, as it can never be charged now. Unused and still valid stays pending: the service may still
+   * collect it (it reconciles unpaid calls), so releasing it could let a charged payment escape the
+   * caps. Without a way to ask (no RPC, no nonce recorded) nothing changes.
+   */
+  async resolvePending(): Promise<{ resolved: number; pending: PendingPayment[] }> {
+    const me = this.address;
+    const open = (await this.ledger.entries()).filter((e) => isOpen(e) && (!me || sameAddress(e.payer, me)));
+    if (!open.length) return { resolved: 0, pending: [] };
+    let usedOnChain: ((payer: Address, nonce: `0x${string}`) => Promise<boolean>) | undefined;
+    let why = '';
+    try {
+      const terms = await this.terms();
+      const rpcUrl = this.config.rpcUrl ?? terms.rpcUrl;
+      if (rpcUrl) {
+        const client = createPublicClient({ transport: http(rpcUrl, { timeout: 5_000, retryCount: 0 }) });
+        usedOnChain = (payer, nonce) =>
+          client.readContract({ address: terms.asset, abi: AUTHORIZATION_STATE_ABI, functionName: 'authorizationState', args: [payer, nonce] });
+      } else why = 'no RPC URL known (set SVC_RPC_URL) to ask the chain';
+    } catch (e) {
+      why = `the service's discovery document could not be read: ${(e as Error).message.split('\n')[0]}`;
+    }
+    let resolved = 0;
+    const pending: PendingPayment[] = [];
+    const nowSeconds = Math.floor(this.#now() / 1000);
+    for (const e of open) {
+      const line = (state: string): PendingPayment => ({
+        at: new Date(e.reservedAt).toISOString(),
+        tool: e.action.replace(/^x402\./, ''),
+        price: atomicToUsdc(BigInt(e.amount)),
+        status: e.status,
+        ...(e.validBefore ? { chargeableUntil: new Date(e.validBefore * 1000).toISOString() } : {}),
+        state,
+      });
+      if (!e.nonce) {
+        pending.push(line('counted as spent: the signed authorization was not recorded (a ledger from an older svc-mcp), so it cannot be checked'));
+        continue;
+      }
+      if (!usedOnChain) {
+        pending.push(line(`counted as spent until it can be checked: ${why}`));
+        continue;
+      }
+      let used: boolean;
+      try {
+        used = await usedOnChain(getAddress(e.payer), e.nonce as `0x${string}`);
+      } catch (err) {
+        pending.push(line(`counted as spent: the chain did not answer (${(err as Error).message.split('\n')[0]})`));
+        continue;
+      }
+      if (used) {
+        if (await this.ledger.resolve(e.id, { status: 'committed', receipt: undefined })) resolved++;
+        continue;
+      }
+      if (e.validBefore !== undefined && nowSeconds > e.validBefore + EXPIRY_MARGIN_SECONDS) {
+        const note = 'released: the chain shows the authorization unused and it expired, so it can never be charged';
+        if (await this.ledger.resolve(e.id, { status: 'released', note })) resolved++;
+        continue;
+      }
+      pending.push(line('not charged so far (the authorization is unused on chain); counted as spent until it expires, as the service may still collect it'));
+    }
+    return { resolved, pending };
   }
 
   /**
@@ -228,7 +345,10 @@ export class Wallet {
       const headers = (init?.headers ?? {}) as Record<string, string>;
       const xPayment = headers['X-PAYMENT'];
       if (!xPayment) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
-      const payload = b64json(xPayment) as { network?: string; payload?: { authorization?: { from: string; to: string; value: string } } };
+      const payload = b64json(xPayment) as {
+        network?: string;
+        payload?: { authorization?: { from: string; to: string; value: string; nonce?: string; validBefore?: string } };
+      };
       const auth = payload.payload?.authorization;
       if (!auth || !sameAddress(auth.to, terms.recipient) || BigInt(auth.value) > quote || payload.network !== terms.v1Network) {
         throw new WalletError('terms_refused', `Refused to send a payment for ${req.action} that does not match the quoted terms; nothing was paid.`);
@@ -237,7 +357,17 @@ export class Wallet {
       // A zero-value authorization (identity proof of free actions such as list_apps) moves no money.
       if (amount === 0n) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
       const reserved = await this.ledger.reserve(
-        { action: req.action, method: req.method, url: req.url, amount, network: terms.caip2, recipient: terms.recipient, payer: getAddress(auth.from) },
+        {
+          action: req.action,
+          method: req.method,
+          url: req.url,
+          amount,
+          network: terms.caip2,
+          recipient: terms.recipient,
+          payer: getAddress(auth.from),
+          nonce: auth.nonce,
+          validBefore: auth.validBefore !== undefined ? Number(auth.validBefore) : undefined,
+        },
         this.config.caps,
       );
       state.entry = reserved;
@@ -250,7 +380,7 @@ export class Wallet {
         const why = (e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message;
         throw new WalletError(
           'outcome_unknown',
-          `The paid request for ${req.action} got no answer (${why}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent. Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
+          `The paid request for ${req.action} got no answer (${why}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent until the chain tells (wallet_status checks it: charged, or released once its authorization expired unused). Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
           'maybe',
           { price: atomicToUsdc(amount) },
         );
@@ -435,6 +565,7 @@ export class Wallet {
   }
 
   async status(): Promise<WalletStatus> {
+    const { pending } = await this.resolvePending();
     const totals = await this.ledger.totals();
     const caps = this.config.caps;
     const h = headroom(totals, caps);
@@ -468,6 +599,7 @@ export class Wallet {
         nextCall: atomicToUsdc(h.next),
       },
       ledger: this.config.ledgerPath,
+      pending,
     };
   }
 }

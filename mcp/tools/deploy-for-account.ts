@@ -101,7 +101,7 @@ export async function deployForAccount(
   const bytes = files.reduce((n, f) => n + f.bytes.length, 0);
   return okResult(
     { appId: app.appId, appName: app.appName, url: app.url, pathUrl: app.pathUrl, files: files.length, bytes, paid: '0' },
-    `Deployed ${files.length} files for the account, free; live at ${app.url} (also ${app.pathUrl}).`,
+    `Deployed ${files.length} file${files.length === 1 ? '' : 's'} for the account, free; live at ${app.pathUrl} (also ${app.url}).`,
   );
 }
 

@@ -151,7 +151,7 @@ class DeployRun {
         paid,
         receiptIds: this.#paid.receiptIds(),
       },
-      `Deployed ${files.length} files; live at ${this.url} (also ${this.pathUrl}). Paid ${paid} USDC.`,
+      `Deployed ${files.length} file${files.length === 1 ? '' : 's'}; live at ${this.pathUrl} (also ${this.url}). Paid ${paid} USDC.`,
     );
   }
 }

@@ -1,3 +1,4 @@
+import { svcCommand } from '../cli-command.js';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { DbOrTx } from '../db/client.js';
@@ -56,6 +57,6 @@ export async function findAccountByEmail(db: DbOrTx, email: string): Promise<(Ac
 
 export async function requireAccountByEmail(db: DbOrTx, email: string): Promise<Account> {
   const found = await findAccountByEmail(db, email);
-  if (!found) throw new AppError('not_found', `no account with email ${email}; create it first: svc account create --email ${email}`);
+  if (!found) throw new AppError('not_found', `no account with email ${email}; create it first: ${svcCommand(`account create --email ${email}`)}`);
   return found;
 }

@@ -1,3 +1,4 @@
+import { svcCommand } from '../cli-command.js';
 import { createHash } from 'node:crypto';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
@@ -367,9 +368,7 @@ async function verifyOnChain(deps: Deps, verified: VerifiedPayment, wallet: stri
   if (v.isValid) return;
   // In development the fix is one command away: say it.
   const hint =
-    v.invalidReason === 'insufficient_funds' && deps.config.x402.mode === 'dev'
-      ? `. Fund the wallet with test USDC: npx svc-agent-host faucet ${wallet} 5`
-      : '';
+    v.invalidReason === 'insufficient_funds' && deps.config.x402.mode === 'dev' ? `. Fund the wallet with test USDC: ${svcCommand(`faucet ${wallet} 5`)}` : '';
   throw new PaymentRequiredError(
     v.invalidReason ?? 'invalid_payment',
     `the payment cannot be settled: ${v.invalidReason ?? 'refused by the facilitator'}; nothing was charged${hint}`,

@@ -32,7 +32,8 @@ export function registerAccountApiDocs(v1: OpenAPIHono<AppEnv>, deps: Deps): voi
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'svc_pat_<secret>',
-    description: 'Personal API key created with `svc key create` or in the dashboard; its scopes limit what it may do.',
+    description:
+      'Personal API key created with `svc-agent-host key create` (`npm run svc -- key create` in a clone) or in the dashboard; its scopes limit what it may do.',
   });
   v1.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',

@@ -8,7 +8,13 @@ import { AppError } from './app-error.js';
 
 /** Turns zod issues into `[{field, message}]`, naming each bad field with its path. */
 export function zodIssues(err: ZodError): { field: string; message: string }[] {
-  return err.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.message }));
+  return err.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: issueMessage(i.message) }));
+}
+
+/** zod's "Invalid input: expected string, received undefined" for a field left out says what it means: required. */
+function issueMessage(message: string): string {
+  const missing = /^Invalid input: expected (.+), received undefined$/.exec(message);
+  return missing ? `required (${missing[1]}), missing` : message;
 }
 
 export function validationError(err: ZodError, where: string): AppError {
@@ -32,6 +38,18 @@ export function toAppError(err: unknown, log?: Logger): AppError {
     return new AppError('validation_failed', 'the request holds a NUL character (\\u0000), which cannot be stored; remove it and send again', {
       issues: [{ field: '(request)', message: 'NUL character' }],
     });
+  // Before the database test: a chain RPC that refuses connections carries the same ECONNREFUSED.
+  if (isChainRpcUnavailable(err)) {
+    log?.warn('chain RPC unavailable', { error: err instanceof Error ? err.message : String(err) });
+    return new AppError(
+      'service_unavailable',
+      'the payment chain (its RPC endpoint) is not answering; nothing was charged. Retry in a few seconds.',
+      undefined,
+      {
+        'retry-after': '5',
+      },
+    );
+  }
   if (isDatabaseUnavailable(err)) {
     log?.warn('database unavailable', { error: err instanceof Error ? err.message : String(err) });
     return new AppError('service_unavailable', 'the database is not answering; retry in a few seconds', undefined, { 'retry-after': '5' });
@@ -44,6 +62,16 @@ export function toAppError(err: unknown, log?: Logger): AppError {
   }
   log?.error('unhandled error', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   return new AppError('internal', 'internal error; it was logged. Retry later, or report the X-Request-Id.');
+}
+
+/** A viem request to the chain's RPC that got no answer (viem's HttpRequestError, anywhere in the causes). */
+export function isChainRpcUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if ((e as { name?: unknown }).name === 'HttpRequestError') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** A write refused by a full disk or an exhausted volume quota. */

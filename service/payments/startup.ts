@@ -1,3 +1,4 @@
+import { svcCommand } from '../cli-command.js';
 import type { Deps } from '../deps.js';
 import { DevChainFacilitator } from './dev-chain/dev-facilitator.js';
 import { reconcileOrphanedPayments } from './reconcile.js';
@@ -19,7 +20,7 @@ export async function startPayments(deps: Deps): Promise<{ line: string; stop():
   if (f instanceof DevChainFacilitator) {
     try {
       await f.start();
-      line = `dev chain (anvil, chain 8453) at ${f.rpcUrl}, state kept in ${deps.config.dataDir}/dev-chain (balances survive restarts)${f.portNote ? ` (${f.portNote})` : ''}; test USDC via "npx svc-agent-host faucet <address> <usdc>"; recipient ${x.recipient}`;
+      line = `dev chain (anvil, chain 8453) at ${f.rpcUrl}, state kept in ${deps.config.dataDir}/dev-chain (balances survive restarts)${f.portNote ? ` (${f.portNote})` : ''}; test USDC via "${svcCommand('faucet <address> <usdc>')}"; recipient ${x.recipient}`;
     } catch (e) {
       return {
         line: `UNAVAILABLE: the dev chain could not start (${(e as Error).message}); paid calls answer 503. Use SVC_X402_MODE=chain or remote, or fix anvil.`,

@@ -52,8 +52,8 @@ function appResult(deps: Deps, row: SiteRow, status: AppStatus) {
       appName: row.slug,
       visibility: row.visibility,
       published: status === 'deleted' ? false : row.published,
-      url: view.url,
       pathUrl: view.pathUrl,
+      url: view.url,
     },
   };
 }
@@ -84,8 +84,8 @@ export const appAgentHandlers = {
           hasPassword: v.hasPassword,
           published: v.published,
           status: v.status,
-          url: v.url,
           pathUrl: v.pathUrl,
+          url: v.url,
           entryPoint: v.entryPoint,
           fileCount: v.fileCount,
           bytes: v.bytes,

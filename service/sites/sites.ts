@@ -29,10 +29,10 @@ export const newSiteId = (): string => newId(SITE_ID_KIND);
 export interface SiteView {
   id: string;
   slug: string;
+  /** Path URL on the service's own host: resolves from any client. */
+  pathUrl: string;
   /** Host-based address `<slug>.<sites domain>`. */
   url: string;
-  /** Path fallback on the service's own host, for clients that cannot resolve wildcard hosts. */
-  pathUrl: string;
   visibility: 'public' | 'private';
   hasPassword: boolean;
   published: boolean;
@@ -44,10 +44,11 @@ export interface SiteView {
   updatedAt: string;
 }
 
-export function siteUrls(config: Config, slug: string): { url: string; pathUrl: string } {
+export function siteUrls(config: Config, slug: string): { pathUrl: string; url: string } {
   const base = new URL(config.baseUrl);
   const port = base.port ? `:${base.port}` : '';
-  return { url: `${base.protocol}//${slug}.${config.sitesDomain}${port}/`, pathUrl: `${config.baseUrl}/s/${slug}/` };
+  // The path URL first: it resolves from any client (Node's fetch, curl on Windows), `*.localhost` does not everywhere.
+  return { pathUrl: `${config.baseUrl}/s/${slug}/`, url: `${base.protocol}//${slug}.${config.sitesDomain}${port}/` };
 }
 
 export function blobPrefixOfSite(siteId: string): string {

@@ -4,8 +4,11 @@ export const SiteSchema = z
   .object({
     id: z.string().describe('Site identifier (siteId)'),
     slug: z.string().describe('Short name, also the host label'),
-    url: z.string().url().describe('Host-based address: https://<slug>.<sites domain>/'),
-    pathUrl: z.string().url().describe('Path fallback on the service host: {base_url}/s/<slug>/'),
+    pathUrl: z.string().url().describe('Path URL on the service host: {base_url}/s/<slug>/ (resolves from any HTTP client)'),
+    url: z
+      .string()
+      .url()
+      .describe('Host-based address: https://<slug>.<sites domain>/ (needs wildcard DNS; *.localhost resolves in browsers, not in every client)'),
     visibility: z.enum(['public', 'private']),
     hasPassword: z.boolean().describe('Private sites with a password are served after a password prompt'),
     published: z.boolean().describe('Whether the site is served at its URL'),

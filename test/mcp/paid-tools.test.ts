@@ -200,7 +200,7 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
       expect(text(r)).toMatch(
         /^The service rejected the signed payment for x402\.create_app_from_html \(insufficient_funds\); it was not settled, so nothing was paid\./,
       );
-      expect(text(r).toLowerCase()).toContain(`npx svc-agent-host faucet ${address.toLowerCase()} 5`);
+      expect(text(r).toLowerCase()).toContain(`npm run svc -- faucet ${address.toLowerCase()} 5`);
       const status = (await call(poor, 'wallet_status')).structuredContent as { spent: { session: string; day: string } };
       expect(status.spent).toMatchObject({ session: '0', day: '0' });
       expect(await chain.balanceOf(address)).toBe(0n);

@@ -240,7 +240,7 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     const body = await res.json();
     expect(body.error).toBe('insufficient_funds');
     // In development the answer says how to fund the wallet.
-    expect(body.message).toContain(`npx svc-agent-host faucet ${payer.address.toLowerCase()} 5`);
+    expect(body.message).toContain(`npm run svc -- faucet ${payer.address.toLowerCase()} 5`);
     expect(await appExists(`broke-${kind}`)).toBe(false);
   });
 

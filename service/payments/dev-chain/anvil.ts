@@ -6,6 +6,8 @@ import path from 'node:path';
 export interface AnvilProcess {
   rpcUrl: string;
   pid: number;
+  /** Resolves when anvil exits, whoever stopped it (stop(), a crash, a kill). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -118,10 +120,16 @@ export async function startAnvil(options: { binary?: string; timeoutMs?: number;
   // Never leave an anvil behind when this process exits without closing the runtime.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  child.once('exit', () => process.off('exit', killOnExit));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      process.off('exit', killOnExit);
+      resolve({ code, signal });
+    }),
+  );
   return {
     rpcUrl,
     pid: child.pid!,
+    exited,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -19,8 +19,8 @@ export const AgentAppResultSchema = z
     appName: z.string().describe('Slug of the app (its host label)'),
     visibility: VisibilitySchema,
     published: z.boolean().describe('Whether the app is served at its URL'),
-    url: z.string().describe('Host-based address of the app'),
-    pathUrl: z.string().describe('The same app on the service host ({base_url}/s/<appName>/); resolves from any HTTP client'),
+    pathUrl: z.string().describe('The app on the service host ({base_url}/s/<appName>/); resolves from any HTTP client'),
+    url: z.string().describe('Host-based address of the same app (needs wildcard DNS)'),
   })
   .meta({ id: 'AgentApp' });
 
