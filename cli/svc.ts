@@ -24,6 +24,8 @@ Usage:
                                                           let other accounts' personal keys invoke it (allowUserInvoke)
   svc-agent-host faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
   svc-agent-host payments reconcile                       collect or release payments a crash or a refused settlement left
+  svc-agent-host abuse list [--site <id|slug>] [--limit <n>]
+                                                          reports the public sent through /abuse, newest first
   svc-agent-host site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
 
@@ -90,6 +92,7 @@ const OPTIONS = {
   path: { type: 'string' },
   file: { type: 'string' },
   type: { type: 'string' },
+  limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -117,6 +120,11 @@ const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
     const fn = i.need('function');
     if (i.values.enable === i.values.disable) throw new CliError('give exactly one of --enable or --disable');
     return print(await runOperation(i.config, 'function.access', { email: i.need('email'), function: fn, allowUserInvoke: Boolean(i.values.enable) }));
+  },
+  'abuse list': async (i) => {
+    const limit = i.values.limit === undefined ? undefined : Number(i.values.limit);
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 10_000)) throw new CliError('--limit is a whole number from 1 to 10000');
+    return print(await runOperation(i.config, 'abuse.list', { limit, site: i.values.site }));
   },
   'site put-file': async (i) => {
     const file = i.need('file');
