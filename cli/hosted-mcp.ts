@@ -11,6 +11,7 @@ import type { Deps } from '../service/deps.js';
 import { AppError } from '../service/http/app-error.js';
 import { publicCors } from '../service/http/cors.js';
 import type { AppEnv } from '../service/http/env.js';
+import { limitByAddress } from '../service/http/limit-by-address.js';
 import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 
 /**
@@ -50,6 +51,10 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps, svcMcp: SvcM
   // a cookie, so every origin may call, and read the 401's challenge that starts OAuth.
   app.use('/mcp', MCP_CORS);
   app.use('/mcp/x402', MCP_CORS);
+  app.use(
+    '/mcp/x402',
+    limitByAddress(deps, (c) => (c.req.method === 'POST' ? 'mcp-x402' : null)),
+  );
   const hosted = new HostedMcp(app, deps, svcMcpCommand(deps.config.baseUrl, svcMcp));
   const onlyPost = (c: Context<AppEnv>, path: string) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });

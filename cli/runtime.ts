@@ -13,6 +13,7 @@ import { createMetrics } from '../service/metrics/metrics.js';
 import { followSiteChanges } from '../service/sites/site-changes.js';
 import type { BlobStore } from '../service/storage/blob-store.js';
 import { LocalBlobStore } from '../service/storage/local-store.js';
+import { AddressLimiter } from '../service/http/address-limits.js';
 
 export interface Runtime {
   deps: Deps;
@@ -59,18 +60,24 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
   const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
   const metrics = createMetrics();
+  const clock = overrides.clock ?? systemClock;
+  const addressLimits = new AddressLimiter(database.db, clock, config.addressLimits, (e) =>
+    log.warn('per-address limits: the shared counts could not be synced; this node limits alone until they are', { error: (e as Error).message }),
+  );
+  const stopSyncingAddressLimits = addressLimits.start(config.addressLimitSyncMs);
   const deps: Deps = {
     config,
     db: database.db,
     tableReads: tableReads.db,
     blobs: await createBlobStore(config, secret),
-    clock: overrides.clock ?? systemClock,
+    clock,
     log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
     tableLists: new TableLists(tableReads.db, metrics),
     facilitator: createFacilitator(config, log),
     metrics,
+    addressLimits,
   };
   const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log);
   return {
@@ -78,6 +85,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     database,
     close: async () => {
       await stopFollowingSiteChanges();
+      await stopSyncingAddressLimits();
       await deps.facilitator.close(); // stops the dev chain's anvil
       await tableReads.close();
       await database.close();

@@ -14,6 +14,7 @@ import type { Deps } from '../service/deps.js';
 import type { AppEnv } from '../service/http/env.js';
 import { startHousekeeping } from '../service/housekeeping/housekeeping.js';
 import { startPayments } from '../service/payments/startup.js';
+import { sitesDomainWarning } from '../service/sites/sites-domain-check.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 export interface RunningService {
@@ -56,6 +57,8 @@ export async function startService(config: Config, options: StartServiceOptions 
     runtime.deps.log.warn("SVC_PASSWORD_HASH_COST is below OWASP's minimum (15): passwords are cheap to guess. Use it for test runs only.", {
       passwordHashCost: config.passwordHashCost,
     });
+  const sitesDomain = sitesDomainWarning(config);
+  if (sitesDomain) runtime.deps.log.warn(sitesDomain, { baseUrl: config.baseUrl, sitesDomain: config.sitesDomain });
   const { line: payments, stop: stopPayments } = await startPayments(runtime.deps);
   const housekeeping = startHousekeeping(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');

@@ -27,6 +27,8 @@ Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
                                                           let other accounts' personal keys invoke it (allowUserInvoke)
   ${CLI} faucet <address> <usdc>                  dev chain only: mint test USDC to a wallet (service must run)
   ${CLI} payments reconcile                       collect or release payments a crash or a refused settlement left
+  ${CLI} abuse list [--site <id|slug>] [--limit <n>]
+                                                          reports the public sent through /abuse, newest first
   ${CLI} site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
 
@@ -103,6 +105,7 @@ const OPTIONS = {
   path: { type: 'string' },
   file: { type: 'string' },
   type: { type: 'string' },
+  limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -130,6 +133,11 @@ const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
     const fn = i.need('function');
     if (i.values.enable === i.values.disable) throw new CliError('give exactly one of --enable or --disable');
     return print(await runOperation(i.config, 'function.access', { email: i.need('email'), function: fn, allowUserInvoke: Boolean(i.values.enable) }));
+  },
+  'abuse list': async (i) => {
+    const limit = i.values.limit === undefined ? undefined : Number(i.values.limit);
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 10_000)) throw new CliError('--limit is a whole number from 1 to 10000');
+    return print(await runOperation(i.config, 'abuse.list', { limit, site: i.values.site }));
   },
   'site put-file': async (i) => {
     const file = i.need('file');

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { publicCors } from './http/cors.js';
+import { abuseRoutes } from './abuse/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { agentRoutes } from './agent/routes.js';
 import { PAYMENT_REQUEST_HEADERS, PAYMENT_RESPONSE_HEADERS } from './payments/cors.js';
@@ -12,6 +13,8 @@ import { requireJsonBody } from './http/json-body.js';
 import type { AppEnv } from './http/env.js';
 import { respondWithError } from './http/handle-error.js';
 import { requestLog } from './http/request-log.js';
+import { limitByAddress } from './http/limit-by-address.js';
+import type { AddressSurface } from './http/address-surfaces.js';
 import { healthRoutes } from './http/health.js';
 import { createApiRouter } from './http/openapi.js';
 import { datasetRoutes } from './datasets/routes.js';
@@ -47,12 +50,14 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   app.route('/', sitePathRoutes(deps));
   if (deps.blobs instanceof LocalBlobStore) app.route('/', localUploadRoutes(deps, deps.blobs));
   guardApiRequests(app, deps);
+  limitAnonymousSurfaces(app, deps);
   app.route('/api/v1', accountApi(deps));
   app.route('/', agentRoutes(deps, agentHandlers));
   app.route('/', tableApiRoutes(deps));
   app.route('/', oauthRoutes(deps));
   app.route('/', consentRoutes(deps));
   app.route('/', dashboardRoutes(deps));
+  app.route('/', abuseRoutes(deps));
   if (options.adminToken) app.route('/', adminRoutes(deps, options.adminToken));
   app.route('/', metricsRoutes(deps));
   app.get('/', (c) =>
@@ -98,6 +103,22 @@ function guardApiRequests(app: Hono<AppEnv>, deps: Deps): void {
     if (declared === undefined || c.req.header('transfer-encoding') !== undefined) return limitBody(c, next);
     return Number(declared) > maxBytes ? tooLarge() : next();
   });
+}
+
+/** Per-address limits of the surfaces anyone reaches without a credential (docs/public-operation.md). */
+function limitAnonymousSurfaces(app: Hono<AppEnv>, deps: Deps): void {
+  app.use(
+    '/api/*',
+    limitByAddress(deps, (c) => anonymousSurfaceOf(c.req.method, c.req.path)),
+  );
+}
+
+function anonymousSurfaceOf(method: string, path: string): AddressSurface | null {
+  if (method === 'OPTIONS') return null;
+  if (path === '/api/x402' || path.startsWith('/api/x402/')) return 'agent';
+  if (path.startsWith('/api/data/')) return BODILESS_METHODS.has(method) ? 'table-read' : 'table-write';
+  if (method === 'POST' && path.startsWith('/api/v1/functions/invoke/')) return 'invoke';
+  return null;
 }
 
 /** The Account API under /api/v1, with its OpenAPI document. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseX402Config, type X402Config } from './payments/x402-config.js';
 import { DEFAULT_PASSWORD_HASH_COST, PASSWORD_HASH_COSTS } from './auth/passwords.js';
+import { type AddressLimits, parseAddressLimits } from './http/address-surfaces.js';
 
 const bool = z
   .string()
@@ -37,7 +38,20 @@ const EnvSchema = z.object({
   S3_SECRET_ACCESS_KEY: optionalText,
   S3_FORCE_PATH_STYLE: bool,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  SVC_TRUST_PROXY: bool,
+  SVC_TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const t = v?.trim().toLowerCase() ?? '';
+      if (t === '' || t === '0' || t === 'false' || t === 'no') return 0;
+      if (t === 'true' || t === 'yes') return 1;
+      if (/^[1-9]$/.test(t)) return Number(t);
+      ctx.addIssue({ code: 'custom', message: 'true (one proxy in front) or the number of proxies in front, 1-9' });
+      return z.NEVER;
+    }),
+  SVC_ADDRESS_LIMITS: optionalText,
+  SVC_ADDRESS_LIMIT_SYNC_MS: int(1000),
+  SVC_SECURITY_CONTACT: optionalText,
   SVC_METRICS_TOKEN: optionalText,
   SVC_SHUTDOWN_TIMEOUT_SECONDS: int(25),
   SVC_SITE_CACHE_TTL_MS: int(30_000),
@@ -140,7 +154,17 @@ export interface Config {
   pgliteSharedBuffers?: string;
   s3?: S3Config;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  trustProxy: boolean;
+  /**
+   * How many proxies of ours stand in front (SVC_TRUST_PROXY; 0 = none): the client address is the
+   * one the outermost of them saw, the matching X-Forwarded-For entry counted from the right.
+   */
+  trustProxy: number;
+  /** Requests per client address per minute on each anonymous surface (SVC_ADDRESS_LIMITS). */
+  addressLimits: AddressLimits;
+  /** How often each node adds its per-address counts to the shared ones (SVC_ADDRESS_LIMIT_SYNC_MS). */
+  addressLimitSyncMs: number;
+  /** Where the public reports security problems (`/.well-known/security.txt`): a mailto: or https: URL. */
+  securityContact?: string;
   /** Bearer token a Prometheus scraper sends to GET /metrics from another host (loopback only without it). */
   metricsToken?: string;
   /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
@@ -232,6 +256,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : undefined,
     logLevel: e.SVC_LOG_LEVEL,
     trustProxy: e.SVC_TRUST_PROXY,
+    addressLimits: parseAddressLimits(e.SVC_ADDRESS_LIMITS),
+    addressLimitSyncMs: e.SVC_ADDRESS_LIMIT_SYNC_MS,
+    securityContact: parseSecurityContact(e.SVC_SECURITY_CONTACT),
     metricsToken: e.SVC_METRICS_TOKEN,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
@@ -282,4 +309,12 @@ function parseMcpPort(value: string | undefined, servicePort: number): number | 
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid configuration:\n  SVC_MCP_PORT: a port number or "off", not "${value}"`);
   return n;
+}
+
+/** `SVC_SECURITY_CONTACT`: a mailto: or https: URL (RFC 9116 Contact), or a bare email address made a mailto:. */
+function parseSecurityContact(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (/^[^\s@:/]+@[^\s@/]+$/.test(value)) return `mailto:${value}`;
+  if (/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(value)) return value;
+  throw new Error(`invalid configuration:\n  SVC_SECURITY_CONTACT: a mailto: or https: URL, or an email address, not "${value}"`);
 }

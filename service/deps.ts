@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import type { AddressLimiter } from './http/address-limits.js';
 import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
@@ -39,4 +40,6 @@ export interface Deps {
   facilitator: Facilitator;
   /** This node's Prometheus counters (GET /metrics). */
   metrics: Metrics;
+  /** Per-client-address limits of the anonymous surfaces (counted in memory, synced through the database). */
+  addressLimits: AddressLimiter;
 }

@@ -11,6 +11,7 @@ import { setAccountPassword } from '../dashboard/passwords.js';
 import { runFaucet } from '../payments/faucet.js';
 import { reconcileOrphanedPayments } from '../payments/reconcile.js';
 import { viewSite, writeSiteFile } from '../sites/sites.js';
+import { listAbuseReports } from '../abuse/reports.js';
 
 /**
  * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
@@ -74,6 +75,9 @@ export const adminOperations = {
     const written = await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
     return { site: await viewSite(deps, written) };
   }),
+  'abuse.list': op(z.object({ limit: z.number().int().min(1).max(10_000).default(100), site: z.string().min(1).optional() }), async (deps, i) => ({
+    reports: await listAbuseReports(deps.db, i),
+  })),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),
 } satisfies Record<string, AdminOperation>;

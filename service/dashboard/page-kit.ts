@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import type { DashboardResources } from './integrations.js';
 import type { Html } from './layout.js';
 import * as pages from './pages.js';
-import { checkCsrf, currentSession, sessionCsrfToken, type DashboardSession } from './session.js';
+import { checkCsrf, cookieName, currentSession, duplicatedCookie, SESSION_COOKIE, sessionCsrfToken, type DashboardSession } from './session.js';
 
 /** Only same-site paths, so `next` can never send the user to another origin. */
 export function safeNext(next: unknown): string {
@@ -28,6 +28,7 @@ export const DONE: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed; other browsers are signed out.',
   sessions_ended: 'Every other session was signed out.',
+  cookie_conflict: "You were signed out: a page of another host set a cookie in this dashboard's name. Sign in again.",
 };
 
 export function dashboardSecurityHeaders(c: Context, formAction = "'self'"): void {
@@ -68,7 +69,8 @@ export function pageKit(deps: Deps, resources: DashboardResources): PageKit {
       const session = await currentSession(deps, c);
       if (!session) {
         const next = c.req.method === 'GET' ? c.req.path + (new URL(c.req.url).search || '') : '/dashboard';
-        return c.redirect(`/dashboard/signin?next=${encodeURIComponent(next)}`, 303);
+        const shadowed = duplicatedCookie(c, cookieName(deps, SESSION_COOKIE)) ? '&done=cookie_conflict' : '';
+        return c.redirect(`/dashboard/signin?next=${encodeURIComponent(next)}${shadowed}`, 303);
       }
       const chrome = { email: session.email, csrf: sessionCsrfToken(deps, session) };
       let form: Record<string, string | string[]> = {};

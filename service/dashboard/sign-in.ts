@@ -10,8 +10,7 @@ import { MAX_PASSWORD_LENGTH, passwordProblem } from './passwords.js';
 import * as pages from './pages.js';
 import { anonymousCsrfToken, checkCsrf, currentSession, endSession, startSession } from './session.js';
 
-/** Sign-in attempts: per client address per minute, and per email address per 15 minutes. */
-export const SIGNIN_LIMIT_PER_IP = 20;
+/** Sign-in attempts per email address per 15 minutes (per client address: SVC_ADDRESS_LIMITS signin). */
 export const SIGNIN_LIMIT_PER_EMAIL = 10;
 
 const dummyHashes = new Map<number, Promise<string>>();
@@ -43,7 +42,7 @@ export function signInRoutes(app: Hono, deps: Deps): void {
     const problem = passwordProblem(password);
     if (problem) return again(problem);
     try {
-      await consumeRateLimit(deps.db, `signup:ip:${clientIp(c, deps.config.trustProxy)}`, SIGNIN_LIMIT_PER_IP, 60_000, deps.clock.now());
+      await consumeRateLimit(deps.db, `signup:ip:${clientIp(c, deps.config.trustProxy)}`, deps.config.addressLimits.signup, 60_000, deps.clock.now());
       const account = await createAccount(deps.db, { email, passwordHash: await hashPassword(password, deps.config.passwordHashCost) });
       await startSession(deps, c, account.id);
     } catch (e) {
@@ -72,7 +71,7 @@ export function signInRoutes(app: Hono, deps: Deps): void {
     const password = text(form.password as string);
     try {
       const now = deps.clock.now();
-      await consumeRateLimit(deps.db, `signin:ip:${clientIp(c, deps.config.trustProxy)}`, SIGNIN_LIMIT_PER_IP, 60_000, now);
+      await consumeRateLimit(deps.db, `signin:ip:${clientIp(c, deps.config.trustProxy)}`, deps.config.addressLimits.signin, 60_000, now);
       await consumeRateLimit(deps.db, `signin:email:${email.toLowerCase()}`, SIGNIN_LIMIT_PER_EMAIL, 15 * 60_000, now);
       const account = email && password.length <= MAX_PASSWORD_LENGTH ? await findAccountByEmail(deps.db, email).catch(() => null) : null;
       // Spend the same scrypt time whether or not the account exists, so timing does not tell.

@@ -1,19 +1,59 @@
 import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 
-/** The caller's address: X-Forwarded-For's first hop behind a trusted proxy, else the socket peer. */
-export function clientIp(c: Context, trustProxy: boolean): string {
-  if (trustProxy) {
-    const xff = c.req.header('x-forwarded-for');
-    if (xff) return xff.replace(/,.*$/s, '').trim();
+/**
+ * The caller's address as the trusted proxies in front saw it. `trustedHops` is how many proxies
+ * of ours stand in front of the service (SVC_TRUST_PROXY: `true` = 1): each appends the address it
+ * received the request from to X-Forwarded-For, so the client's own address is the `trustedHops`-th
+ * entry from the right. Everything left of it was written by the client and is never used (an
+ * appending proxy — nginx `proxy_add_x_forwarded_for` — keeps what the client sent). With no proxy
+ * trusted, or no header, it is the socket peer.
+ */
+export function clientIp(c: Context, trustedHops: number | boolean): string {
+  const hops = typeof trustedHops === 'boolean' ? (trustedHops ? 1 : 0) : trustedHops;
+  if (hops > 0) {
+    const forwarded = forwardedAddress(c.req.header('x-forwarded-for'), hops);
+    if (forwarded) return forwarded;
   }
+  return socketAddress(c) ?? 'unknown';
+}
+
+/**
+ * The `hops`-th entry from the right of an X-Forwarded-For value (its left-most when it holds
+ * fewer: all of it was then written by our proxies). Undefined when the header is absent or empty.
+ */
+export function forwardedAddress(header: string | undefined, hops: number): string | undefined {
+  if (!header) return undefined;
+  const entries = header
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (entries.length === 0) return undefined;
+  return entries[Math.max(0, entries.length - hops)];
+}
+
+/** The socket peer's address; undefined for a request that came in no socket (an in-process `app.request`). */
+export function socketAddress(c: Context): string | undefined {
   try {
-    return getConnInfo(c).remote.address ?? 'unknown';
+    return getConnInfo(c).remote.address ?? undefined;
   } catch {
-    return 'unknown'; // app.request() in tests has no socket
+    return undefined;
   }
 }
 
 export function isLoopback(address: string): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/** `clientIp` for a request still on Node's IncomingMessage (the fast paths, before the app). */
+export function clientIpOfRequest(
+  req: { headers: Record<string, string | string[] | undefined>; socket: { remoteAddress?: string } },
+  trustedHops: number,
+): string {
+  if (trustedHops > 0) {
+    const header = req.headers['x-forwarded-for'];
+    const forwarded = forwardedAddress(Array.isArray(header) ? header.join(',') : header, trustedHops);
+    if (forwarded) return forwarded;
+  }
+  return req.socket.remoteAddress ?? 'unknown';
 }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.js';
 import { errorBody, toAppError } from '../http/handle-error.js';
+import { clientIpOfRequest } from '../http/client-ip.js';
+import { countedRequests } from '../http/limit-by-address.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
 import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
@@ -37,8 +39,12 @@ interface ListRead {
 export function withTableListFastPath(deps: Deps, app: RequestListener): RequestListener {
   return (req, res) => {
     const read = req.method === 'GET' ? listReadFor(deps, req) : undefined;
-    if (read) answer(deps, req, res, read, app);
-    else app(req, res);
+    // A read refused by its address's limit goes to the app, which refuses it again (not counted
+    // twice: a refusal is not counted) with the Table API's 429.
+    if (read && deps.addressLimits.take('table-read', clientIpOfRequest(req, deps.config.trustProxy)) === null) {
+      countedRequests.add(req);
+      answer(deps, req, res, read, app);
+    } else app(req, res);
   };
 }
 

@@ -7,3 +7,4 @@ export * from './tables.js';
 export * from './functions.js';
 export * from './datasets.js';
 export * from './payments.js';
+export * from './abuse.js';
