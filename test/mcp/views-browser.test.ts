@@ -136,6 +136,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
   const shot = (page: Page, name: string) => page.locator('#view').screenshot({ path: path.join(OUT, `${name}.png`) });
   const shown = (frame: Frame, selector: string) => frame.locator(selector).textContent();
 
+  // Three paid deploy steps, two toggles and a paid file change on the dev chain, and two pages: the longest here.
   it('site preview: the live page framed at its path URL, its address, files, size and cost; unpublish and publish through the host', async () => {
     const input = {
       appName,
@@ -192,7 +193,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
     } finally {
       await second.page.close();
     }
-  });
+  }, 180_000);
 
   it("site preview on the hosted /mcp: account_publish_app's result, and public ↔ private through account_update_app", async () => {
     const { key } = await h.account();

@@ -58,6 +58,7 @@ async function readView(client: Client, uri: string) {
   return c;
 }
 
+// The svc-mcp tests spawn it over stdio: a start from sources (tsx) on a loaded machine takes tens of seconds.
 describe('MCP Apps views on svc-mcp', () => {
   const env = () => ({ SVC_URL: h.url, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') });
 
@@ -113,7 +114,7 @@ describe('MCP Apps views on svc-mcp', () => {
     } finally {
       await Promise.all([plain.close(), withUi.close()]);
     }
-  });
+  }, 180_000);
 
   it('streamable HTTP (stateless: a tools/list carries no capabilities) names the views to every client: the _meta keys are all it adds', async () => {
     const s = await connectHttp(env());
@@ -126,7 +127,7 @@ describe('MCP Apps views on svc-mcp', () => {
     } finally {
       await Promise.all([s.close(), plain.close()]);
     }
-  });
+  }, 180_000);
 });
 
 describe('MCP Apps views on the hosted endpoints', () => {
