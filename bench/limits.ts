@@ -1,5 +1,7 @@
 import fs from 'node:fs';
-import { ADDRESS_SURFACES } from '../service/http/address-surfaces.js';
+import type { DbOrTx } from '../service/db/client.js';
+import { AddressLimiter } from '../service/http/address-limits.js';
+import { ADDRESS_SURFACES, DEFAULT_ADDRESS_LIMITS } from '../service/http/address-surfaces.js';
 import { benchServiceEnv, cliPersonalKey, formatRatio, interleavedLoads, load, printTable, spawnService, waitForHttp } from './lib.js';
 
 /**
@@ -7,7 +9,8 @@ import { benchServiceEnv, cliPersonalKey, formatRatio, interleavedLoads, load, p
  * two svc processes (PGlite) that differ only in SVC_ADDRESS_LIMITS: every surface counted with a
  * limit no bench reaches (each request is counted and a sync runs as in production), and every
  * surface off. Routes: a Table API read (the fast path) and the Agent API's free pricing document.
- * BENCH_LIMITS_ROUNDS (default 3) interleaved rounds of 5 s each, 32 connections, medians.
+ * BENCH_LIMITS_ROUNDS (default 3; 0 = only the first figure) interleaved rounds of 5 s each, 32
+ * connections, medians. First, the CPU a request spends being counted: `take` alone, in process.
  */
 const ROUNDS = Number(process.env.BENCH_LIMITS_ROUNDS ?? 3);
 const SECONDS = 5;
@@ -15,6 +18,8 @@ const CONNECTIONS = 32;
 const UNREACHED = 1_000_000_000;
 
 export async function run(): Promise<void> {
+  countingCost();
+  if (ROUNDS <= 0) return;
   const on = await benchServiceEnv('limits-on', { SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=${UNREACHED}`).join(',') });
   const off = await benchServiceEnv('limits-off', { SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=0`).join(','), SVC_MCP_PORT: 'off' });
   on.env.SVC_MCP_PORT = 'off';
@@ -59,4 +64,18 @@ async function smallTable(base: string, key: string): Promise<string> {
   const tablePath = new URL(table.pathUrl).pathname;
   await api(tablePath, { records: Array.from({ length: 200 }, (_, i) => ({ name: `item ${i}` })) }, { 'x-svc-write-key': table.writeKey });
   return tablePath;
+}
+
+/** The in-memory counting of one request (`AddressLimiter.take`), over 10,000 addresses: no sync is reached. */
+function countingCost(): void {
+  const limiter = new AddressLimiter(null as unknown as DbOrTx, { now: () => new Date() }, { ...DEFAULT_ADDRESS_LIMITS, 'table-read': UNREACHED });
+  const addresses = Array.from({ length: 10_000 }, (_, i) => `198.51.${i >> 8}.${i & 255}`);
+  const calls = 2_000_000;
+  for (let i = 0; i < 200_000; i++) limiter.take('table-read', addresses[i % addresses.length]!);
+  // CPU time, not wall time: on a shared machine the process is descheduled now and then.
+  const started = process.cpuUsage();
+  for (let i = 0; i < calls; i++) limiter.take('table-read', addresses[i % addresses.length]!);
+  const used = process.cpuUsage(started);
+  const ns = ((used.user + used.system) * 1000) / calls;
+  console.log(`counting one request in memory (AddressLimiter.take, 10,000 addresses): ${ns.toFixed(0)} ns of CPU`);
 }
