@@ -42,9 +42,19 @@ export async function enforceRateLimit(db: DbOrTx, window: RateLimitWindow, coun
       { 'Retry-After': String(retryAfter) },
     );
   }
-  if (count === 1 && Math.random() < 0.01) {
-    await db.delete(rateLimitWindows).where(sql`${rateLimitWindows.windowStart} < ${window.start - 10 * window.ms}`);
-  }
+  if (count === 1 && Math.random() < 0.01) await sweepPastWindows(db, window.at);
+}
+
+/**
+ * How long a counted window is kept: longer than the longest window any limit uses (oauth-register's
+ * hour), so one limit's sweep never deletes another's window that is still running. (The sweep used
+ * to keep ten of the counting limit's own windows: a per-minute limit's sweep reset the hourly counts.)
+ */
+export const KEEP_WINDOWS_MS = 24 * 3600_000;
+
+/** Deletes the counted windows that started more than KEEP_WINDOWS_MS before `at`. */
+export async function sweepPastWindows(db: DbOrTx, at: number): Promise<void> {
+  await db.delete(rateLimitWindows).where(sql`${rateLimitWindows.windowStart} < ${at - KEEP_WINDOWS_MS}`);
 }
 
 /**
