@@ -214,4 +214,21 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
     expect(audit.map((e: { action: string }) => e.action)).toEqual(['account.restore', 'account.suspend']);
     expect(audit[1]).toMatchObject({ actor: 'carol', reason: 'terms of service, section 4' });
   });
+  it("a suspended account's Function answers other accounts 404 until the account is restored", async () => {
+    const owner = await h.account();
+    const caller = await h.account();
+    const slug = `shared-fn-${Date.now() % 100000}`;
+    const made = await h.fetch('/api/v1/functions', { method: 'POST', key: owner.key, json: { name: 'Shared', slug, code: 'export default () => "served"' } });
+    const fn = (await made.json()).function as { id: string };
+    expect((await h.fetch(`/api/v1/functions/${fn.id}/publish`, { method: 'POST', key: owner.key })).status).toBe(200);
+    expect((await admin('function.access', { email: owner.email, function: fn.id, allowUserInvoke: true })).status).toBe(200);
+    const invoke = () => h.fetch(`/api/v1/functions/invoke/${slug}`, { method: 'POST', key: caller.key, json: { method: 'GET', path: '/' } });
+    expect((await invoke()).status).toBe(200);
+    expect((await admin('account.suspend', { email: owner.email, reason: 'malware distribution' })).status).toBe(200);
+    expect((await invoke()).status).toBe(404);
+    expect((await admin('account.restore', { email: owner.email, reason: 'cleaned up' })).status).toBe(200);
+    const again = await invoke();
+    expect(again.status).toBe(200);
+    expect((await again.json()).response.body).toBe('served');
+  });
 });
