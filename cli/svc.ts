@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
 import type { AdminOperationName } from '../service/admin/operations.js';
@@ -31,6 +32,24 @@ Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
                                                           reports the public sent through /abuse, newest first
   ${CLI} site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
+
+Takedowns (nothing is deleted; each act is recorded with who, when and why; --by names who acts,
+default <user>@<host>):
+  ${CLI} site suspend --site <id|name> --reason "…"     the site answers 451 on both addresses, its
+                                                          Table API too; its owner sees the reason
+  ${CLI} site restore --site <id|name> --reason "…"     serve it again, as it was
+  ${CLI} account suspend --email <email> --reason "…"   refuse its keys, OAuth tokens and dashboard
+                                                          sessions (403 with the reason); suspend its sites
+  ${CLI} account restore --email <email> --reason "…"
+  ${CLI} wallet block <address> --reason "…"      refuse its Agent API calls before any payment is
+                                                          verified or settled; suspend its apps
+  ${CLI} wallet unblock <address> --reason "…"
+  ${CLI} audit list [--target <site id|email|address>] [--limit N] [--before <ISO time>]
+                                                          the record of these acts, newest first
+
+Per-account limits (without a value: shows them; "default" puts one back to the configuration's):
+  ${CLI} account limits --email <email> [--sites N] [--storage-mb N] [--files-per-site N]
+      [--file-mb N] [--functions N] [--invocations-per-month N] [--tables-per-site N] [--reason "…"]
 
 Configuration comes from the environment (SVC_DATA_DIR, DATABASE_URL, …; see README). While the
 service runs, the CLI goes through its loopback admin endpoint; otherwise it opens the database.
@@ -105,7 +124,18 @@ const OPTIONS = {
   path: { type: 'string' },
   file: { type: 'string' },
   type: { type: 'string' },
+  reason: { type: 'string' },
+  by: { type: 'string' },
+  target: { type: 'string' },
   limit: { type: 'string' },
+  before: { type: 'string' },
+  sites: { type: 'string' },
+  'storage-mb': { type: 'string' },
+  'files-per-site': { type: 'string' },
+  'file-mb': { type: 'string' },
+  functions: { type: 'string' },
+  'invocations-per-month': { type: 'string' },
+  'tables-per-site': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -115,7 +145,7 @@ interface Invocation {
   positionals: string[];
   values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
   /** The value of a required option; a CliError naming it when missing. */
-  need(name: 'email' | 'id' | 'site' | 'path' | 'file' | 'function' | 'name'): string;
+  need(name: 'email' | 'id' | 'site' | 'path' | 'file' | 'function' | 'name' | 'reason'): string;
 }
 
 /** Every command, by its first two words (faucet by its first: its other words are arguments). */
@@ -145,7 +175,64 @@ const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
     const contentBase64 = fs.readFileSync(file).toString('base64');
     return print(await runOperation(i.config, 'site.file.put', { siteId: i.need('site'), path: i.need('path'), contentBase64, contentType: i.values.type }));
   },
+  'site suspend': async (i) => print(await runOperation(i.config, 'site.suspend', { site: i.need('site'), reason: i.need('reason'), actor: actorOf(i) })),
+  'site restore': async (i) => print(await runOperation(i.config, 'site.restore', { site: i.need('site'), reason: i.need('reason'), actor: actorOf(i) })),
+  'account suspend': async (i) =>
+    print(await runOperation(i.config, 'account.suspend', { email: i.need('email'), reason: i.need('reason'), actor: actorOf(i) })),
+  'account restore': async (i) =>
+    print(await runOperation(i.config, 'account.restore', { email: i.need('email'), reason: i.need('reason'), actor: actorOf(i) })),
+  'account limits': accountLimits,
+  'wallet block': async (i) => print(await runOperation(i.config, 'wallet.block', { address: walletArgument(i), reason: i.need('reason'), actor: actorOf(i) })),
+  'wallet unblock': async (i) =>
+    print(await runOperation(i.config, 'wallet.unblock', { address: walletArgument(i), reason: i.need('reason'), actor: actorOf(i) })),
+  'audit list': async (i) => {
+    const limit = i.values.limit === undefined ? undefined : wholeNumber('limit', i.values.limit);
+    return print(await runOperation(i.config, 'audit.list', { limit, target: i.values.target, before: i.values.before }));
+  },
 };
+
+/** Who acts, for the audit record: --by, else the operator's user and host. */
+function actorOf(i: Invocation): string {
+  if (i.values.by !== undefined) return i.values.by;
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {}
+  return `${user}@${os.hostname()} (cli)`;
+}
+
+function walletArgument(i: Invocation): string {
+  const address = i.positionals[2];
+  if (!address) throw new CliError(`usage: ${CLI} wallet ${i.positionals[1]} <address> --reason "…"`);
+  return address;
+}
+
+function wholeNumber(option: string, value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new CliError(`--${option} must be a whole number (got ${JSON.stringify(value)})`);
+  return Number(value.trim());
+}
+
+/** The quota options of `account limits`: the option, the quota it sets, and the unit it is given in. */
+const LIMIT_OPTIONS = [
+  ['sites', 'sites', 1],
+  ['storage-mb', 'storageBytes', 1024 * 1024],
+  ['files-per-site', 'filesPerSite', 1],
+  ['file-mb', 'fileBytes', 1024 * 1024],
+  ['functions', 'functions', 1],
+  ['invocations-per-month', 'invocationsPerMonth', 1],
+  ['tables-per-site', 'tablesPerSite', 1],
+] as const;
+
+async function accountLimits(i: Invocation): Promise<void> {
+  const email = i.need('email');
+  const set: Record<string, number | null> = {};
+  for (const [option, quota, unit] of LIMIT_OPTIONS) {
+    const value = i.values[option];
+    if (value === undefined) continue;
+    set[quota] = value.trim() === 'default' ? null : wholeNumber(option, value) * unit;
+  }
+  print(await runOperation(i.config, 'account.limits', { email, set, reason: i.values.reason, actor: actorOf(i) }));
+}
 
 async function faucet({ config, positionals }: Invocation): Promise<unknown> {
   const [, address, usdc] = positionals;

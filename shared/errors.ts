@@ -14,6 +14,10 @@ export const ERROR_STATUS = {
   payment_required: 402,
   forbidden: 403,
   insufficient_scope: 403,
+  /** The account is suspended by the operator: its keys, OAuth tokens and sessions are refused (the message gives the reason). */
+  account_suspended: 403,
+  /** The wallet is blocked by the operator: its Agent API calls are refused before any payment is looked at. */
+  wallet_blocked: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -23,6 +27,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   rate_limited: 429,
   quota_exceeded: 429,
+  /** The site is suspended by the operator (a takedown): its pages, files and Table API answer 451; nothing of it is deleted. */
+  site_suspended: 451,
   internal: 500,
   payment_settlement_failed: 502,
   /** The Function itself failed (threw, timed out, ran out of memory, returned an invalid response). */

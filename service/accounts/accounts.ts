@@ -47,12 +47,13 @@ export async function createAccount(db: DbOrTx, input: { email: string; password
   }
 }
 
-export async function findAccountByEmail(db: DbOrTx, email: string): Promise<(Account & { passwordHash: string | null }) | null> {
+/** The account with this email, its password hash, and the operator's reason when it is suspended (else null). */
+export async function findAccountByEmail(db: DbOrTx, email: string): Promise<(Account & { passwordHash: string | null; suspension: string | null }) | null> {
   const [row] = await db
     .select()
     .from(accounts)
     .where(eq(accounts.email, parseEmail(email)));
-  return row ? { ...toAccount(row), passwordHash: row.passwordHash } : null;
+  return row ? { ...toAccount(row), passwordHash: row.passwordHash, suspension: row.suspendedAt ? (row.suspensionReason ?? '') : null } : null;
 }
 
 export async function requireAccountByEmail(db: DbOrTx, email: string): Promise<Account> {

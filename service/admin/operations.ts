@@ -12,6 +12,19 @@ import { runFaucet } from '../payments/faucet.js';
 import { reconcileOrphanedPayments } from '../payments/reconcile.js';
 import { viewSite, writeSiteFile } from '../sites/sites.js';
 import { listAbuseReports } from '../abuse/reports.js';
+import { listAudit } from '../operator/audit.js';
+import { changeAccountLimits, LimitsChangeSchema } from '../operator/limits.js';
+import {
+  ActorSchema,
+  blockWallet,
+  ReasonSchema,
+  restoreAccount,
+  restoreSite,
+  suspendAccount,
+  suspendSite,
+  unblockWallet,
+  WalletAddressSchema,
+} from '../operator/takedowns.js';
 
 /**
  * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
@@ -78,6 +91,21 @@ export const adminOperations = {
   'abuse.list': op(z.object({ limit: z.number().int().min(1).max(10_000).default(100), site: z.string().min(1).optional() }), async (deps, i) => ({
     reports: await listAbuseReports(deps.db, i),
   })),
+  // Takedowns (docs/operator.md): each act and its audit record are one transaction; `actor` is who acts.
+  'site.suspend': op(z.object({ site: z.string().trim().min(1), reason: ReasonSchema, actor: ActorSchema }), (deps, i) => suspendSite(deps, i)),
+  'site.restore': op(z.object({ site: z.string().trim().min(1), reason: ReasonSchema, actor: ActorSchema }), (deps, i) => restoreSite(deps, i)),
+  'account.suspend': op(z.object({ email: z.string(), reason: ReasonSchema, actor: ActorSchema }), (deps, i) => suspendAccount(deps, i)),
+  'account.restore': op(z.object({ email: z.string(), reason: ReasonSchema, actor: ActorSchema }), (deps, i) => restoreAccount(deps, i)),
+  'wallet.block': op(z.object({ address: WalletAddressSchema, reason: ReasonSchema, actor: ActorSchema }), (deps, i) => blockWallet(deps, i)),
+  'wallet.unblock': op(z.object({ address: WalletAddressSchema, reason: ReasonSchema, actor: ActorSchema }), (deps, i) => unblockWallet(deps, i)),
+  // Per-account quotas: values to override (null: back to the default); none given only shows them.
+  'account.limits': op(z.object({ email: z.string(), set: LimitsChangeSchema.default({}), reason: ReasonSchema.optional(), actor: ActorSchema }), (deps, i) =>
+    changeAccountLimits(deps, { email: i.email, change: i.set, actor: i.actor, reason: i.reason }),
+  ),
+  'audit.list': op(
+    z.object({ limit: z.number().int().min(1).max(1000).default(50), target: z.string().trim().min(1).optional(), before: z.iso.datetime().optional() }),
+    async (deps, i) => ({ entries: await listAudit(deps.db, { limit: i.limit, target: i.target, before: i.before ? new Date(i.before) : undefined }) }),
+  ),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),
 } satisfies Record<string, AdminOperation>;
@@ -87,6 +115,12 @@ export const ALL_SCOPES = [...SCOPES];
 
 export async function runAdminOperation(deps: Deps, name: string, input: unknown): Promise<unknown> {
   const operation = (adminOperations as Record<string, AdminOperation>)[name];
-  if (!operation) throw new Error(`unknown admin operation ${name}`);
-  return operation.run(deps, operation.input.parse(input));
+  if (!operation) throw new AppError('not_found', `unknown admin operation ${name}`);
+  const parsed = operation.input.safeParse(input);
+  if (!parsed.success) {
+    // Bad input is the caller's (a 400 from the endpoint, exit 1 from the CLI), naming each field.
+    const issues = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(input)', message: i.message }));
+    throw new AppError('validation_failed', issues.map((i) => `${i.field}: ${i.message}`).join('; '), { issues });
+  }
+  return operation.run(deps, parsed.data);
 }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import type { AgentHandler, AgentWork } from './handler.js';
+import { walletBlock } from './wallet-block.js';
 import type { DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
@@ -208,6 +209,16 @@ async function acceptedPayment(deps: Deps, req: AgentCallRequest): Promise<Accep
       amount === 0n
         ? `${req.action.name} is free but needs the wallet's identity: sign a zero-value x402 authorization (pay the 0 USDC requirement)`
         : `${req.action.name} costs ${price} USDC: pay with an x402 client (X-PAYMENT or PAYMENT-SIGNATURE header)`,
+    );
+  }
+  // A wallet the operator blocked is refused here, before its signature, the chain or a settlement is
+  // asked anything: nothing is verified, nothing charged (the payer is the authorization's `from`).
+  const block = await walletBlock(deps.db, attempt.authorization.from);
+  if (block) {
+    throw new AppError(
+      'wallet_blocked',
+      `the wallet ${attempt.authorization.from.toLowerCase()} is blocked by the operator of this service: ${block.reason}. Nothing was charged; its apps are suspended, and nothing of them was deleted`,
+      { reason: block.reason },
     );
   }
   const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);

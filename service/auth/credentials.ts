@@ -39,6 +39,8 @@ interface PersonalKeyRow {
   account_id: string;
   scopes: string[];
   revoked: boolean;
+  /** The operator's reason when the key's account is suspended, else null. */
+  suspended: string | null;
   /** Its last use is older than a minute (or unrecorded). */
   use_stale: boolean;
   counted: number | null;
@@ -51,11 +53,13 @@ async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWi
   const now = deps.clock.now();
   const staleBefore = new Date(now.getTime() - USE_RECORDED_EVERY_MS);
   const lookup = sql`select id, account_id, scopes, revoked_at is not null as revoked,
+    (select suspension_reason from accounts a where a.id = personal_keys.account_id and a.suspended_at is not null) as suspended,
     (last_used_at is null or last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale
     from personal_keys where hash = ${hashCredential(token)}`;
   const [row] = rowsOf<PersonalKeyRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.id`, sql`not found.revoked`)));
   if (!row) return { lookup: { status: 'unknown' }, counted: null };
   if (row.revoked) return { lookup: { status: 'revoked' }, counted: null };
+  if (row.suspended !== null) return { lookup: { status: 'suspended', reason: row.suspended }, counted: null };
   if (row.use_stale) {
     await deps.db
       .update(personalKeys)
@@ -75,6 +79,7 @@ interface AccessTokenRow {
   resource: string | null;
   revoked: boolean;
   expired: boolean;
+  suspended: string | null;
   use_stale: boolean;
   counted: number | null;
 }
@@ -85,6 +90,7 @@ async function resolveAccessToken(deps: Deps, accessToken: string, window: RateL
   const staleBefore = new Date(now.getTime() - USE_RECORDED_EVERY_MS);
   const lookup = sql`select g.id as grant_id, g.account_id, t.scopes, g.resource, g.revoked_at is not null as revoked,
     t.expires_at <= ${now.toISOString()}::timestamptz as expired,
+    (select suspension_reason from accounts a where a.id = g.account_id and a.suspended_at is not null) as suspended,
     (g.last_used_at is null or g.last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale
     from oauth_tokens t join oauth_grants g on g.id = t.grant_id where t.hash = ${hashCredential(accessToken)} and t.kind = 'access'`;
   const usable = sql`not found.revoked and not found.expired`;
@@ -92,6 +98,7 @@ async function resolveAccessToken(deps: Deps, accessToken: string, window: RateL
   if (!row) return { lookup: { status: 'unknown' }, counted: null };
   if (row.revoked) return { lookup: { status: 'revoked' }, counted: null };
   if (row.expired) return { lookup: { status: 'expired' }, counted: null };
+  if (row.suspended !== null) return { lookup: { status: 'suspended', reason: row.suspended }, counted: null };
   if (row.use_stale) {
     await deps.db
       .update(oauthGrants)

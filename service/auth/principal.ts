@@ -9,4 +9,8 @@ export interface Principal {
   resource?: string;
 }
 
-export type CredentialLookup = { status: 'ok'; principal: Principal } | { status: 'revoked' | 'expired' | 'unknown' };
+export type CredentialLookup =
+  | { status: 'ok'; principal: Principal }
+  | { status: 'revoked' | 'expired' | 'unknown' }
+  /** A valid credential of an account the operator suspended (`reason` is the operator's). */
+  | { status: 'suspended'; reason: string };

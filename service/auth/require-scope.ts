@@ -41,10 +41,20 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   const { lookup: found, counted } = await signIn(deps, credential, window);
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
+  if (found.status === 'suspended') throw accountSuspended(found.reason);
   if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
   assertAudience(found.principal, resource, (message) => refuse(message, 'invalid_token'));
   if (window && counted !== null) await enforceRateLimit(deps.db, window, counted);
   return found.principal;
+}
+
+/** 403 for a credential or session of an account the operator suspended, naming the operator's reason. */
+export function accountSuspended(reason: string): AppError {
+  return new AppError(
+    'account_suspended',
+    `this account is suspended by the operator of this service: ${reason}. Its keys, OAuth tokens and dashboard sessions are refused until it is restored; nothing of it was deleted`,
+    { reason },
+  );
 }
 
 /**

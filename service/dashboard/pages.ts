@@ -141,8 +141,13 @@ ${
 ${input.sites.length === 0 ? html`<div class="card"><p class="muted">No sites yet.</p></div>` : ''}
 ${input.sites.map(
   ({ site, tables }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat">${site.slug}</h2>
-<span class="pill ${site.published ? 'ok' : 'off'}">${site.published ? 'published' : 'unpublished'}</span><span class="pill">${site.visibility}</span><span class="spacer"></span>
+<span class="pill ${site.published ? 'ok' : 'off'}">${site.published ? 'published' : 'unpublished'}</span><span class="pill">${site.visibility}</span>${site.suspension ? html`<span class="pill off">suspended</span>` : ''}<span class="spacer"></span>
 <a href="${site.pathUrl}">${site.pathUrl}</a></div>
+${
+  site.suspension
+    ? html`<p class="notice error" data-suspension>Suspended by the operator of this service${site.suspension.suspendedAt ? html` on ${day(site.suspension.suspendedAt)}` : ''}: ${site.suspension.reason}. It answers 451 to visitors and its Table API is closed; nothing of it was deleted, and it can be changed again once restored.</p>`
+    : ''
+}
 <p class="small muted">${site.fileCount} files · ${formatNumber(site.bytes, 'bytes')} · updated ${day(site.updatedAt)} · <code>${site.id}</code></p>
 ${
   !input.tablesAvailable

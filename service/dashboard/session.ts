@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, eq, gt, lt } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, getSignedCookie, setCookie, setSignedCookie } from 'hono/cookie';
 import { hashCredential } from '../accounts/personal-keys.js';
@@ -97,7 +97,8 @@ export async function currentSession(deps: Deps, c: Context): Promise<DashboardS
     .select({ accountId: dashboardSessions.accountId, email: accounts.email })
     .from(dashboardSessions)
     .innerJoin(accounts, eq(accounts.id, dashboardSessions.accountId))
-    .where(and(eq(dashboardSessions.hash, hash), gt(dashboardSessions.expiresAt, deps.clock.now())));
+    // A suspended account's session is refused (kept: restoring the account brings it back); sign-in says why.
+    .where(and(eq(dashboardSessions.hash, hash), gt(dashboardSessions.expiresAt, deps.clock.now()), isNull(accounts.suspendedAt)));
   return row ? { ...row, hash } : null;
 }
 

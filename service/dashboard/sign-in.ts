@@ -77,6 +77,7 @@ export function signInRoutes(app: Hono, deps: Deps): void {
       // Spend the same scrypt time whether or not the account exists, so timing does not tell.
       const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHashOf(deps.config.passwordHashCost)));
       if (!account?.passwordHash || !ok) return again('Wrong email or password.', 401);
+      if (account.suspension) return again(`This account is suspended by the operator of this service: ${account.suspension}. Nothing of it was deleted.`, 403);
       await startSession(deps, c, account.id);
     } catch (e) {
       const err = toAppError(e, deps.log);

@@ -14,7 +14,7 @@ import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, jsonBody, securityFor, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from '../sites/owner.js';
-import { getOwnedSite } from '../sites/sites.js';
+import { getChangeableSite, getOwnedSite } from '../sites/sites.js';
 import { createDatasetFromInline, createDatasetFromUpload, listDatasets, type DatasetMade } from './datasets.js';
 import { assertUploadToken, checkCompletion, completeUpload, createUpload } from './uploads.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
@@ -87,6 +87,8 @@ const convertDatasetUploadRoute = createRoute({
 export function datasetRoutes(deps: Deps) {
   const r = createApiRouter();
   const ownSite = (c: { var: { principal: { accountId: string } } }, siteId: string) => getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), siteId);
+  const changeableSite = (c: { var: { principal: { accountId: string } } }, siteId: string) =>
+    getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), siteId);
   const read = requireScope(deps, 'svc.data.read');
   r.openapi({ ...listDatasetsRoute, middleware: [read] as const }, async (c) => {
     const site = await ownSite(c, c.req.valid('param').siteId);
@@ -101,15 +103,15 @@ export function datasetRoutes(deps: Deps) {
     ...(slugTaken ? { slugTaken } : {}),
   });
   r.openapi({ ...createDatasetRoute, middleware: [write] as const }, async (c) => {
-    const site = await ownSite(c, c.req.valid('param').siteId);
+    const site = await changeableSite(c, c.req.valid('param').siteId);
     return c.json(answer(await createDatasetFromInline(deps, site, c.req.valid('json'))), 201);
   });
   r.openapi({ ...datasetUploadUrlRoute, middleware: [write] as const }, async (c) => {
-    const site = await ownSite(c, c.req.valid('param').siteId);
+    const site = await changeableSite(c, c.req.valid('param').siteId);
     return c.json({ ok: true as const, ...(await createUpload(deps, site, c.req.valid('json'))) }, 200);
   });
   r.openapi({ ...completeDatasetUploadRoute, middleware: [write] as const }, async (c) => {
-    const site = await ownSite(c, c.req.valid('param').siteId);
+    const site = await changeableSite(c, c.req.valid('param').siteId);
     const input = c.req.valid('json');
     assertUploadToken(deps, input.uploadToken, site.id, input.key);
     const upload = await checkCompletion(deps, site.id, input);
@@ -117,7 +119,7 @@ export function datasetRoutes(deps: Deps) {
     return c.json({ ok: true as const, success: true, key: upload.key, size }, 200);
   });
   r.openapi({ ...convertDatasetUploadRoute, middleware: [write] as const }, async (c) => {
-    const site = await ownSite(c, c.req.valid('param').siteId);
+    const site = await changeableSite(c, c.req.valid('param').siteId);
     return c.json(answer(await createDatasetFromUpload(deps, site, c.req.valid('json'))), 201);
   });
   return r;

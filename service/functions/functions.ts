@@ -8,6 +8,7 @@ import { functions, functionSecrets } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { checkModuleSyntax } from './sandbox.js';
+import { accountQuotas } from '../accounts/quotas.js';
 
 /**
  * Functions: the domain layer behind the Account API routes, the CLI and the dashboard. Every
@@ -125,7 +126,7 @@ async function assertValidCode(deps: Deps, code: string): Promise<void> {
 
 export async function createFunction(deps: Deps, accountId: string, input: CreateFunctionBody): Promise<FunctionView> {
   await assertValidCode(deps, input.code);
-  const max = deps.config.functions.maxFunctionsPerAccount;
+  const max = (await accountQuotas(deps.config, deps.db, accountId)).functions;
   try {
     return await deps.db.transaction(async (tx) => {
       // Serialise creates of one account so two concurrent requests cannot both pass the count.

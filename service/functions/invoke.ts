@@ -1,7 +1,7 @@
-import { and, eq, isNotNull, or, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, notExists, or, sql } from 'drizzle-orm';
 import { FORWARDABLE_HEADERS, INVOKE_MAX_RESPONSE_BYTES, type InvokeFunctionBody, type InvokeFunctionResponse } from '../../shared/account-api/functions.js';
 import type { Principal } from '../auth/principal.js';
-import { functionInvocationCounts, functions } from '../db/schema/index.js';
+import { accounts, functionInvocationCounts, functions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
@@ -10,6 +10,7 @@ import { loadSecretValues } from './functions.js';
 import type { SandboxHost, SandboxOutcome, SandboxValue } from './sandbox.js';
 import { SandboxBusyError } from './sandbox-pool.js';
 import { sandboxRunner } from './runner.js';
+import { accountQuotas } from '../accounts/quotas.js';
 
 /** Invoke accepts personal API keys only (spec §5): an OAuth access token is refused with 403. */
 export function assertInvokeCredential(principal: Principal): void {
@@ -64,6 +65,13 @@ async function findInvokable(deps: Deps, accountId: string, slug: string) {
         eq(functions.state, 'active'),
         isNotNull(functions.liveCode),
         or(eq(functions.accountId, accountId), eq(functions.allowUserInvoke, true)),
+        // A suspended account's Functions answer no one (docs/operator.md); nothing of them is deleted.
+        notExists(
+          deps.db
+            .select({ id: accounts.id })
+            .from(accounts)
+            .where(and(eq(accounts.id, functions.accountId), isNotNull(accounts.suspendedAt))),
+        ),
       ),
     );
   if (!row || row.liveCode === null || row.liveVersion === null) {
@@ -79,7 +87,7 @@ async function findInvokable(deps: Deps, accountId: string, slug: string) {
  */
 async function countInvocation(deps: Deps, accountId: string): Promise<void> {
   const period = deps.clock.now().toISOString().slice(0, 7);
-  const max = deps.config.functions.maxInvocationsPerMonth;
+  const max = (await accountQuotas(deps.config, deps.db, accountId)).invocationsPerMonth;
   const counted = await deps.db
     .insert(functionInvocationCounts)
     .values({ accountId, period, count: 1 })

@@ -2,6 +2,7 @@ import { and, count, eq } from 'drizzle-orm';
 import type { UsageEntry } from '../../shared/account-api/usage.js';
 import { functionInvocationCounts, functions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
+import { accountQuotas } from '../accounts/quotas.js';
 
 /** Usage counters contributed by Functions: owned Functions, and invocations this UTC month by the account's keys. */
 export async function functionUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
@@ -11,7 +12,7 @@ export async function functionUsage(deps: Deps, accountId: string): Promise<Reco
     .select({ n: functionInvocationCounts.count })
     .from(functionInvocationCounts)
     .where(and(eq(functionInvocationCounts.accountId, accountId), eq(functionInvocationCounts.period, period)));
-  const { maxFunctionsPerAccount, maxInvocationsPerMonth } = deps.config.functions;
+  const { functions: maxFunctionsPerAccount, invocationsPerMonth: maxInvocationsPerMonth } = await accountQuotas(deps.config, deps.db, accountId);
   return {
     functions: { used: Number(owned?.n ?? 0), limit: maxFunctionsPerAccount || null, unit: 'functions' },
     functionInvocations: { used: Number(inv?.n ?? 0), limit: maxInvocationsPerMonth || null, unit: `function invocations in ${period} (UTC)` },

@@ -91,6 +91,7 @@ export const appAgentHandlers = {
           bytes: v.bytes,
           createdAt: v.createdAt,
           updatedAt: v.updatedAt,
+          suspension: v.suspension,
         });
       }
       return { result: { apps }, app: null };

@@ -55,7 +55,7 @@ function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
   }
   if (!SLUG_PATTERN.test(slug)) return undefined;
   const site = deps.siteCache.getSite(slug, Date.now());
-  if (!site?.published || site.visibility !== 'public') return undefined;
+  if (!site?.published || site.visibility !== 'public' || site.suspended) return undefined;
   for (const candidate of candidates(site, rest)) {
     const file = deps.siteCache.getFile(site, candidate);
     if (file === null) continue; // known not to exist: the next candidate

@@ -17,7 +17,17 @@ import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } 
 import { accountOwner } from './owner.js';
 import { publishSite } from './publish.js';
 import { siteFilesChange } from './inline-files.js';
-import { changeSiteAccess, changeSiteFiles, deleteSite, deleteSiteBlobs, getOwnedSite, listOwnedSites, readSiteContent, viewSite } from './sites.js';
+import {
+  changeSiteAccess,
+  changeSiteFiles,
+  deleteSite,
+  deleteSiteBlobs,
+  getChangeableSite,
+  getOwnedSite,
+  listOwnedSites,
+  readSiteContent,
+  viewSite,
+} from './sites.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
 import { FinalizeSiteUploadBodySchema, SiteUploadUrlsBodySchema, SiteUploadUrlsResponseSchema } from '../../shared/account-api/site-uploads.js';
 import { addUploadedFiles, checkArrivedFiles, checkUploadRequest, issueUploadUrls, readUploadToken } from './upload-urls.js';
@@ -146,31 +156,31 @@ export function siteRoutes(deps: Deps) {
     return c.json({ ok: true as const, site: await viewSite(deps, site) }, 200);
   });
   r.openapi({ ...changeSiteAccessRoute, middleware: [write] as const }, async (c) => {
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const row = await changeSiteAccess(deps, site, c.req.valid('json'));
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...writeSiteFilesRoute, middleware: [write] as const }, async (c) => {
     const change = siteFilesChange(c.req.valid('json'));
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const row = await changeSiteFiles(deps, site, change);
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...siteUploadUrlsRoute, middleware: [write] as const }, async (c) => {
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const { files } = c.req.valid('json');
     await checkUploadRequest(deps, site, files);
     return c.json({ ok: true as const, ...(await issueUploadUrls(deps, site, files)) }, 200);
   });
   r.openapi({ ...finalizeSiteUploadRoute, middleware: [write] as const }, async (c) => {
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const input = c.req.valid('json');
     const files = await checkArrivedFiles(deps, readUploadToken(deps, input.uploadToken, site), input);
     const row = await deps.db.transaction((tx) => addUploadedFiles(deps, site, files, undefined, tx));
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...deleteSiteRoute, middleware: [write] as const }, async (c) => {
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     await deleteSite(deps, site);
     await deleteSiteBlobs(deps, site.id);
     return c.json({ ok: true as const, deleted: { id: site.id, slug: site.slug } }, 200);

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -11,7 +11,7 @@ import { consumeRateLimit } from '../http/rate-limit.js';
 import { verifyPassword } from '../auth/passwords.js';
 import type { CachedFile, CachedSite } from './site-cache.js';
 import { signUnlockCookie, unlockCookieName, UNLOCK_TTL_SECONDS, verifyUnlockCookie } from './site-cookies.js';
-import { notFoundPage, passwordPage } from './site-pages.js';
+import { notFoundPage, passwordPage, suspendedPage } from './site-pages.js';
 import { SLUG_PATTERN } from './slugs.js';
 
 const UNLOCK_PATH = '__svc/unlock';
@@ -35,6 +35,7 @@ async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
       published: sites.published,
       entryPoint: sites.entryPoint,
       contentVersion: sites.contentVersion,
+      suspended: sql<boolean>`(${sites.suspendedAt} is not null or ${sites.ownerSuspension} is not null)`,
     })
     .from(sites)
     .where(eq(sites.slug, slug));
@@ -81,7 +82,7 @@ interface Mount {
   pathMode: boolean;
 }
 
-function htmlResponse(c: Context, status: 401 | 404 | 429, html: string, mount: Mount): Response {
+function htmlResponse(c: Context, status: 401 | 404 | 429 | 451, html: string, mount: Mount): Response {
   const res = c.html(html, status);
   res.headers.set('cache-control', 'no-store');
   if (mount.pathMode) res.headers.set('content-security-policy', PATH_MODE_CSP);
@@ -91,6 +92,9 @@ function htmlResponse(c: Context, status: 401 | 404 | 429, html: string, mount: 
 async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mount: Mount): Promise<Response> {
   const site = SLUG_PATTERN.test(slug) ? await loadSite(deps, slug) : null;
   const privateWithoutPassword = site?.visibility === 'private' && !site.passwordHash;
+  // Before anything else of the site (its password form, its files): a takedown shows the same
+  // neutral notice to everyone; the reason is the owner's to read (Account API, dashboard, MCP tools).
+  if (site?.suspended) return htmlResponse(c, 451, suspendedPage(site.slug), mount);
   if (!site?.published || privateWithoutPassword) {
     return htmlResponse(c, 404, notFoundPage(`There is no published site named "${slug}".`), mount);
   }

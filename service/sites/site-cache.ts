@@ -13,6 +13,8 @@ export interface CachedSite {
   published: boolean;
   entryPoint: string;
   contentVersion: number;
+  /** Suspended by the operator, on its own or through its owner (it answers 451). */
+  suspended: boolean;
 }
 
 export interface CachedFile {

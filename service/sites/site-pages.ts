@@ -16,6 +16,14 @@ export function notFoundPage(message: string): string {
   return page('Not found', `<h1>Not found</h1><p>${escapeHtml(message)}</p><small>svc</small>`);
 }
 
+/** What a suspended site answers (451), on both of its addresses: neutral, without the operator's reason. */
+export function suspendedPage(slug: string): string {
+  return page(
+    'Unavailable',
+    `<h1>This site is unavailable</h1><p>The site <b>${escapeHtml(slug)}</b> has been suspended by the operator of this service.</p><small>svc</small>`,
+  );
+}
+
 export function passwordPage(input: { action: string; next: string; slug: string; error?: string }): string {
   return page(
     `${input.slug}: password required`,

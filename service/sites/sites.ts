@@ -17,6 +17,8 @@ import { ownedBy, ownerColumns, ownerKey, ownerOfSite, walletOwner, type SiteOwn
 import { listedSitePath, normaliseSitePath } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
+import { assertSiteActive, siteSuspension, type SiteSuspension } from './suspension.js';
+import { ownerQuotas, type Quotas } from '../accounts/quotas.js';
 
 export type { SiteRow };
 
@@ -42,6 +44,8 @@ export interface SiteView {
   bytes: number;
   createdAt: string;
   updatedAt: string;
+  /** Set while the operator has the site suspended (it answers 451 to everyone): why, for its owner. */
+  suspension: SiteSuspension | null;
 }
 
 export function siteUrls(config: Config, slug: string): { pathUrl: string; url: string } {
@@ -90,6 +94,7 @@ export function toSiteView(config: Config, row: SiteRow, stats?: { fileCount: nu
     bytes: stats?.bytes ?? 0,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    suspension: siteSuspension(row),
   };
 }
 
@@ -111,9 +116,8 @@ export async function suggestAvailableSlug(db: DbOrTx, base?: string): Promise<s
   throw new AppError('service_unavailable', 'could not find a free site name; retry');
 }
 
-async function assertSiteQuota(deps: Deps, db: DbOrTx, owner: SiteOwner): Promise<void> {
+async function assertSiteQuota(db: DbOrTx, owner: SiteOwner, max: number): Promise<void> {
   const n = countOf(await db.select({ n: count() }).from(sites).where(ownedBy(owner)));
-  const max = deps.config.limits.maxSitesPerAccount;
   if (n >= max) {
     throw new AppError('quota_exceeded', `site limit reached (${max} sites); delete a site first`, { limit: 'sites', max, current: n });
   }
@@ -150,10 +154,10 @@ export interface CreateSiteInput {
 }
 
 /** index.html and the other files of a new site, checked before anything is stored: paths, duplicates, sizes, count. */
-function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[] {
+function newSiteFiles(quotas: Quotas, input: CreateSiteInput): SiteFileRecordInput[] {
   const index = { path: 'index.html', bytes: Buffer.from(input.html, 'utf8'), contentType: 'text/html; charset=utf-8' };
   const others = input.files ?? [];
-  const max = deps.config.limits.maxFilesPerSite;
+  const max = quotas.filesPerSite;
   if (others.length + 1 > max)
     throw new AppError('quota_exceeded', `${others.length + 1} files given (index.html and ${others.length} more); the limit is ${max} files per site`, {
       limit: 'filesPerSite',
@@ -161,10 +165,10 @@ function newSiteFiles(deps: Deps, input: CreateSiteInput): SiteFileRecordInput[]
       current: 0,
     });
   const seen = new Set<string>();
-  assertFileSize(deps, index.path, index.bytes.length);
+  assertFileSize(quotas.fileBytes, index.path, index.bytes.length);
   const files = others.map((f, i) => {
     const path = listedSitePath(f.path, `files.${i}.path`, seen, { 'index.html': 'index.html is the html field; give it there' });
-    assertFileSize(deps, path, f.bytes.length);
+    assertFileSize(quotas.fileBytes, path, f.bytes.length);
     return { path, bytes: f.bytes, contentType: f.contentType ?? contentTypeForPath(path) };
   });
   return [index, ...files];
@@ -187,20 +191,21 @@ export async function lockOwnerQuota(tx: DbOrTx, owner: SiteOwner): Promise<void
  * when `db` is already one).
  */
 export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSiteInput, db: DbOrTx = deps.db): Promise<SiteRow> {
-  const files = newSiteFiles(deps, input);
+  const quotas = await ownerQuotas(deps.config, db, owner);
+  const files = newSiteFiles(quotas, input);
   const slug = input.slug !== undefined ? SlugSchema.parse(input.slug) : await suggestAvailableSlug(db);
   const id = input.id ?? newSiteId();
   const written: string[] = [];
   try {
     return await db.transaction(async (tx) => {
       await lockOwnerQuota(tx, owner);
-      await assertSiteQuota(deps, tx, owner);
+      await assertSiteQuota(tx, owner, quotas.sites);
       if (await isSlugTaken(tx, slug)) throw slugTaken(slug, await suggestAvailableSlug(tx, slug));
       await assertStorageQuota(
-        deps,
         tx,
         owner,
         files.reduce((n, f) => n + f.bytes.length, 0),
+        quotas.storageBytes,
       );
       const visibility = input.password ? 'private' : (input.visibility ?? 'public');
       const row = onlyRow(
@@ -265,12 +270,20 @@ export async function getOwnedSite(db: DbOrTx, owner: SiteOwner, ref: string): P
   return row;
 }
 
+/** `getOwnedSite` for a change: a suspended site is refused (451 with the operator's reason), nothing of it changed. */
+export async function getChangeableSite(db: DbOrTx, owner: SiteOwner, ref: string): Promise<SiteRow> {
+  const row = await getOwnedSite(db, owner, ref);
+  assertSiteActive(row);
+  return row;
+}
+
 /**
- * The app (site) if the paying wallet owns it, for the Agent API: a 404 in its words ("app … not
+ * The app (site) if the paying wallet owns it, for the Agent API (whose app actions all change it:
+ * a suspended app is refused, in the free check before any payment): a 404 in its words ("app … not
  * found for this wallet") otherwise, whether the app is another wallet's or none at all.
  */
 export function getWalletApp(db: DbOrTx, wallet: string, ref: string): Promise<SiteRow> {
-  return getOwnedSite(db, walletOwner(wallet), ref).catch((e: unknown) => {
+  return getChangeableSite(db, walletOwner(wallet), ref).catch((e: unknown) => {
     if (e instanceof AppError && e.code === 'not_found') throw new AppError('not_found', `app ${ref} not found for this wallet`);
     throw e;
   });
@@ -302,14 +315,12 @@ export async function deleteSiteBlobs(deps: Deps, siteId: string): Promise<void>
   await deps.blobs.deletePrefix(blobPrefixOfSite(siteId));
 }
 
-function assertFileSize(deps: Deps, path: string, size: number): void {
-  const max = deps.config.limits.maxFileBytes;
+function assertFileSize(max: number, path: string, size: number): void {
   if (size > max) throw new AppError('payload_too_large', `${path} is ${size} bytes; the limit per file is ${max} bytes`, { path, size, max });
 }
 
-async function assertStorageQuota(deps: Deps, db: DbOrTx, owner: SiteOwner, addBytes: number): Promise<void> {
+async function assertStorageQuota(db: DbOrTx, owner: SiteOwner, addBytes: number, max: number): Promise<void> {
   const used = await ownerStorageBytes(db, owner);
-  const max = deps.config.limits.maxStorageBytes;
   if (used + addBytes > max) {
     throw new AppError('quota_exceeded', `storage limit reached: ${used} of ${max} bytes used, ${addBytes} more requested`, {
       limit: 'storageBytes',
@@ -357,11 +368,12 @@ export async function assertCanWriteFiles(
   );
   const missing = removing.findIndex((p) => !existing.has(p));
   if (missing >= 0) throw invalidField(`delete.${missing}`, `the site has no file ${removing[missing]}`);
-  for (const f of files) assertFileSize(deps, f.path, f.size);
+  const quotas = await ownerQuotas(deps.config, db, ownerOfSite(site));
+  for (const f of files) assertFileSize(quotas.fileBytes, f.path, f.size);
   const added = files.filter((f) => !existing.has(f.path)).length - removing.length;
   if (added > 0) {
     const n = Number(countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id))));
-    const max = deps.config.limits.maxFilesPerSite;
+    const max = quotas.filesPerSite;
     if (n + added > max)
       throw new AppError('quota_exceeded', `file limit reached: the site has ${n} files, ${added} more would pass the limit of ${max} files per site`, {
         limit: 'filesPerSite',
@@ -371,7 +383,7 @@ export async function assertCanWriteFiles(
   }
   const freed = removing.reduce((sum, p) => sum + (existing.get(p) ?? 0), 0);
   const growth = files.reduce((sum, f) => sum + f.size - (existing.get(f.path) ?? 0), 0) - freed;
-  await assertStorageQuota(deps, db, ownerOfSite(site), growth);
+  await assertStorageQuota(db, ownerOfSite(site), growth, quotas.storageBytes);
 }
 
 /** Creates or replaces one file of the site (`changeSiteFiles` of one); returns the site as it now is. */

@@ -7,6 +7,7 @@ import { siteFiles } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { ownerOfSite } from './owner.js';
+import { ownerQuotas } from '../accounts/quotas.js';
 import { SitePathSchema } from './site-paths.js';
 import { assertCanWriteFiles, blobPrefixOfSite, lockSiteOwner, recordSiteFiles, updateSite, type SiteFileRecord, type SiteRow } from './sites.js';
 
@@ -42,6 +43,7 @@ export interface AnnouncedFile {
  */
 export async function checkUploadRequest(deps: Deps, site: SiteRow, files: readonly AnnouncedFile[]): Promise<void> {
   const seen = new Set<string>();
+  const max = (await ownerQuotas(deps.config, deps.db, ownerOfSite(site))).fileBytes;
   files.forEach((f, i) => {
     const p = sitePath(`files.${i}.path`, f.path);
     if (seen.has(p))
@@ -49,7 +51,6 @@ export async function checkUploadRequest(deps: Deps, site: SiteRow, files: reado
     seen.add(p);
     if (!isValidContentType(f.type))
       throw new AppError('validation_failed', `files.${i}.type: not a media type`, { issues: [{ field: `files.${i}.type`, message: 'not a media type' }] });
-    const max = deps.config.limits.maxFileBytes;
     if (f.size > max) throw new AppError('payload_too_large', `${p} is ${f.size} bytes; the limit per file is ${max} bytes`, { path: p, size: f.size, max });
   });
   await assertCanWriteFiles(

@@ -4,6 +4,7 @@ import { siteFiles, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { accountOwner } from './owner.js';
 import { ownerStorageBytes } from './sites.js';
+import { accountQuotas } from '../accounts/quotas.js';
 
 /** Usage counters contributed by sites: sites, files (largest site), storage bytes. */
 export async function siteUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
@@ -22,12 +23,13 @@ export async function siteUsage(deps: Deps, accountId: string): Promise<Record<s
     .from(siteFiles)
     .innerJoin(sites, eq(sites.id, siteFiles.siteId))
     .where(eq(sites.ownerAccountId, accountId));
-  const { limits } = deps.config;
+  // The account's own quotas (an operator may have raised or lowered some: docs/operator.md).
+  const limits = await accountQuotas(deps.config, deps.db, accountId);
   return {
-    sites: { used: Number(siteCount?.n ?? 0), limit: limits.maxSitesPerAccount, unit: 'sites' },
+    sites: { used: Number(siteCount?.n ?? 0), limit: limits.sites, unit: 'sites' },
     files: { used: Number(fileTotal?.n ?? 0), limit: null, unit: 'files across all sites' },
-    filesPerSite: { used: Number(fullest?.largest ?? 0), limit: limits.maxFilesPerSite, unit: 'files in the fullest site' },
-    storageBytes: { used: await ownerStorageBytes(deps.db, owner), limit: limits.maxStorageBytes, unit: 'bytes of site files' },
-    fileBytes: { used: 0, limit: limits.maxFileBytes, unit: 'bytes per file (limit only)' },
+    filesPerSite: { used: Number(fullest?.largest ?? 0), limit: limits.filesPerSite, unit: 'files in the fullest site' },
+    storageBytes: { used: await ownerStorageBytes(deps.db, owner), limit: limits.storageBytes, unit: 'bytes of site files' },
+    fileBytes: { used: 0, limit: limits.fileBytes, unit: 'bytes per file (limit only)' },
   };
 }

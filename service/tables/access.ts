@@ -3,6 +3,7 @@ import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } fr
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import { ACCESS_TOKEN_PREFIX, resolveCredential } from '../auth/credentials.js';
+import { accountSuspended } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { SiteRow } from '../sites/sites.js';
@@ -79,6 +80,7 @@ async function apiKeyAccess(deps: Deps, c: Context, site: SiteRow, key: string, 
   const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
   const signedIn = gatewayPrincipal(c, key);
   const found = signedIn ? { status: 'ok' as const, principal: signedIn } : accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+  if (found.status === 'suspended') throw accountSuspended(found.reason);
   if (found.status !== 'ok')
     throw new AppError(
       'unauthorized',

@@ -3,6 +3,7 @@ import type { TouchedApp } from '../agent/handler.js';
 import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
 import { AppError } from '../http/app-error.js';
 import { getWalletApp, type SiteRow } from '../sites/sites.js';
+import { assertSiteActive } from '../sites/suspension.js';
 import { normaliseRecords } from './records.js';
 import { createTable, getTableById, insertRecords, parseTableSchema, toTableView, type TableRow } from './tables.js';
 
@@ -52,6 +53,7 @@ export const insertTableRecordsHandler = handlerFor<typeof insertTableRecords, {
     if (!found || found.site.ownerWallet === null || found.site.ownerWallet !== wallet.toLowerCase()) {
       throw new AppError('not_found', `table ${params.tableId} not found`);
     }
+    assertSiteActive(found.site);
     if (found.table.kind !== 'table') throw new AppError('method_not_allowed', `${params.tableId} is a dataset; datasets are read-only`);
     normaliseRecords(found.table.schema, input.records);
     return found;

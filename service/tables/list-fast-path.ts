@@ -59,7 +59,7 @@ function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
   if (Array.isArray(writeKey) || (apiKey !== undefined && writeKey === undefined)) return undefined; // a personal key: the app looks it up
   const key = tableListKey(slugs[1]!, slugs[2]!);
   const current = deps.tableLists.rows.get(key);
-  if (!current) return undefined;
+  if (!current || current.site.suspendedAt !== null || current.site.ownerSuspension !== null) return undefined; // the app refuses it
   const search = query === -1 ? '' : url.slice(query);
   try {
     authorizeWithoutApiKey(current.table, 'GET', 'read', writeKey);

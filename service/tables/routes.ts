@@ -4,7 +4,7 @@ import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import { accountOwner } from '../sites/owner.js';
-import { getOwnedSite } from '../sites/sites.js';
+import { getChangeableSite, getOwnedSite } from '../sites/sites.js';
 import { createTable, listSiteTables, recordCounts, toTableView } from './tables.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
 
@@ -46,7 +46,7 @@ export function tableRoutes(deps: Deps) {
     return c.json({ ok: true as const, tables: rows.map((t) => toTableView(deps.config, site, t, counts.get(t.id) ?? 0)) }, 200);
   });
   r.openapi({ ...createTableRoute, middleware: [write] as const }, async (c) => {
-    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const { table, writeKey } = await createTable(deps, site, c.req.valid('json'));
     return c.json({ ok: true as const, table: { ...toTableView(deps.config, site, table, 0), writeKey } }, 201);
   });

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
 import { isDataException, sqlStateOf } from '../db/client.js';
+import { isSiteSuspended, siteSuspendedNotice } from '../sites/suspension.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { publicCors, publicCorsHeaders, type PublicCorsOptions } from '../http/cors.js';
@@ -217,6 +218,8 @@ function withCurrentTable<B>(
       const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
       if (!cached) rows.set(key, current);
       try {
+        // A suspended site's tables answer no one, key or not (a cached row is asked again, fresh).
+        if (isSiteSuspended(current.site)) throw siteSuspendedNotice(current.site.slug);
         await authorizeTableRequest(deps, c, current.site, current.table, method, op);
       } catch (e) {
         if (!cached) throw e;

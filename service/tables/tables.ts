@@ -27,6 +27,7 @@ import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
 import { slugFromName } from '../../shared/slug.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
+import { siteOwnerQuotas } from '../accounts/quotas.js';
 
 export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
 
@@ -144,7 +145,7 @@ export async function createTable(
   return db.transaction(async (tx) => {
     await lockKey(tx, `tables:${site.id}`);
     const n = countOf(await tx.select({ n: count() }).from(tables).where(eq(tables.siteId, site.id)));
-    const max = deps.config.tables.maxTablesPerSite;
+    const max = (await siteOwnerQuotas(deps.config, tx, site.id)).tablesPerSite;
     if (Number(n) >= max)
       throw new AppError('quota_exceeded', `table limit reached (${max} tables per site); delete a table first`, {
         limit: 'tablesPerSite',

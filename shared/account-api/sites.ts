@@ -1,5 +1,15 @@
 import { z } from 'zod';
 
+/** An operator's takedown of a site, as its owner sees it; null while the site is served. */
+export const SiteSuspensionSchema = z
+  .object({
+    cause: z.enum(['site', 'owner']).describe('site: this site was suspended; owner: its account is suspended or its wallet blocked'),
+    reason: z.string().describe("The operator's reason"),
+    suspendedAt: z.string().datetime().nullable().describe('When the site itself was suspended (null for an owner suspension)'),
+  })
+  .describe('Set while the operator has the site suspended: it answers 451 with a neutral notice, its Table API too; nothing is deleted')
+  .meta({ id: 'SiteSuspension' });
+
 export const SiteSchema = z
   .object({
     id: z.string().describe('Site identifier (siteId)'),
@@ -18,6 +28,7 @@ export const SiteSchema = z
     bytes: z.number().int().describe('Total size of the site files'),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
+    suspension: SiteSuspensionSchema.nullable(),
   })
   .meta({ id: 'Site' });
 

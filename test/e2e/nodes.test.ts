@@ -11,6 +11,8 @@ import { startNode, type ServiceNode } from '../helpers/nodes.js';
 import { startS3Server } from '../helpers/s3rver.js';
 import { html, jsonInit, payV1, signAuthorization, xPaymentHeader } from '../payments/helpers.js';
 import { sql } from 'drizzle-orm';
+import fs from 'node:fs';
+import path from 'node:path';
 
 // Three real service processes on one PostgreSQL database, one S3-compatible store (s3rver) and one
 // chain (a dev chain this test owns; every node settles through it with the same settler key). The
@@ -182,5 +184,52 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const query = await fetch(`${on(n2!, asset.pathUrl)}?sort=-population&limit=1`);
     expect(query.status).toBe(200);
     expect((await query.json()).records).toEqual([expect.objectContaining({ fields: { city: 'Lyon', population: 522000 } })]);
+  });
+  it('a takedown through one node holds on every node at once: the site, its Table API, the account (suspend and restore)', async () => {
+    const [n1, n2, n3] = nodes;
+    const key = await accountKey();
+    const auth = { authorization: `Bearer ${key}` };
+    const published = await fetch(`${n1!.url}/api/v1/sites`, jsonInit('POST', { requestId: `takedown-${Date.now()}`, html: '<h1>up</h1>' }, auth));
+    const { site } = await published.json();
+    const made = await fetch(
+      `${n1!.url}/api/v1/sites/${site.id}/tables`,
+      jsonInit('POST', { name: 'Notes', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }, auth),
+    );
+    const { table } = await made.json();
+    // Every node serves and caches the site and the table first.
+    for (const n of nodes) {
+      expect((await fetch(on(n, site.pathUrl))).status).toBe(200);
+      expect((await fetch(on(n, table.pathUrl))).status).toBe(200);
+    }
+    const { url, token } = JSON.parse(fs.readFileSync(path.join(n1!.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
+    const admin = (operation: string, input: unknown) =>
+      fetch(`${url}/_admin/${operation}`, jsonInit('POST', input, { 'x-svc-admin-token': token })).then((r) => r.status);
+
+    expect(await admin('site.suspend', { site: site.id, reason: 'cross-node takedown' })).toBe(200);
+    for (const n of [n2, n3]) {
+      expect((await fetch(on(n!, site.pathUrl))).status).toBe(451);
+      expect((await fetch(on(n!, table.pathUrl))).status).toBe(451);
+    }
+    expect(await admin('site.restore', { site: site.id, reason: 'cleared' })).toBe(200);
+    for (const n of [n2, n3]) {
+      expect((await fetch(on(n!, site.pathUrl))).status).toBe(200);
+      expect((await fetch(on(n!, table.pathUrl))).status).toBe(200);
+    }
+
+    const owner = rowsOf<{ email: string }>(
+      await direct.db.execute(sql`select a.email from accounts a join sites s on s.owner_account_id = a.id where s.id = ${site.id}`),
+    );
+    const email = owner[0]!.email;
+    expect(await admin('account.suspend', { email, reason: 'cross-node account takedown' })).toBe(200);
+    for (const n of [n2, n3]) {
+      expect((await fetch(`${n!.url}/api/v1/sites`, { headers: auth })).status).toBe(403);
+      expect((await fetch(on(n!, site.pathUrl))).status).toBe(451);
+      expect((await fetch(on(n!, table.pathUrl))).status).toBe(451);
+    }
+    expect(await admin('account.restore', { email, reason: 'appeal granted' })).toBe(200);
+    for (const n of [n2, n3]) {
+      expect((await fetch(`${n!.url}/api/v1/sites`, { headers: auth })).status).toBe(200);
+      expect((await fetch(on(n!, site.pathUrl))).status).toBe(200);
+    }
   });
 });

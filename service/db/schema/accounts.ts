@@ -6,6 +6,9 @@ export const accounts = pgTable('accounts', {
   /** scrypt hash for dashboard sign-in; null for accounts made by the CLI that never set one. */
   passwordHash: text('password_hash'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** Set by an operator (`svc-agent-host account suspend`): its credentials and sessions are refused, its sites suspended. */
+  suspendedAt: timestamp('suspended_at', { withTimezone: true }),
+  suspensionReason: text('suspension_reason'),
 });
 
 /** Personal API keys `svc_pat_<secret>`: only the SHA-256 of the whole key is stored. */

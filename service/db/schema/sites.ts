@@ -25,6 +25,16 @@ export const sites = pgTable(
     entryPoint: text('entry_point').notNull().default('index.html'),
     /** Bumped on every content change; cache keys include it so no node serves stale files for long. */
     contentVersion: integer('content_version').notNull().default(1),
+    /** An operator's takedown of this site (`svc-agent-host site suspend`): it answers 451; nothing is deleted. */
+    suspendedAt: timestamp('suspended_at', { withTimezone: true }),
+    suspensionReason: text('suspension_reason'),
+    /**
+     * Why the site's owner is suspended (account) or blocked (wallet), copied onto each of its sites
+     * so that serving, the Table API and their node caches see it from the site row alone; null when
+     * the owner is in good standing. Kept apart from the site's own suspension: restoring the owner
+     * leaves a site suspended on its own suspended.
+     */
+    ownerSuspension: text('owner_suspension'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentAction } from '../action.js';
 import { X402_CURRENCY, X402_NETWORK } from '../network.js';
-import { SiteAccessBodySchema } from '../../account-api/sites.js';
+import { SiteAccessBodySchema, SiteSuspensionSchema } from '../../account-api/sites.js';
 import { AgentAppResponseSchema, NoBody, NoParams, SITE_UPLOAD_MAX_FILES, SiteParams, VisibilitySchema } from './common.js';
 
 const relativePath = z.string().min(1).max(512).describe('Relative file path inside the app, e.g. "css/site.css" (no leading "/", no "..")');
@@ -125,6 +125,7 @@ export const AgentAppListEntrySchema = z
     bytes: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    suspension: SiteSuspensionSchema.nullable(),
   })
   .meta({ id: 'AgentAppListEntry' });
 
