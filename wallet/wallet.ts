@@ -229,24 +229,41 @@ export class Wallet {
   /**
    * Resolves payments whose outcome is unknown (the answer never came: timeout, connection lost, a
    * 5xx) by asking the chain whether the signed authorization was used: used → committed (it was
-   * charged); unused and expired (past validBefore, plus a minute for clock skew) → released from the
-   * caps, as it can never be charged now. Unused and still valid stays pending: the service may still
-   * collect it (it reconciles unpaid calls), so releasing it could let a charged payment escape the
-   * caps. Without a way to ask (no RPC, no nonce recorded) nothing changes.
+   * charged); unused once no block can take it any more → released from the caps, as it can never be
+   * charged now. "No block can take it": on a chain named by SVC_RPC_URL, the chain's latest block is
+   * at or past validBefore and the state is read at that block (a lagging RPC cannot hide a charge);
+   * on the service's own dev chain (its discovery names the RPC; anvil mines each transaction at once
+   * with the wall clock's time), this process's clock is a minute past validBefore. Unused and still
+   * valid stays pending: the service may still collect it (it reconciles unpaid calls), so releasing
+   * it could let a charged payment escape the caps. Without a way to ask (no RPC, no nonce recorded)
+   * nothing changes.
    */
   async resolvePending(): Promise<{ resolved: number; pending: PendingPayment[] }> {
     const me = this.address;
     const open = (await this.ledger.entries()).filter((e) => isOpen(e) && (!me || sameAddress(e.payer, me)));
     if (!open.length) return { resolved: 0, pending: [] };
-    let usedOnChain: ((payer: Address, nonce: `0x${string}`) => Promise<boolean>) | undefined;
+    let usedOnChain: ((payer: Address, nonce: `0x${string}`, blockNumber?: bigint) => Promise<boolean>) | undefined;
+    let latestBlock: (() => Promise<{ number: bigint; timestamp: bigint }>) | undefined;
+    let devChain = false;
     let why = '';
     try {
       const terms = await this.terms();
       const rpcUrl = this.config.rpcUrl ?? terms.rpcUrl;
+      devChain = !this.config.rpcUrl && Boolean(terms.rpcUrl);
       if (rpcUrl) {
         const client = createPublicClient({ transport: http(rpcUrl, { timeout: 5_000, retryCount: 0 }) });
-        usedOnChain = (payer, nonce) =>
-          client.readContract({ address: terms.asset, abi: AUTHORIZATION_STATE_ABI, functionName: 'authorizationState', args: [payer, nonce] });
+        usedOnChain = (payer, nonce, blockNumber) =>
+          client.readContract({
+            address: terms.asset,
+            abi: AUTHORIZATION_STATE_ABI,
+            functionName: 'authorizationState',
+            args: [payer, nonce],
+            ...(blockNumber !== undefined ? { blockNumber } : {}),
+          });
+        latestBlock = async () => {
+          const b = await client.getBlock();
+          return { number: b.number, timestamp: b.timestamp };
+        };
       } else why = 'no RPC URL known (set SVC_RPC_URL) to ask the chain';
     } catch (e) {
       why = `the service's discovery document could not be read: ${(e as Error).message.split('\n')[0]}`;
@@ -272,8 +289,19 @@ export class Wallet {
         continue;
       }
       let used: boolean;
+      let expired = false;
       try {
-        used = await usedOnChain(getAddress(e.payer), e.nonce as `0x${string}`);
+        // Expiry first, then the state at that point: a settlement can only come before it.
+        let at: bigint | undefined;
+        if (e.validBefore !== undefined) {
+          if (devChain) expired = nowSeconds > e.validBefore + EXPIRY_MARGIN_SECONDS;
+          else if (latestBlock) {
+            const block = await latestBlock();
+            expired = block.timestamp >= BigInt(e.validBefore);
+            at = block.number;
+          }
+        }
+        used = await usedOnChain(getAddress(e.payer), e.nonce as `0x${string}`, expired ? at : undefined);
       } catch (err) {
         pending.push(line(`counted as spent: the chain did not answer (${(err as Error).message.split('\n')[0]})`));
         continue;
@@ -282,7 +310,7 @@ export class Wallet {
         if (await this.ledger.resolve(e.id, { status: 'committed', receipt: undefined })) resolved++;
         continue;
       }
-      if (e.validBefore !== undefined && nowSeconds > e.validBefore + EXPIRY_MARGIN_SECONDS) {
+      if (expired) {
         const note = 'released: the chain shows the authorization unused and it expired, so it can never be charged';
         if (await this.ledger.resolve(e.id, { status: 'released', note })) resolved++;
         continue;

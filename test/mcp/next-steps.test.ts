@@ -263,6 +263,8 @@ describe('answers that say what to do next', () => {
         /^svc hosts apps .* The account tools act as the signed-in account, free, within its scopes: account_publish_app publishes html and files/,
       );
       expect(client.getInstructions()).not.toMatch(/x402/);
+      // deploy_site is not listed here: the instructions say where it is, so no client has to guess it.
+      expect(client.getInstructions()).toMatch(/To publish a folder from disk \(deploy_site\) .* the user runs svc-mcp: .*svc-mcp\.$/);
       expect(text(await call(client, 'deploy_site', { folder: '/x' }))).toMatch(
         /, not here\. Here: account_publish_app publishes html and files \(inline; encoding base64 for binary ones\) in one call, for the signed-in account and free\.$/,
       );
