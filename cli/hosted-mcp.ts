@@ -8,6 +8,7 @@ import { parseToolsets, type Toolset } from '../mcp/toolsets.js';
 import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
+import { mcpDiscoveryOf } from '../service/payments/bazaar.js';
 import { AppError } from '../service/http/app-error.js';
 import { publicCors } from '../service/http/cors.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -130,7 +131,7 @@ class HostedMcp {
     // each request hands its server the caller's credential.
     const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
     const pool = this.#poolFor(key, () => {
-      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted, svcMcpCommand: this.#svcMcpCommand };
+      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted, svcMcpCommand: this.#svcMcpCommand, paymentDiscovery: mcpDiscoveryOf };
       // Stateless: a tools/list comes without the client's capabilities, so the tools' views are always named.
       const server = buildMcpServer(ctx, { views: 'always' });
       this.#contexts.set(server, ctx);

@@ -85,6 +85,9 @@ function decodeB64Json(value: string | null): Record<string, unknown> | undefine
  * payment to the service (same nonce: one charge). A malformed one is refused before anything is sent.
  */
 function paymentHeaderFromMeta(tool: string, meta: RequestMeta): Record<string, string> {
+  const signIn = meta?.[X402_META.signIn];
+  if (typeof signIn === 'string' || (typeof signIn === 'object' && signIn !== null))
+    return { [PAYMENT_HEADERS.signInWithX]: typeof signIn === 'string' ? signIn.trim() : b64json(signIn) };
   const sent = meta?.[X402_META.payment];
   if (sent === undefined) return {};
   const payment = typeof sent === 'string' ? decodeB64Json(sent.trim()) : sent;
@@ -136,7 +139,7 @@ export async function callAction(
   action: AgentAction,
   params: Record<string, unknown>,
   body: Record<string, unknown> | undefined,
-  options: { maxPrice?: string; meta?: RequestMeta } = {},
+  options: { maxPrice?: string; meta?: RequestMeta; tool?: () => { name: string; description: string; inputSchema: Record<string, unknown> } } = {},
 ): Promise<ActionCallResult> {
   const tool = toolNameOf(action);
   const url = `${ctx.config.serviceUrl}${actionPath(action, params)}`;
@@ -149,10 +152,17 @@ export async function callAction(
     const { json } = answer;
     const settled = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Response) ?? response.headers.get(PAYMENT_HEADERS.v1Response));
     if (response.status === 402) {
-      const required = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Required)) ?? json;
+      const http = decodeB64Json(response.headers.get(PAYMENT_HEADERS.v2Required)) ?? json;
+      // Discovery of the tool (Bazaar, MCP form) in place of the HTTP route's.
+      const discovery = options.tool && ctx.paymentDiscovery?.(action, options.tool());
+      const required = discovery ? { ...http, extensions: { ...(http.extensions as object | undefined), ...discovery } } : http;
       const message = (json.message as string | undefined) ?? `${tool} costs ${priceOf(ctx, action.name)} USDC`;
       throw new PaymentRequiredFailure(
-        `${tool} needs payment: ${message}. Sign the PaymentRequired in structuredContent with your wallet and call ${tool} again with the payload in _meta["x402/payment"]. Nothing was charged.${accountInstead(ctx, tool)}`,
+        `${tool} needs payment: ${message}. Sign the PaymentRequired in structuredContent with your wallet and call ${tool} again with the payload in _meta["x402/payment"]${
+          (required.extensions as Record<string, unknown> | undefined)?.['sign-in-with-x']
+            ? ', or sign in instead: sign its extensions["sign-in-with-x"] challenge (SIWE) and send the proof in _meta["x402/sign-in-with-x"]'
+            : ''
+        }. Nothing was charged.${accountInstead(ctx, tool)}`,
         required,
         settled ?? (options.meta?.[X402_META.payment] ? { success: false, errorReason: (json.error as string | undefined) ?? 'payment_refused' } : undefined),
       );

@@ -2,6 +2,7 @@ import type { TableWriteKeys } from './table-write-keys.js';
 import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
 import type { Wallet } from '../wallet/wallet.js';
+import type { AgentAction } from '../shared/agent-api/action.js';
 import type { Scope } from '../shared/scopes.js';
 import type { McpConfig } from './config.js';
 import type { ToolsetChoice } from './toolsets.js';
@@ -33,6 +34,11 @@ export interface McpContext {
   hosted?: HostedCaller;
   /** Hosted endpoint: the command that runs svc-mcp against this service (its own package: cli/svc-mcp-package.ts). */
   svcMcpCommand?: string;
+  /**
+   * Hosted endpoint: the x402 extensions a paid tool's PaymentRequired declares for the tool (Bazaar
+   * discovery of the MCP tool: service/payments/bazaar.ts), replacing the HTTP route's.
+   */
+  paymentDiscovery?: (action: AgentAction, tool: { name: string; description: string; inputSchema: Record<string, unknown> }) => Record<string, unknown>;
   /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
   upstream?: Upstream;
   /** The write keys of Tables this server's wallet created (table-write-keys.ts; unused when hosted). */

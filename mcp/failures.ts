@@ -10,7 +10,13 @@ export class ToolFailure extends Error {
   }
 }
 
-export const X402_META = { payment: 'x402/payment', paymentResponse: 'x402/payment-response', error: 'x402/error' } as const;
+export const X402_META = {
+  payment: 'x402/payment',
+  paymentResponse: 'x402/payment-response',
+  error: 'x402/error',
+  /** A Sign-In-With-X proof for a free call that needs the wallet (list_apps): the SIGN-IN-WITH-X header's base64 string, or its JSON object. */
+  signIn: 'x402/sign-in-with-x',
+} as const;
 
 /**
  * The service asked for payment (hosted endpoint, x402 MCP transport): the tool result carries the

@@ -87,6 +87,7 @@ const EnvSchema = z.object({
   SVC_X402_RECIPIENT: optionalText,
   SVC_X402_RPC_URL: optionalText,
   SVC_X402_SETTLER_KEY: optionalText,
+  SVC_X402_RECEIPT_KEY: optionalText,
   SVC_X402_RPC_BATCH: bool,
   SVC_X402_FACILITATOR_URL: optionalText,
   SVC_X402_FACILITATOR_AUTH: optionalText,

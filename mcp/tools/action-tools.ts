@@ -64,6 +64,19 @@ function toolShape(action: AgentAction, paid: boolean): ToolShape {
   return hit;
 }
 
+const inputJsonSchemas = new WeakMap<ToolShape, Record<string, unknown>>();
+
+/** The tool's input as JSON Schema, as tools/list shows it (Bazaar discovery of the tool in a PaymentRequired). */
+function toolInputJsonSchema(shape: ToolShape): Record<string, unknown> {
+  let schema = inputJsonSchemas.get(shape);
+  if (!schema) {
+    const { $schema: _s, ...rest } = z.toJSONSchema(z.object(shape.input), { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    schema = rest;
+    inputJsonSchemas.set(shape, schema);
+  }
+  return schema;
+}
+
 /** Why a wallet tool is not in a server with a personal key and no wallet, and what to call instead. */
 function withoutWallet(tool: string): string {
   const instead = accountToolInstead(tool);
@@ -119,7 +132,15 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
             else body[shape.body.get(k) ?? serviceArgName(action.name, k)] = v;
           }
           const hasBody = action.method === 'POST' || action.method === 'PATCH';
-          const result = await callAction(ctx, action, params, hasBody ? body : undefined, { maxPrice, meta: extra._meta });
+          const result = await callAction(ctx, action, params, hasBody ? body : undefined, {
+            maxPrice,
+            meta: extra._meta,
+            tool: () => ({
+              name,
+              description: `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,
+              inputSchema: toolInputJsonSchema(shape),
+            }),
+          });
           const { receipt, ...answer } = result.body as Record<string, unknown> & { receipt?: { receiptId?: string } };
           const paid = result.payment ? ` Paid ${result.payment.price} USDC (list_receipts).` : '';
           // A free read's answer is its JSON alone; a change says it was done, what follows and what it cost.

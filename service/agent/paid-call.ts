@@ -29,6 +29,8 @@ import {
 } from '../payments/payment-store.js';
 import { priceOf } from '../payments/prices.js';
 import { buildReceipt } from '../payments/receipts.js';
+import { SIWX_HEADER, verifySignInWithX } from '../payments/sign-in-with-x.js';
+import { receiptExtension, receiptSignerOf } from '../payments/signed-receipts.js';
 import { assertPaymentWindow, invalidSignature, verifyPaymentOffline } from '../payments/verify-payment.js';
 
 export interface AgentCallRequest {
@@ -73,8 +75,8 @@ function successStatus(action: AgentAction): number {
   return action.name === 'x402.create_app_from_html' || action.name === 'x402.create_table_api' ? 201 : 200;
 }
 
-function paymentResponseHeader(p: PaymentAttempt, txHash: string, payer: string): Record<string, string> {
-  const body = { success: true, transaction: txHash, network: p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK, payer };
+function paymentResponseHeader(p: PaymentAttempt, txHash: string, payer: string, extensions?: Record<string, unknown>): Record<string, string> {
+  const body = { success: true, transaction: txHash, network: p.version === 1 ? X402_NETWORK_V1 : X402_NETWORK, payer, ...(extensions ? { extensions } : {}) };
   const name = p.version === 1 ? PAYMENT_HEADERS.v1Response : PAYMENT_HEADERS.v2Response;
   return { [name]: Buffer.from(JSON.stringify(body)).toString('base64') };
 }
@@ -89,16 +91,28 @@ function idempotencyKeyOf(req: AgentCallRequest, p: PaymentAttempt): string | un
 }
 
 /** The stored answer of a payment (or Idempotency-Key) already used for this request, marked as a replay. */
-function replayedAnswer(deps: Deps, row: PaymentRow, p: PaymentAttempt): AgentAnswer {
+function replayedAnswer(deps: Deps, row: PaymentRow, p: PaymentAttempt, resource: string): Promise<AgentAnswer> {
   deps.metrics.payments.inc({ outcome: 'replayed' });
-  return storedAnswer(row, p, { 'x-svc-replayed': 'true' });
+  return storedAnswer(deps, row, p, resource, { 'x-svc-replayed': 'true' });
 }
 
-function storedAnswer(row: SettledPayment, p: PaymentAttempt, extra: Record<string, string>): AgentAnswer {
+/**
+ * The stored answer, with its PAYMENT-RESPONSE; a settled payment's also carries the offer-receipt
+ * extension's signed receipt (signed-receipts.ts), dated as the stored receipt, so a replay carries the same.
+ */
+async function storedAnswer(deps: Deps, row: SettledPayment, p: PaymentAttempt, resource: string, extra: Record<string, string>): Promise<AgentAnswer> {
+  const body = row.response as Record<string, unknown>;
+  const txHash = row.txHash ?? '';
+  const createdAt = (body.receipt as { createdAt?: string } | undefined)?.createdAt;
+  const signed = txHash
+    ? receiptExtension(
+        await receiptSignerOf(deps).sign({ resourceUrl: resource, payer: row.payer, transaction: txHash, issuedAt: new Date(createdAt ?? deps.clock.now()) }),
+      )
+    : undefined;
   return {
     status: Number(row.responseStatus ?? 200),
-    body: row.response as Record<string, unknown>,
-    headers: { ...paymentResponseHeader(p, row.txHash ?? '', row.payer), ...extra },
+    body,
+    headers: { ...paymentResponseHeader(p, txHash, row.payer, signed), ...extra },
   };
 }
 
@@ -111,6 +125,22 @@ export async function runFreeAction(deps: Deps, req: AgentCallRequest): Promise<
     : await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
   await runAfterCommit(deps, work);
   return { status: 200, body: { ok: true, ...(work.result as object) }, headers: {} };
+}
+
+/**
+ * A free call whose wallet signed in with a Sign-In-With-X proof (sign-in-with-x.ts): the proof's
+ * nonce is claimed first (a replay is refused on every node), then the call runs as that wallet. No
+ * payment and no receipt: nothing was paid or authorized.
+ */
+async function runSignedInAction(deps: Deps, req: AgentCallRequest, header: string): Promise<AgentAnswer> {
+  const wallet = await verifySignInWithX(deps, header);
+  const call = { deps, wallet, params: req.params, input: req.input };
+  const state = await req.handler.check?.(call);
+  const work = req.action.readOnly
+    ? await req.handler.run({ ...call, tx: deps.db, state })
+    : await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
+  await runAfterCommit(deps, work);
+  return { status: successStatus(req.action), body: { ok: true, ...(work.result as object) }, headers: {} };
 }
 
 async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<void> {
@@ -131,6 +161,8 @@ async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<voi
  * handler.check (free; 4xx costs nothing) → facilitator.verify → claim (payer, nonce) → work → settle.
  */
 export async function runIdentityAction(deps: Deps, req: AgentCallRequest): Promise<AgentAnswer> {
+  const signIn = req.header(SIWX_HEADER);
+  if (signIn && priceOf(deps.config, req.action).amount === 0n) return runSignedInAction(deps, req, signIn);
   const p = await acceptedPayment(deps, req);
   for (let round = 0; round < 3; round++) {
     // 1–2. The same payment again, or the same Idempotency-Key: the earlier answer (or the money owed for it).
@@ -278,7 +310,7 @@ async function earlierAttempt(
       prior.status === 'committed' || prior.status === 'orphaned' ? prior : await waitForPayment(deps.db, key.payer, key.nonce, WAIT_FOR_INFLIGHT_MS);
     if (done === 'timeout') throw new AppError('conflict', 'the same payment is still being processed; retry shortly');
     if (!done) return { kind: 'retry' }; // the other attempt failed and released the payment: try it ourselves
-    if (done.status === 'committed') return { kind: 'answer', answer: replayedAnswer(deps, done, attempt) };
+    if (done.status === 'committed') return { kind: 'answer', answer: await replayedAnswer(deps, done, attempt, p.req.resource) };
     if (done.status === 'failed') {
       // The work is done; this retry pays for it, then gets its answer.
       if (!(await claimUnpaid(deps.db, key, deps.clock.now()))) return { kind: 'retry' };
@@ -297,7 +329,7 @@ async function earlierAttempt(
         throw new AppError('conflict', 'this Idempotency-Key was used for a different request', { idempotencyKey: idemKey });
       const done = await waitForPayment(deps.db, idem.payer, idem.nonce, WAIT_FOR_INFLIGHT_MS);
       if (done === 'timeout') throw new AppError('conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
-      if (done?.status === 'committed') return { kind: 'answer', answer: replayedAnswer(deps, done, attempt) };
+      if (done?.status === 'committed') return { kind: 'answer', answer: await replayedAnswer(deps, done, attempt, p.req.resource) };
       if (done?.status === 'failed')
         // Done but unpaid: doing it again under a new payment would do it twice.
         throw new AppError(
@@ -403,7 +435,7 @@ async function settleWorkedCall(
 ): Promise<AgentAnswer> {
   const outcome = await settleOnce(deps, key, verified, stored);
   deps.metrics.payments.inc({ outcome: outcome.settled ? 'settled' : 'settlement_failed' });
-  if (outcome.settled) return storedAnswer(outcome.row, attempt, extraHeaders);
+  if (outcome.settled) return storedAnswer(deps, outcome.row, attempt, verified.resource, extraHeaders);
   throw new AppError(
     'payment_settlement_failed',
     `settlement failed (${outcome.reason}); the work was done and is kept, but nothing was charged yet: send the same request with the same payment again once it can be settled to pay and get the answer`,

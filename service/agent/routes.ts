@@ -10,6 +10,18 @@ import { refuseUndeclaredFields } from '../http/known-fields.js';
 import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
 import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
 import type { AnyAgentHandler } from './typed-handler.js';
+import { priceOf } from '../payments/prices.js';
+import { siwxDeclaration } from '../payments/sign-in-with-x.js';
+import { httpDiscoveryOf } from '../payments/bazaar.js';
+
+/**
+ * The x402 v2 extensions a 402 of this action declares: Bazaar discovery (input, output hint), and
+ * Sign-In-With-X where the call is free and only the wallet's identity is asked.
+ */
+function paymentExtensions(deps: Deps, action: AgentAction, resource: string, params: Record<string, string>): Record<string, unknown> {
+  const signIn = priceOf(deps.config, action).amount === 0n ? siwxDeclaration(deps.config, resource, deps.clock.now()) : {};
+  return { ...httpDiscoveryOf(action, params), ...signIn };
+}
 
 async function readBody(c: Context, action: AgentAction): Promise<unknown> {
   if (action.method === 'GET' || action.method === 'DELETE') return {};
@@ -60,7 +72,8 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
       } catch (e) {
         if (e instanceof PaymentRequiredError) {
           deps.metrics.payments.inc({ outcome: e.reason === 'payment_required' ? 'required' : 'refused' });
-          return paymentRequiredResponse(deps.config, { action, resource }, e.reason, e.message);
+          const extensions = paymentExtensions(deps, action, resource, c.req.param());
+          return paymentRequiredResponse(deps.config, { action, resource, extensions }, e.reason, e.message);
         }
         return respondWithError(c, e, deps.log);
       }

@@ -4,6 +4,7 @@ import { claimLease } from '../db/settings.js';
 import type { Deps } from '../deps.js';
 import { pruneOAuthRecords } from '../oauth/tokens.js';
 import { pruneAnsweredPayments } from '../payments/payment-store.js';
+import { pruneSiwxNonces } from '../payments/sign-in-with-x.js';
 import { prunePublishRequests } from '../sites/publish.js';
 import { deleteOrphanBlobs } from './orphan-blobs.js';
 
@@ -23,13 +24,15 @@ export interface HousekeepingReport {
   publishRequests: number;
   payments: number;
   idempotencyKeys: number;
+  signInNonces: number;
   uploads: number;
   orphanBlobs: number;
 }
 
 /**
  * Forgets what has outlived its use: expired dashboard sessions, OAuth codes and tokens, revoked
- * grants, publish requestIds and answered payments past their replay window, abandoned data-file
+ * grants, publish requestIds and answered payments past their replay window, Sign-In-With-X nonces
+ * past their proofs' expiry, abandoned data-file
  * uploads, and blobs nothing references. Every step is idempotent, so two nodes running it at once
  * would only repeat work; the lease (one settings row) keeps it to one node per run anyway.
  * Returns null when another node holds the lease.
@@ -43,6 +46,7 @@ export async function runHousekeeping(deps: Deps, options: { force?: boolean } =
     ...(await pruneOAuthRecords(deps.db, now)),
     publishRequests: await prunePublishRequests(deps.db, now),
     ...payments,
+    signInNonces: await pruneSiwxNonces(deps.db, now),
     uploads: await pruneAbandonedUploads(deps, now),
     // Last: the uploads pruned above leave their blobs to it when a delete failed.
     orphanBlobs: await deleteOrphanBlobs(deps, now),

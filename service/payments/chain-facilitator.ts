@@ -162,6 +162,12 @@ export class ChainFacilitator implements Facilitator {
     return ok ? { isValid: true } : { isValid: false, invalidReason: 'invalid_signature' };
   }
 
+  async verifyMessage(address: Address, message: string, signature: Hex): Promise<boolean> {
+    await this.ensureChain();
+    // viem's universal validator: ERC-1271 for a deployed account, ERC-6492 (deployment simulated) otherwise.
+    return this.publicClient.verifyMessage({ address, message, signature }).catch(() => false);
+  }
+
   private async isDeployed(address: Address): Promise<boolean> {
     const code = await this.publicClient.getCode({ address });
     return Boolean(code && code !== '0x');

@@ -46,6 +46,12 @@ export interface Facilitator {
    * (ERC-1271 `isValidSignature`), or one not deployed yet (ERC-6492, through an accepted factory).
    */
   verifySignature(payment: VerifiedPayment): Promise<FacilitatorVerifyResult>;
+  /**
+   * Whether a smart account signed a plain (EIP-191) message: ERC-1271 when deployed, ERC-6492 when
+   * not yet (simulated in an eth_call, nothing sent). Sign-In-With-X proofs; absent where the
+   * facilitator has no chain to ask (remote mode: plain-key proofs only).
+   */
+  verifyMessage?(address: `0x${string}`, message: string, signature: `0x${string}`): Promise<boolean>;
   /** `onSubmitted` is called with the hash as soon as the transaction is sent (before it is mined). */
   settle(payment: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult>;
   supported(): Promise<{ kinds: SupportedKind[] }>;

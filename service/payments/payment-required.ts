@@ -3,12 +3,15 @@ import { PAYMENT_HEADERS, USDC_ADDRESS, USDC_EIP712_NAME, USDC_EIP712_VERSION, X
 import type { PaymentRequiredV1Body, PaymentRequiredV2 } from '../../shared/agent-api/payment-requirements.js';
 import type { Config } from '../config.js';
 import { AppError } from '../http/app-error.js';
+import { v1OutputSchemaOf } from './bazaar.js';
 import { priceOf } from './prices.js';
 
 export interface PaymentContext {
   action: AgentAction;
   /** Absolute URL of the request being paid. */
   resource: string;
+  /** x402 v2 extensions declared in PAYMENT-REQUIRED (sign-in-with-x on free identity calls). */
+  extensions?: Record<string, unknown>;
 }
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -39,7 +42,8 @@ export function paymentRequiredResponse(config: Config, ctx: PaymentContext, rea
         payTo: config.x402.recipient,
         maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
         asset: USDC_ADDRESS,
-        outputSchema: { input: { type: 'http', method: ctx.action.method, discoverable: true } },
+        // x402 v1's discovery form (Bazaar v1: method, body fields, output schema).
+        outputSchema: v1OutputSchemaOf(ctx.action),
         extra,
       },
     ],
@@ -59,6 +63,7 @@ export function paymentRequiredResponse(config: Config, ctx: PaymentContext, rea
         extra,
       },
     ],
+    ...(ctx.extensions && Object.keys(ctx.extensions).length ? { extensions: ctx.extensions } : {}),
   };
   return new Response(JSON.stringify(v1), {
     status: 402,

@@ -16,6 +16,11 @@ export interface X402Config {
   recipient: string;
   rpcUrl?: string;
   settlerKey?: `0x${string}`;
+  /**
+   * Signs the offer-receipt extension's receipts (SVC_X402_RECEIPT_KEY, a 32-byte hex private key);
+   * unset: a key derived from the service's own secret (same on every node, unique per deployment).
+   */
+  receiptKey?: `0x${string}`;
   /** `chain` mode: the settler's requests of one event-loop turn go as one JSON-RPC batch (SVC_X402_RPC_BATCH; off by default: not every node accepts batches). */
   rpcBatch: boolean;
   facilitatorUrl?: string;
@@ -54,6 +59,7 @@ export interface X402Env {
   SVC_X402_RECIPIENT?: string;
   SVC_X402_RPC_URL?: string;
   SVC_X402_SETTLER_KEY?: string;
+  SVC_X402_RECEIPT_KEY?: string;
   /** Parsed by config.ts like its other on/off settings (1, true or yes). */
   SVC_X402_RPC_BATCH?: boolean;
   SVC_X402_FACILITATOR_URL?: string;
@@ -87,6 +93,8 @@ export function parseX402Config(e: X402Env): X402Config {
     if (!settlerKey || !/^0x[0-9a-fA-F]{64}$/.test(settlerKey))
       fail('SVC_X402_SETTLER_KEY', 'required when SVC_X402_MODE=chain: a 0x-prefixed 32-byte hex private key');
   }
+  const receiptKey = e.SVC_X402_RECEIPT_KEY?.trim() || undefined;
+  if (receiptKey && !/^0x[0-9a-fA-F]{64}$/.test(receiptKey)) fail('SVC_X402_RECEIPT_KEY', 'a 0x-prefixed 32-byte hex private key (it signs receipts)');
   if (mode === 'remote' && !facilitatorUrl) fail('SVC_X402_FACILITATOR_URL', 'required when SVC_X402_MODE=remote');
 
   const prices: Record<string, string> = Object.fromEntries(AGENT_ACTIONS.map((a) => [a.name, a.price]));
@@ -129,6 +137,7 @@ export function parseX402Config(e: X402Env): X402Config {
     recipient: recipient!,
     rpcUrl,
     settlerKey: settlerKey as `0x${string}` | undefined,
+    receiptKey: receiptKey as `0x${string}` | undefined,
     rpcBatch: e.SVC_X402_RPC_BATCH ?? false,
     facilitatorUrl,
     facilitatorAuth: e.SVC_X402_FACILITATOR_AUTH?.trim() || undefined,

@@ -35,4 +35,6 @@ export const PAYMENT_HEADERS = {
   v2Request: 'PAYMENT-SIGNATURE',
   v2Response: 'PAYMENT-RESPONSE',
   idempotencyKey: 'Idempotency-Key',
+  /** x402 `sign-in-with-x` extension: a wallet's signed SIWE proof, for free calls that need its identity. */
+  signInWithX: 'SIGN-IN-WITH-X',
 } as const;

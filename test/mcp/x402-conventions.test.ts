@@ -3,6 +3,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { createSIWxPayload, encodeSIWxHeader, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
+import { type EIP712SignedReceipt, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
 import { withX402Client } from 'agents/x402';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +64,13 @@ describe('x402 over MCP: every client convention', () => {
     })) as CallToolResult;
     expect(paid.isError, text(paid)).toBeFalsy();
     expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, network: 'eip155:8453', payer: payer.address.toLowerCase() });
+    // The settlement also carries the offer-receipt extension's signed receipt.
+    const settled = paid._meta?.['x402/payment-response'] as {
+      transaction: string;
+      extensions: { 'offer-receipt': { info: { receipt: EIP712SignedReceipt } } };
+    };
+    const signed = await verifyReceiptSignatureEIP712(settled.extensions['offer-receipt'].info.receipt);
+    expect(signed.payload).toMatchObject({ payer: payer.address.toLowerCase(), transaction: settled.transaction });
     const app = (paid.structuredContent as { app: { pathUrl: string } }).app;
     expect(await (await fetch(app.pathUrl)).text()).toContain('Paid by agents');
     const after = await balances(payer);
@@ -152,6 +161,29 @@ describe('x402 over MCP: every client convention', () => {
     const missing = (await client.callTool({ name: 'publish_app', arguments: {} })) as CallToolResult;
     expect(missing.isError).toBe(true);
     await client.close();
+  });
+
+  it('list_apps signs in with Sign-In-With-X over MCP: the proof in _meta["x402/sign-in-with-x"], once', async () => {
+    const payer = await fundedWallet(h, 1_000_000n);
+    const client = withX402Client(await connect('/mcp/x402'), { account: payer as never });
+    const made = (await client.callTool(null, { name: 'create_app_from_html', arguments: { appName: 'conv-siwx', html: html('Mine') } })) as CallToolResult;
+    expect(made.isError, text(made)).toBeFalsy();
+    await client.close();
+    const plain = await connect('/mcp/x402');
+    const before = await balances(payer);
+    const asked = (await plain.callTool({ name: 'list_apps', arguments: {} })) as CallToolResult;
+    expect(asked.isError).toBe(true);
+    expect(JSON.parse(text(asked))['x402/error'].message).toContain('_meta["x402/sign-in-with-x"]');
+    const siwx = (asked.structuredContent as { extensions: { 'sign-in-with-x': SIWxExtension } }).extensions['sign-in-with-x'];
+    const proof = encodeSIWxHeader(await createSIWxPayload({ ...siwx.info, chainId: 'eip155:8453', type: 'eip191' }, payer, siwx.info.uri));
+    const listed = (await plain.callTool({ name: 'list_apps', arguments: {}, _meta: { 'x402/sign-in-with-x': proof } })) as CallToolResult;
+    expect(listed.isError, text(listed)).toBeFalsy();
+    expect((listed.structuredContent as { apps: { appName: string }[] }).apps.map((a) => a.appName)).toEqual(['conv-siwx']);
+    const replayed = (await plain.callTool({ name: 'list_apps', arguments: {}, _meta: { 'x402/sign-in-with-x': proof } })) as CallToolResult;
+    expect(replayed.isError).toBe(true);
+    expect(text(replayed)).not.toContain('conv-siwx');
+    expect(await balances(payer)).toEqual(before);
+    await plain.close();
   });
 
   it('refuses an unknown ?x402_errors= with a 400 that names the choices', async () => {

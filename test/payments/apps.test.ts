@@ -24,9 +24,9 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
 
   it('free discovery: describe_api lists the 17 actions with the spec fields; pricing matches; suggest_site_name is free and available', async () => {
     const doc = await (await fetch(`${h.url}/api/x402`)).json();
-    // The spec's fields, plus (development mode only) the dev chain's rpcUrl.
+    // The spec's fields, plus (development mode only) the dev chain's rpcUrl, and who signs receipts.
     expect(Object.keys(doc).sort()).toEqual(
-      ['currency', 'endpoints', 'network', 'ok', 'payment', 'pricingUpdatedAt', 'purpose', 'recipient', 'rpcUrl', 'service'].sort(),
+      ['currency', 'endpoints', 'network', 'ok', 'payment', 'pricingUpdatedAt', 'purpose', 'receiptSigner', 'recipient', 'rpcUrl', 'service'].sort(),
     );
     expect(doc.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(doc).toMatchObject({ ok: true, network: 'eip155:8453', currency: 'USDC' });

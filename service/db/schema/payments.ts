@@ -73,3 +73,18 @@ export const x402Idempotency = pgTable(
   },
   (t) => [primaryKey({ columns: [t.wallet, t.key] })],
 );
+
+/**
+ * Sign-In-With-X proofs accepted (x402 `sign-in-with-x` extension, service/payments/sign-in-with-x.ts):
+ * the message's nonce is claimed here before the call runs, so a proof signs in once, on any node.
+ * Kept until the proof could no longer be accepted anyway (`expiresAt`), then purged by housekeeping.
+ */
+export const siwxNonces = pgTable(
+  'siwx_nonces',
+  {
+    nonce: text('nonce').primaryKey(),
+    address: text('address').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('siwx_nonces_expires_at_idx').on(t.expiresAt)],
+);

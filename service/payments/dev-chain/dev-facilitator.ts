@@ -197,6 +197,9 @@ export class DevChainFacilitator implements DevFacilitator {
   async verifySignature(p: VerifiedPayment): Promise<FacilitatorVerifyResult> {
     return this.onChain((c) => c.verifySignature(p));
   }
+  async verifyMessage(address: `0x${string}`, message: string, signature: `0x${string}`): Promise<boolean> {
+    return (await this.chain()).verifyMessage(address, message, signature);
+  }
   async settle(p: VerifiedPayment, onSubmitted?: (txHash: string) => void): Promise<FacilitatorSettleResult> {
     return (await this.chain()).settle(p, onSubmitted);
   }

@@ -30,6 +30,10 @@ export const DiscoveryDocumentSchema = z
     purpose: z.string(),
     network: z.literal(X402_NETWORK),
     recipient: z.string().describe('Receiving wallet address'),
+    receiptSigner: z
+      .string()
+      .optional()
+      .describe('Address that signs the offer-receipt receipts of settled payments (verifyReceiptSignatureEIP712 recovers it)'),
     currency: z.literal(X402_CURRENCY),
     pricingUpdatedAt: z.number().int().describe('Epoch milliseconds of the latest price change'),
     payment: z.string().describe('How to pay'),
