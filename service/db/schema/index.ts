@@ -8,3 +8,4 @@ export * from './functions.js';
 export * from './datasets.js';
 export * from './payments.js';
 export * from './abuse.js';
+export * from './site-versions.js';
