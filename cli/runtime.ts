@@ -8,6 +8,7 @@ import { systemClock, type Clock, type Deps } from '../service/deps.js';
 import { createLogger, type Logger } from '../service/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
 import { TableLists } from '../service/tables/table-lists.js';
+import { SiteTraffic } from '../service/sites/traffic-counter.js';
 import { SiteCache } from '../service/sites/site-cache.js';
 import { createMetrics } from '../service/metrics/metrics.js';
 import { followSiteChanges } from '../service/sites/site-changes.js';
@@ -74,6 +75,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
+    traffic: new SiteTraffic(),
     tableLists: new TableLists(tableReads.db, metrics),
     facilitator: createFacilitator(config, log),
     metrics,

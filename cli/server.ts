@@ -13,6 +13,7 @@ import type { Config } from '../service/config.js';
 import type { Deps } from '../service/deps.js';
 import type { AppEnv } from '../service/http/env.js';
 import { startHousekeeping } from '../service/housekeeping/housekeeping.js';
+import { startTrafficFlush } from '../service/sites/traffic.js';
 import { startPayments } from '../service/payments/startup.js';
 import { sitesDomainWarning } from '../service/sites/sites-domain-check.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -61,6 +62,7 @@ export async function startService(config: Config, options: StartServiceOptions 
   if (sitesDomain) runtime.deps.log.warn(sitesDomain, { baseUrl: config.baseUrl, sitesDomain: config.sitesDomain });
   const { line: payments, stop: stopPayments } = await startPayments(runtime.deps);
   const housekeeping = startHousekeeping(runtime.deps);
+  const traffic = startTrafficFlush(runtime.deps);
   const adminToken = randomBytes(32).toString('base64url');
   let stopping = false;
   const app = buildApp(runtime.deps, { adminToken, isStopping: () => stopping });
@@ -88,6 +90,8 @@ export async function startService(config: Config, options: StartServiceOptions 
       if (cut) runtime.deps.log.warn('stopping: requests still running at the shutdown timeout were cut off', { cut });
       stopPayments();
       housekeeping.stop();
+      // After the drain: what the last requests served is counted too.
+      await traffic.stop();
       await runtime.close();
     },
   };

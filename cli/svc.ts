@@ -15,6 +15,9 @@ Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
   ${CLI} serve                                    start the service (same as npm start)
   ${CLI} account create --email <email>           create an account
   ${CLI} account password --email <email>         set the dashboard password (read from stdin); ends its sessions
+  ${CLI} account versions --email <email> [--keep-last <n>] [--keep-days <d>] [--reset]
+                                                          show or set how many site versions the account keeps
+                                                          (its own over SVC_VERSIONS_KEEP_LAST/_DAYS; --reset drops it)
   ${CLI} key create --email <email> (--scopes a,b | --all-scopes) [--name <name>]
                                                           create a personal API key (shown once)
   ${CLI} key list --email <email>                 list an account's keys
@@ -136,6 +139,9 @@ const OPTIONS = {
   functions: { type: 'string' },
   'invocations-per-month': { type: 'string' },
   'tables-per-site': { type: 'string' },
+  'keep-last': { type: 'string' },
+  'keep-days': { type: 'string' },
+  reset: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -155,6 +161,22 @@ const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
   'payments reconcile': async (i) => print(await runOperation(i.config, 'x402.reconcile', {})),
   'account create': async (i) => print(await runOperation(i.config, 'account.create', { email: i.need('email') })),
   'account password': async (i) => print(await runOperation(i.config, 'account.password', { email: i.need('email'), password: await readStdin() })),
+  'account versions': async (i) => {
+    const n = (name: 'keep-last' | 'keep-days') => {
+      const v = i.values[name];
+      if (v === undefined) return undefined;
+      if (!/^\d+$/.test(v)) throw new CliError(`--${name} is a whole number, not "${v}"`);
+      return Number(v);
+    };
+    return print(
+      await runOperation(i.config, 'account.versions', {
+        email: i.need('email'),
+        keepLast: n('keep-last'),
+        keepDays: n('keep-days'),
+        reset: Boolean(i.values.reset),
+      }),
+    );
+  },
   'key create': createKey,
   'key list': async (i) => print(await runOperation(i.config, 'key.list', { email: i.need('email') })),
   'key revoke': async (i) => print(await runOperation(i.config, 'key.revoke', { email: i.need('email'), keyId: i.need('id') })),

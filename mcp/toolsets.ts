@@ -9,6 +9,8 @@ export const TOOLSETS = {
   tables: "Read and write a Table's records (its REST Table API), whoever made it.",
   datasets: 'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile, Parquet) into a Table API.',
   wallet: 'The paying wallet: balance, spend caps, prices (quote) and receipts.',
+  versions:
+    "Versions of apps (each with a preview URL), rollback, and what they served per day: the wallet's apps, and the account's with a key. Not in the default list (its size budget): SVC_TOOLSETS=default,versions.",
   account: 'Account API (needs a signed-in account or SVC_API_KEY): sites, tables, datasets and usage of the account.',
   functions: 'Account API functions (needs a signed-in account or SVC_API_KEY): create, publish, invoke, share.',
   advanced: 'Low-level steps (upload URLs, multipart completion, raw catalogue and pricing, paid bulk inserts) that the composite tools already do for you.',
@@ -42,6 +44,9 @@ export const TOOLSET_OF: Record<string, Toolset> = {
   publish_app: 'apps',
   unpublish_app: 'apps',
   delete_app: 'apps',
+  list_app_versions: 'versions',
+  rollback_app: 'versions',
+  get_app_traffic: 'versions',
   deploy_site: 'apps',
   create_table_api: 'apps',
   table_query: 'tables',

@@ -55,6 +55,9 @@ const EnvSchema = z.object({
   SVC_METRICS_TOKEN: optionalText,
   SVC_SHUTDOWN_TIMEOUT_SECONDS: int(25),
   SVC_SITE_CACHE_TTL_MS: int(30_000),
+  SVC_VERSIONS_KEEP_LAST: int(20),
+  SVC_VERSIONS_KEEP_DAYS: int(30),
+  SVC_TRAFFIC_FLUSH_MS: int(5_000),
   SVC_RATE_LIMIT_PER_MINUTE: int(600),
   SVC_MAX_SITES_PER_ACCOUNT: int(100),
   SVC_MAX_FILES_PER_SITE: int(1000),
@@ -176,6 +179,10 @@ export interface Config {
   /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
   mcpPort: number | null;
   limits: Limits;
+  /** Versions of sites kept: the last `keepLast` and any newer than `keepDays` days (an account may set its own). */
+  versions: { keepLast: number; keepDays: number };
+  /** How often a node adds the site traffic it counted to the database (at least every 100 ms). */
+  trafficFlushMs: number;
   functions: FunctionsConfig;
   oauth: OAuthConfig;
   dashboard: DashboardConfig;
@@ -273,6 +280,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStorageBytes: e.SVC_MAX_STORAGE_BYTES,
       maxJsonBodyBytes: e.SVC_MAX_JSON_BODY_BYTES,
     },
+    versions: { keepLast: Math.max(1, e.SVC_VERSIONS_KEEP_LAST), keepDays: e.SVC_VERSIONS_KEEP_DAYS },
+    trafficFlushMs: e.SVC_TRAFFIC_FLUSH_MS,
     functions: {
       maxFunctionsPerAccount: e.SVC_MAX_FUNCTIONS_PER_ACCOUNT,
       maxCodeBytes: e.SVC_FUNCTION_MAX_CODE_BYTES,

@@ -4,6 +4,7 @@ import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
+import type { SiteTraffic } from './sites/traffic-counter.js';
 import type { TableLists } from './tables/table-lists.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { BlobStore } from './storage/blob-store.js';
@@ -34,6 +35,8 @@ export interface Deps {
   secret: string;
   /** Node-local cache of the site-serving hot path; writers invalidate it. */
   siteCache: SiteCache;
+  /** Node-local counts of what hosted sites served, flushed to the database every few seconds. */
+  traffic: SiteTraffic;
   /** Node-local Table API reads: the tables read before (checked inside each statement) and the reads in flight. */
   tableLists: TableLists;
   /** Verifies and settles Agent API payments (SVC_X402_MODE: dev chain, chain RPC, or remote facilitator). */

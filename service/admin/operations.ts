@@ -25,6 +25,7 @@ import {
   unblockWallet,
   WalletAddressSchema,
 } from '../operator/takedowns.js';
+import { retentionOf, setRetention } from '../sites/versions.js';
 
 /**
  * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
@@ -85,7 +86,12 @@ export const adminOperations = {
   'site.file.put': op(z.object({ siteId: z.string(), path: z.string(), contentBase64: z.string(), contentType: z.string().optional() }), async (deps, i) => {
     const [site] = await deps.db.select().from(sites).where(eq(sites.id, i.siteId));
     if (!site) throw new AppError('not_found', `site ${i.siteId} not found`);
-    const written = await writeSiteFile(deps, site, { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType });
+    const written = await writeSiteFile(
+      deps,
+      site,
+      { path: i.path, bytes: Buffer.from(i.contentBase64, 'base64'), contentType: i.contentType },
+      { kind: 'operator' },
+    );
     return { site: await viewSite(deps, written) };
   }),
   'abuse.list': op(z.object({ limit: z.number().int().min(1).max(10_000).default(100), site: z.string().min(1).optional() }), async (deps, i) => ({
@@ -105,6 +111,22 @@ export const adminOperations = {
   'audit.list': op(
     z.object({ limit: z.number().int().min(1).max(1000).default(50), target: z.string().trim().min(1).optional(), before: z.iso.datetime().optional() }),
     async (deps, i) => ({ entries: await listAudit(deps.db, { limit: i.limit, target: i.target, before: i.before ? new Date(i.before) : undefined }) }),
+  ),
+  'account.versions': op(
+    z.object({
+      email: z.string(),
+      keepLast: z.number().int().min(1).optional(),
+      keepDays: z.number().int().min(0).optional(),
+      reset: z.boolean().default(false),
+    }),
+    async (deps, i) => {
+      const account = await requireAccountByEmail(deps.db, i.email);
+      if (i.reset) return { account: { id: account.id, email: account.email }, retention: await setRetention(deps, account.id, null), own: false };
+      const now = await retentionOf(deps, account.id);
+      if (i.keepLast === undefined && i.keepDays === undefined) return { account: { id: account.id, email: account.email }, retention: now };
+      const retention = await setRetention(deps, account.id, { keepLast: i.keepLast ?? now.keepLast, keepDays: i.keepDays ?? now.keepDays });
+      return { account: { id: account.id, email: account.email }, retention, own: true };
+    },
   ),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),

@@ -29,6 +29,7 @@ export const DONE: Record<string, string> = {
   password_changed: 'Your password was changed; other browsers are signed out.',
   sessions_ended: 'Every other session was signed out.',
   cookie_conflict: "You were signed out: a page of another host set a cookie in this dashboard's name. Sign in again.",
+  rolled_back: 'Rolled back: the site serves that version now, as a new version.',
 };
 
 export function dashboardSecurityHeaders(c: Context, formAction = "'self'"): void {

@@ -4,6 +4,9 @@ import type { PersonalKeyInfo } from '../accounts/personal-keys.js';
 import type { ConnectedApp } from '../oauth/tokens.js';
 import type { AuthorizationRequest } from '../oauth/authorize.js';
 import type { SiteView } from '../sites/sites.js';
+import { randomUUID } from 'node:crypto';
+import type { SiteVersionView } from '../../shared/account-api/site-versions.js';
+import type { SiteTrafficAnswer } from '../../shared/account-api/site-traffic.js';
 import { csrfField, html, layout, notice, type Html } from './layout.js';
 
 export interface Chrome {
@@ -140,7 +143,7 @@ ${
 }
 ${input.sites.length === 0 ? html`<div class="card"><p class="muted">No sites yet.</p></div>` : ''}
 ${input.sites.map(
-  ({ site, tables }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat">${site.slug}</h2>
+  ({ site, tables }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat"><a href="/dashboard/sites/${site.id}">${site.slug}</a></h2>
 <span class="pill ${site.published ? 'ok' : 'off'}">${site.published ? 'published' : 'unpublished'}</span><span class="pill">${site.visibility}</span>${site.suspension ? html`<span class="pill off">suspended</span>` : ''}<span class="spacer"></span>
 <a href="${site.pathUrl}">${site.pathUrl}</a></div>
 ${
@@ -161,6 +164,53 @@ ${
 }</div>`,
 )}`,
   );
+}
+
+/** One site: its versions (preview, roll back) and what it served per day. */
+export function sitePage(
+  chrome: Chrome,
+  input: {
+    site: SiteView;
+    versions: { current: number; total: number; versions: SiteVersionView[] };
+    traffic: SiteTrafficAnswer;
+    error?: string;
+    ok?: string;
+  },
+): Html {
+  const { site, versions, traffic } = input;
+  const requestId = randomUUID();
+  return layout(
+    { title: site.slug, active: 'sites', ...chrome },
+    html`<h1>${site.slug}</h1><p class="lead"><a href="${site.pathUrl}">${site.pathUrl}</a> · serves version ${versions.current} · <a href="/dashboard/sites">all sites</a></p>
+${notice('error', input.error)}${notice('ok', input.ok)}
+<div class="card" id="traffic"><h2>Traffic, last ${traffic.days.length} days</h2>
+<p class="small muted">${formatNumber(traffic.total.requests, 'requests')} requests · ${formatNumber(traffic.total.bytes, 'bytes')} served; previews: ${formatNumber(traffic.total.previewRequests, 'requests')} requests. Counted by each node and added every ${traffic.flushSeconds} s.</p>
+<table><thead><tr><th>Day (UTC)</th><th>Requests</th><th>Bytes</th><th>Preview requests</th></tr></thead><tbody>${traffic.days
+      .filter((d) => d.requests || d.previewRequests)
+      .reverse()
+      .map(
+        (d) =>
+          html`<tr data-day="${d.day}"><td>${d.day}</td><td>${d.requests}</td><td>${formatNumber(d.bytes, 'bytes')}</td><td>${d.previewRequests}</td></tr>`,
+      )}</tbody></table></div>
+<div class="card" id="versions"><h2>Versions</h2><p class="small muted">${versions.total} kept, newest first. A preview serves exactly that version; rolling back makes it live again as a new version.</p>
+<table><thead><tr><th>#</th><th>When</th><th>What changed</th><th>By</th><th>Files</th><th></th></tr></thead><tbody>${versions.versions.map(
+      (
+        v,
+      ) => html`<tr data-version="${v.version}"><td>${v.version}${v.current ? html` <span class="pill ok">live</span>` : ''}</td><td class="small">${v.createdAt.replace('T', ' ').slice(0, 19)}</td>
+<td>${v.summary}</td><td class="small">${actorText(v.by)}</td><td class="small">${v.fileCount} · ${formatNumber(v.bytes, 'bytes')}</td>
+<td><a href="${v.previewUrl}">Preview</a>${
+        v.current
+          ? ''
+          : html` <form class="inline" method="post" action="/dashboard/sites/${site.id}/rollback">${csrfField(chrome.csrf)}<input type="hidden" name="version" value="${String(v.version)}"><input type="hidden" name="requestId" value="${`${requestId}-${v.version}`}"><button class="secondary" type="submit">Roll back to this</button></form>`
+      }</td></tr>`,
+    )}</tbody></table></div>`,
+  );
+}
+
+function actorText(by: SiteVersionView['by']): string {
+  if (by.kind === 'wallet') return `wallet ${by.wallet.slice(0, 10)}…`;
+  if (by.kind === 'operator') return 'operator';
+  return by.credential.kind === 'personal_key' ? `key ${by.credential.id}` : by.credential.kind === 'oauth_token' ? 'an OAuth app' : 'dashboard';
 }
 
 export interface FunctionRowView {

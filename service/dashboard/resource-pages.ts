@@ -2,7 +2,9 @@ import type { Hono } from 'hono';
 import { AppError } from '../http/app-error.js';
 import { toAppError } from '../http/handle-error.js';
 import { accountOwner } from '../sites/owner.js';
-import { getOwnedSite, listOwnedSites } from '../sites/sites.js';
+import { getOwnedSite, listOwnedSites, viewSite } from '../sites/sites.js';
+import { readSiteTraffic } from '../sites/traffic.js';
+import { listVersions, rollbackSite } from '../sites/versions.js';
 import { formText as text, type PageKit, renderPage } from './page-kit.js';
 import * as pages from './pages.js';
 import type { DashboardSession } from './session.js';
@@ -30,6 +32,52 @@ function sitePages(app: Hono, { deps, resources, signedIn, done }: PageKit): voi
     '/dashboard/sites',
     signedIn(async (c, s, chrome) => renderPage(c, pages.sitesPage(chrome, { ...(await sitesView(s)), ok: done(c) }))),
   );
+
+  async function siteView(s: DashboardSession, siteId: string) {
+    const site = await getOwnedSite(deps.db, accountOwner(s.accountId), siteId);
+    return {
+      site: await viewSite(deps, site),
+      versions: await listVersions(deps, site, { limit: 50, offset: 0 }),
+      traffic: await readSiteTraffic(deps, site.id, 30),
+    };
+  }
+
+  app.get(
+    '/dashboard/sites/:siteId',
+    signedIn(async (c, s, chrome) => renderPage(c, pages.sitePage(chrome, { ...(await siteView(s, c.req.param('siteId')!)), ok: done(c) }))),
+  );
+
+  app.post(
+    '/dashboard/sites/:siteId/rollback',
+    signedIn(async (c, s, chrome, form) => {
+      const siteId = c.req.param('siteId')!;
+      try {
+        const site = await getOwnedSite(deps.db, accountOwner(s.accountId), siteId);
+        const version = Number(text(form.version));
+        if (!Number.isInteger(version) || version < 1) throw new AppError('validation_failed', 'no version chosen');
+        // The form's requestId: a form sent twice (a reload) rolls back once.
+        const requestId = text(form.requestId) || undefined;
+        await rollbackSite(
+          deps,
+          site,
+          { version, requestId },
+          { kind: 'account', accountId: s.accountId, credential: { kind: 'dashboard_session', id: 'dashboard' } },
+        );
+        return c.redirect(`/dashboard/sites/${encodeURIComponent(site.id)}?done=rolled_back`, 303);
+      } catch (e) {
+        const err = toAppError(e, deps.log);
+        if (err.code === 'not_found' && !(await isOwnSite(s, siteId))) return renderPage(c, pages.errorPage('Not found', err.message, chrome), 404);
+        return renderPage(c, pages.sitePage(chrome, { ...(await siteView(s, siteId)), error: err.message }), err.status);
+      }
+    }),
+  );
+
+  async function isOwnSite(s: DashboardSession, siteId: string): Promise<boolean> {
+    return getOwnedSite(deps.db, accountOwner(s.accountId), siteId).then(
+      () => true,
+      () => false,
+    );
+  }
 
   app.post(
     '/dashboard/sites/:siteId/tables/:tableId/write-key',

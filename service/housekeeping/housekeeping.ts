@@ -6,6 +6,7 @@ import { pruneOAuthRecords } from '../oauth/tokens.js';
 import { pruneAnsweredPayments } from '../payments/payment-store.js';
 import { pruneSiwxNonces } from '../payments/sign-in-with-x.js';
 import { prunePublishRequests } from '../sites/publish.js';
+import { pruneVersions } from '../sites/versions.js';
 import { deleteOrphanBlobs } from './orphan-blobs.js';
 
 /** How often a node offers to do the housekeeping; the lease makes one node at a time do it. */
@@ -26,14 +27,15 @@ export interface HousekeepingReport {
   idempotencyKeys: number;
   signInNonces: number;
   uploads: number;
+  versions: number;
   orphanBlobs: number;
 }
 
 /**
  * Forgets what has outlived its use: expired dashboard sessions, OAuth codes and tokens, revoked
  * grants, publish requestIds and answered payments past their replay window, Sign-In-With-X nonces
- * past their proofs' expiry, abandoned data-file
- * uploads, and blobs nothing references. Every step is idempotent, so two nodes running it at once
+ * past their proofs' expiry, abandoned data-file uploads, site versions past their retention, and
+ * blobs nothing references. Every step is idempotent, so two nodes running it at once
  * would only repeat work; the lease (one settings row) keeps it to one node per run anyway.
  * Returns null when another node holds the lease.
  */
@@ -48,6 +50,8 @@ export async function runHousekeeping(deps: Deps, options: { force?: boolean } =
     ...payments,
     signInNonces: await pruneSiwxNonces(deps.db, now),
     uploads: await pruneAbandonedUploads(deps, now),
+    // Before the sweep: the blobs only the pruned versions named go with it.
+    versions: await pruneVersions(deps, now),
     // Last: the uploads pruned above leave their blobs to it when a delete failed.
     orphanBlobs: await deleteOrphanBlobs(deps, now),
   };

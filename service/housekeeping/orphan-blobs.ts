@@ -1,6 +1,6 @@
 import { inArray } from 'drizzle-orm';
 import { SITE_UPLOAD_URL_TTL_SECONDS } from '../../shared/agent-api/actions/common.js';
-import { datasets, datasetUploads, siteFiles } from '../db/schema/index.js';
+import { datasets, datasetUploads, siteFiles, siteVersionFiles } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import type { BlobInfo } from '../storage/blob-store.js';
 
@@ -19,8 +19,8 @@ export function orphanGraceMs(deps: Deps): number {
 }
 
 /**
- * Deletes blobs under `sites/` that nothing references (a site file row, a dataset's source file, an
- * open upload slot) and that were last written more than `graceMs` ago: files replaced or deleted,
+ * Deletes blobs under `sites/` that nothing references (a site file row, a kept version's file, a
+ * dataset's source file, an open upload slot) and that were last written more than `graceMs` ago: files replaced or deleted,
  * the blobs of a deleted site, writes whose transaction rolled back or crashed. Safe beside writers:
  * a write stores its bytes under a key never used before (sites.ts newFileBlobKey, random upload keys),
  * so a key found unreferenced and old can never be referenced again. The listing comes first and
@@ -59,10 +59,11 @@ function groupBySite(blobs: BlobInfo[]): Map<string, BlobInfo[]> {
 }
 
 async function referencedKeys(deps: Deps, siteIds: string[]): Promise<Set<string>> {
-  const [files, sources, uploads] = await Promise.all([
+  const [files, kept, sources, uploads] = await Promise.all([
     deps.db.select({ key: siteFiles.blobKey }).from(siteFiles).where(inArray(siteFiles.siteId, siteIds)),
+    deps.db.selectDistinct({ key: siteVersionFiles.blobKey }).from(siteVersionFiles).where(inArray(siteVersionFiles.siteId, siteIds)),
     deps.db.select({ key: datasets.sourceKey }).from(datasets).where(inArray(datasets.siteId, siteIds)),
     deps.db.select({ key: datasetUploads.key }).from(datasetUploads).where(inArray(datasetUploads.siteId, siteIds)),
   ]);
-  return new Set([...files, ...sources, ...uploads].map((r) => r.key));
+  return new Set([...files, ...kept, ...sources, ...uploads].map((r) => r.key));
 }

@@ -10,6 +10,7 @@ import {
   updateAppFile,
   updateAppMeta,
 } from '../../shared/agent-api/actions/apps.js';
+import { listAppVersions, rollbackApp, getAppTraffic } from '../../shared/agent-api/actions/app-versions.js';
 import { asc, desc } from 'drizzle-orm';
 import { handlerFor } from '../agent/typed-handler.js';
 import type { TouchedApp } from '../agent/handler.js';
@@ -35,6 +36,8 @@ import {
   type SiteRow,
 } from './sites.js';
 import { SlugSchema } from './slugs.js';
+import { readSiteTraffic } from './traffic.js';
+import { assertCanRollBack, listVersions, rollbackSite } from './versions.js';
 import { addUploadedFiles, checkArrivedFiles, checkUploadRequest, issueUploadUrls, readUploadToken, sitePath } from './upload-urls.js';
 
 type AppStatus = 'created' | 'updated' | 'published' | 'deleted';
@@ -120,7 +123,7 @@ export const appAgentHandlers = {
       const row = await createSite(
         deps,
         walletOwner(wallet),
-        { slug: input.name, html: input.html, password: input.password, visibility: input.visibility, status: 'created' },
+        { slug: input.name, html: input.html, password: input.password, visibility: input.visibility, status: 'created', by: { kind: 'wallet', wallet } },
         tx,
       );
       return { result: appResult(deps, row, 'created'), app: touched(row) };
@@ -144,6 +147,7 @@ export const appAgentHandlers = {
         deps,
         site,
         { path: sitePath('path', input.path), bytes: Buffer.from(input.content, 'utf8'), contentType: input.contentType },
+        { kind: 'wallet', wallet },
         tx,
       );
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
@@ -214,8 +218,36 @@ export const appAgentHandlers = {
     },
     async run({ deps, wallet, params, input, tx, state }) {
       const site = await getWalletApp(tx, wallet, params.siteId);
-      const row = await addUploadedFiles(deps, site, state.files, input.entryPoint, tx);
+      const row = await addUploadedFiles(deps, site, state.files, input.entryPoint, { kind: 'wallet', wallet }, tx);
       return { result: appResult(deps, row, 'updated'), app: touched(row) };
+    },
+  }),
+  [listAppVersions.name]: handlerFor(listAppVersions, {
+    async run({ deps, wallet, params, tx }) {
+      const site = await getWalletApp(tx, wallet, params.siteId);
+      const { siteId, current, versions, total } = await listVersions(deps, site, { limit: 50, offset: 0 });
+      return { result: { siteId, current, versions, total }, app: null };
+    },
+  }),
+
+  [rollbackApp.name]: handlerFor(rollbackApp, {
+    async check({ deps, wallet, params, input }) {
+      // Before the payment: the app is the wallet's and the version is kept (or the requestId was answered).
+      const site = await getWalletApp(deps.db, wallet, params.siteId);
+      await assertCanRollBack(deps, site, input);
+    },
+    async run({ deps, wallet, params, input, tx }) {
+      const site = await getWalletApp(tx, wallet, params.siteId);
+      const done = await rollbackSite(deps, site, input, { kind: 'wallet', wallet }, tx);
+      return { result: { siteId: site.id, version: done.version, replayed: done.replayed }, app: touched(done.site) };
+    },
+  }),
+
+  [getAppTraffic.name]: handlerFor(getAppTraffic, {
+    async run({ deps, wallet, params, tx }) {
+      const site = await getWalletApp(tx, wallet, params.siteId);
+      const { ok: _ok, ...traffic } = await readSiteTraffic(deps, site.id, 30, tx);
+      return { result: traffic, app: null };
     },
   }),
 };

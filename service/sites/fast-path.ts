@@ -74,6 +74,8 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, hit: Hit)
   else headers['content-length'] = String(hit.file.size);
   headers['x-request-id'] = requestId;
   res.writeHead(status, headers);
-  res.end(status === 200 && req.method === 'GET' ? hit.file.body : undefined);
+  const body = status === 200 && req.method === 'GET' ? hit.file.body : undefined;
+  res.end(body);
+  deps.traffic.count(hit.site.id, body ? hit.file.size : 0, false);
   recordRequest(deps, { method: req.method!, path: hit.path, route: hit.route, status, ms: performance.now() - started, requestId });
 }

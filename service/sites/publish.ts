@@ -5,6 +5,7 @@ import { publishRequests, sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { accountOwner } from './owner.js';
+import type { VersionActor } from '../db/schema/site-versions.js';
 import type { PublishSiteBody } from '../../shared/account-api/sites.js';
 import { decodeInlineFile } from './inline-files.js';
 import { createSite, newSiteId, viewSite, type SiteView } from './sites.js';
@@ -14,7 +15,7 @@ import { createSite, newSiteId, viewSite, type SiteView } from './sites.js';
  * is written in the same transaction as the site, so a concurrent duplicate waits on the unique key,
  * fails, and then answers the first result: one site, whatever the retries.
  */
-export async function publishSite(deps: Deps, accountId: string, input: PublishSiteBody): Promise<{ site: SiteView; replayed: boolean }> {
+export async function publishSite(deps: Deps, accountId: string, input: PublishSiteBody, by: VersionActor): Promise<{ site: SiteView; replayed: boolean }> {
   const replay = await findReplay(deps, accountId, input.requestId);
   if (replay) return { site: replay, replayed: true };
   try {
@@ -24,7 +25,7 @@ export async function publishSite(deps: Deps, accountId: string, input: PublishS
       return createSite(
         deps,
         accountOwner(accountId),
-        { id, slug: input.slug, html: input.html, files: input.files?.map(decodeInlineFile), status: 'published' },
+        { id, slug: input.slug, html: input.html, files: input.files?.map(decodeInlineFile), status: 'published', by },
         tx,
       );
     });

@@ -30,6 +30,19 @@ import {
 } from './sites.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';
 import { FinalizeSiteUploadBodySchema, SiteUploadUrlsBodySchema, SiteUploadUrlsResponseSchema } from '../../shared/account-api/site-uploads.js';
+import {
+  RollbackBodySchema,
+  RollbackResponseSchema,
+  SiteVersionListQuerySchema,
+  SiteVersionListResponseSchema,
+  SiteVersionParams,
+  SiteVersionResponseSchema,
+} from '../../shared/account-api/site-versions.js';
+import type { Principal } from '../auth/principal.js';
+import { SiteTrafficQuerySchema, SiteTrafficResponseSchema } from '../../shared/account-api/site-traffic.js';
+import { readSiteTraffic } from './traffic.js';
+import type { VersionActor } from '../db/schema/site-versions.js';
+import { getVersion, listVersions, rollbackSite } from './versions.js';
 import { addUploadedFiles, checkArrivedFiles, checkUploadRequest, issueUploadUrls, readUploadToken } from './upload-urls.js';
 
 const listSitesRoute = createRoute({
@@ -136,6 +149,62 @@ const finalizeSiteUploadRoute = createRoute({
   responses: { 200: jsonResponse(SiteResponseSchema, 'The site after the change'), ...errorResponses(400, 401, 403, 404, 429) },
 });
 
+const listVersionsRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/versions',
+  tags: ['Sites'],
+  summary: 'List the versions of a Site',
+  description:
+    'Every publish and every change of the files (a rollback too) is a version; newest first, the one the site serves marked `current`. Each has a `previewUrl` serving exactly its files. Versions past the retention (the last N and any newer than D days) are pruned. Not in the specification.',
+  security: securityFor('svc.sites.read'),
+  request: { params: SiteIdParams, query: SiteVersionListQuerySchema },
+  responses: { 200: jsonResponse(SiteVersionListResponseSchema, 'Versions, newest first'), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+const getVersionRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/versions/{version}',
+  tags: ['Sites'],
+  summary: 'One version of a Site, with its files',
+  description: 'Its file list and a `previewUrl` that serves exactly this version while the site keeps serving its current one. Not in the specification.',
+  security: securityFor('svc.sites.read'),
+  request: { params: SiteVersionParams },
+  responses: { 200: jsonResponse(SiteVersionResponseSchema, 'The version'), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+const rollbackRoute = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/rollback',
+  tags: ['Sites'],
+  summary: 'Roll a Site back to a version',
+  description:
+    "Makes that version's files (and entry point) the site's in one step, served at once on every node; recorded as a new version, so a rollback can be rolled back. Idempotent per requestId: a repeat answers the version it made (200, replayed: true). Not in the specification.",
+  security: securityFor('svc.sites.write'),
+  request: { params: SiteIdParams, body: jsonBody(RollbackBodySchema) },
+  responses: {
+    201: jsonResponse(RollbackResponseSchema, 'Rolled back: the new version'),
+    200: jsonResponse(RollbackResponseSchema, 'Replay of an earlier rollback with the same requestId'),
+    ...errorResponses(400, 401, 403, 404, 409, 413, 429),
+  },
+});
+
+const trafficRoute = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/traffic',
+  tags: ['Sites'],
+  summary: 'Traffic of a Site per day',
+  description:
+    'Requests and bytes the site served per UTC day over the last `days` days (both URL forms; its version previews apart). Each node adds what it counted every few seconds (`flushSeconds`): the last seconds may not show yet. Not in the specification.',
+  security: securityFor('svc.sites.read'),
+  request: { params: SiteIdParams, query: SiteTrafficQuerySchema },
+  responses: { 200: jsonResponse(SiteTrafficResponseSchema, 'Per day, oldest first'), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+/** Who is making a change through the Account API: the account, through this credential. */
+export function accountActor(principal: Principal): VersionActor {
+  return { kind: 'account', accountId: principal.accountId, credential: { kind: principal.credential.kind, id: principal.credential.id } };
+}
+
 /** Account API: `/api/v1/sites…` (mounted under /api/v1). */
 export function siteRoutes(deps: Deps) {
   const r = createApiRouter();
@@ -148,7 +217,7 @@ export function siteRoutes(deps: Deps) {
     return c.json({ ok: true as const, sites, total, ...page }, 200);
   });
   r.openapi({ ...publishSiteRoute, middleware: [publish] as const }, async (c) => {
-    const result = await publishSite(deps, c.var.principal.accountId, c.req.valid('json'));
+    const result = await publishSite(deps, c.var.principal.accountId, c.req.valid('json'), accountActor(c.var.principal));
     return c.json({ ok: true as const, ...result }, result.replayed ? 200 : 201);
   });
   r.openapi({ ...getSiteRoute, middleware: [read] as const }, async (c) => {
@@ -163,7 +232,7 @@ export function siteRoutes(deps: Deps) {
   r.openapi({ ...writeSiteFilesRoute, middleware: [write] as const }, async (c) => {
     const change = siteFilesChange(c.req.valid('json'));
     const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
-    const row = await changeSiteFiles(deps, site, change);
+    const row = await changeSiteFiles(deps, site, change, accountActor(c.var.principal));
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...siteUploadUrlsRoute, middleware: [write] as const }, async (c) => {
@@ -176,7 +245,7 @@ export function siteRoutes(deps: Deps) {
     const site = await getChangeableSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
     const input = c.req.valid('json');
     const files = await checkArrivedFiles(deps, readUploadToken(deps, input.uploadToken, site), input);
-    const row = await deps.db.transaction((tx) => addUploadedFiles(deps, site, files, undefined, tx));
+    const row = await deps.db.transaction((tx) => addUploadedFiles(deps, site, files, undefined, accountActor(c.var.principal), tx));
     return c.json({ ok: true as const, site: await viewSite(deps, row) }, 200);
   });
   r.openapi({ ...deleteSiteRoute, middleware: [write] as const }, async (c) => {
@@ -184,6 +253,24 @@ export function siteRoutes(deps: Deps) {
     await deleteSite(deps, site);
     await deleteSiteBlobs(deps, site.id);
     return c.json({ ok: true as const, deleted: { id: site.id, slug: site.slug } }, 200);
+  });
+  r.openapi({ ...listVersionsRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    return c.json({ ok: true as const, ...(await listVersions(deps, site, c.req.valid('query'))) }, 200);
+  });
+  r.openapi({ ...getVersionRoute, middleware: [read] as const }, async (c) => {
+    const { siteId, version } = c.req.valid('param');
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), siteId);
+    return c.json({ ok: true as const, siteId: site.id, version: await getVersion(deps, site, version) }, 200);
+  });
+  r.openapi({ ...rollbackRoute, middleware: [write] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    const result = await rollbackSite(deps, site, c.req.valid('json'), accountActor(c.var.principal));
+    return c.json({ ok: true as const, siteId: site.id, version: result.version, replayed: result.replayed }, result.replayed ? 200 : 201);
+  });
+  r.openapi({ ...trafficRoute, middleware: [read] as const }, async (c) => {
+    const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);
+    return c.json(await readSiteTraffic(deps, site.id, c.req.valid('query').days), 200);
   });
   r.openapi({ ...readSiteContentRoute, middleware: [read] as const }, async (c) => {
     const site = await getOwnedSite(deps.db, accountOwner(c.var.principal.accountId), c.req.valid('param').siteId);

@@ -13,6 +13,7 @@ import type { CachedFile, CachedSite } from './site-cache.js';
 import { signUnlockCookie, unlockCookieName, UNLOCK_TTL_SECONDS, verifyUnlockCookie } from './site-cookies.js';
 import { notFoundPage, passwordPage, suspendedPage } from './site-pages.js';
 import { SLUG_PATTERN } from './slugs.js';
+import { PREVIEW_PREFIX, previewFile } from './version-records.js';
 
 const UNLOCK_PATH = '__svc/unlock';
 /**
@@ -113,11 +114,31 @@ async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mou
     return c.text('Method not allowed', 405, { allow: 'GET, HEAD' });
   }
 
+  if (rest.startsWith(PREVIEW_PREFIX)) return servePreview(deps, c, site, rest.slice(PREVIEW_PREFIX.length), mount);
   for (const path of candidates(site, rest)) {
     const file = await loadFile(deps, site, path);
     if (file) return fileResponse(deps, c, site, file, mount);
   }
   return htmlResponse(c, 404, notFoundPage(`The site "${slug}" has no file at /${rest}.`), mount);
+}
+
+/**
+ * `/s/<slug>/__svc/v/<n>/<path>`: exactly version n's files, read from its manifest (not cached: a
+ * preview is looked at, not served at scale), under the site's own rules (published, password: the
+ * site's unlock covers its previews) and, in path form, the same sandbox.
+ */
+async function servePreview(deps: Deps, c: Context, site: CachedSite, rest: string, mount: Mount): Promise<Response> {
+  const m = /^(\d{1,9})(\/.*)?$/.exec(rest);
+  if (!m) return htmlResponse(c, 404, notFoundPage(`There is no version "${rest.split('/')[0]}" of the site "${site.slug}".`), mount);
+  const version = Number(m[1]);
+  if (m[2] === undefined) return c.redirect(`${mount.prefix}/${PREVIEW_PREFIX}${version}/`, 301);
+  const previewMount = { ...mount, prefix: `${mount.prefix}/${PREVIEW_PREFIX}${version}` };
+  const found = await previewFile(deps.db, site.id, version, (entryPoint) => candidates({ ...site, entryPoint }, m[2]!.slice(1)));
+  if (!found.kept) return htmlResponse(c, 404, notFoundPage(`Version ${version} of the site "${site.slug}" is not kept.`), mount);
+  if (!found.file) return htmlResponse(c, 404, notFoundPage(`Version ${version} of the site "${site.slug}" has no file at ${m[2]}.`), mount);
+  const res = await fileResponse(deps, c, site, found.file, previewMount, true);
+  res.headers.set('x-robots-tag', 'noindex');
+  return res;
 }
 
 /** The headers of a file's answer (a 304 sends the same, without content-length). */
@@ -137,10 +158,14 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
   return ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*') ?? false;
 }
 
-async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: CachedFile, mount: Mount): Promise<Response> {
+async function fileResponse(deps: Deps, c: Context, site: CachedSite, file: CachedFile, mount: Mount, preview = false): Promise<Response> {
   const headers = fileHeaders(site, file, mount.pathMode);
-  if (etagMatches(c.req.header('if-none-match'), headers.etag!)) return new Response(null, { status: 304, headers });
+  if (etagMatches(c.req.header('if-none-match'), headers.etag!)) {
+    deps.traffic.count(site.id, 0, preview);
+    return new Response(null, { status: 304, headers });
+  }
   headers['content-length'] = String(file.size);
+  deps.traffic.count(site.id, c.req.method === 'HEAD' ? 0 : file.size, preview);
   if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers });
   // A Buffer's memory is an ArrayBuffer, never a shared one: the cast only narrows the type.
   if (file.body) return new Response(file.body as Uint8Array<ArrayBuffer>, { status: 200, headers });

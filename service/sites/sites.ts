@@ -19,6 +19,8 @@ import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
 import { assertSiteActive, siteSuspension, type SiteSuspension } from './suspension.js';
 import { ownerQuotas, type Quotas } from '../accounts/quotas.js';
+import { blobOfContent, recordVersion, type VersionAction } from './version-records.js';
+import type { VersionActor } from '../db/schema/site-versions.js';
 
 export type { SiteRow };
 
@@ -151,6 +153,8 @@ export interface CreateSiteInput {
   password?: string;
   /** Account API sites are published on creation; Agent API apps start as `created` (and are served too). */
   status: 'created' | 'published';
+  /** Who publishes it (its first version's author); the operator when not said (tests, admin tools). */
+  by?: VersionActor;
 }
 
 /** index.html and the other files of a new site, checked before anything is stored: paths, duplicates, sizes, count. */
@@ -223,16 +227,20 @@ export async function createSite(deps: Deps, owner: SiteOwner, input: CreateSite
           .returning(),
         'insert the site',
       );
+      const records: SiteFileRecord[] = [];
       for (const f of files) {
         const sha256 = createHash('sha256').update(f.bytes).digest('hex');
-        const blobKey = newFileBlobKey(id, sha256);
-        written.push(blobKey);
-        await deps.blobs.put(blobKey, f.bytes, f.contentType);
-        await tx.insert(siteFiles).values({ siteId: id, path: f.path, blobKey, size: f.bytes.length, contentType: f.contentType, sha256 });
+        // Identical files of one upload are stored once.
+        let blobKey = records.find((r) => r.sha256 === sha256)?.blobKey;
+        if (!blobKey) {
+          blobKey = newFileBlobKey(id, sha256);
+          written.push(blobKey);
+          await deps.blobs.put(blobKey, f.bytes, f.contentType);
+        }
+        records.push({ path: f.path, blobKey, size: f.bytes.length, contentType: f.contentType, sha256 });
       }
-      // Any node that answered this slug before holds "no such site" for it.
-      await siteChanged(deps, tx, row);
-      return row;
+      // Any node that answered this slug before holds "no such site" for it (recordSiteFiles tells them).
+      return recordSiteFiles(deps, row, { write: records, status: input.status, by: input.by ?? BY_OPERATOR, action: 'create' }, tx);
     });
   } catch (e) {
     await forgetBlobs(deps, written, e);
@@ -319,7 +327,7 @@ function assertFileSize(max: number, path: string, size: number): void {
   if (size > max) throw new AppError('payload_too_large', `${path} is ${size} bytes; the limit per file is ${max} bytes`, { path, size, max });
 }
 
-async function assertStorageQuota(db: DbOrTx, owner: SiteOwner, addBytes: number, max: number): Promise<void> {
+export async function assertStorageQuota(db: DbOrTx, owner: SiteOwner, addBytes: number, max: number): Promise<void> {
   const used = await ownerStorageBytes(db, owner);
   if (used + addBytes > max) {
     throw new AppError('quota_exceeded', `storage limit reached: ${used} of ${max} bytes used, ${addBytes} more requested`, {
@@ -386,9 +394,12 @@ export async function assertCanWriteFiles(
   await assertStorageQuota(db, ownerOfSite(site), growth, quotas.storageBytes);
 }
 
+/** A change made by the operator (admin tools), not by the site's owner. */
+export const BY_OPERATOR: VersionActor = { kind: 'operator' };
+
 /** Creates or replaces one file of the site (`changeSiteFiles` of one); returns the site as it now is. */
-export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, db: DbOrTx = deps.db): Promise<SiteRow> {
-  return changeSiteFiles(deps, site, { write: [file] }, db);
+export function writeSiteFile(deps: Deps, site: SiteRow, file: SiteFileBytes, by: VersionActor = BY_OPERATOR, db: DbOrTx = deps.db): Promise<SiteRow> {
+  return changeSiteFiles(deps, site, { write: [file] }, by, db);
 }
 
 /** Files to create or replace in a site, and paths of files to delete from it, in one change. */
@@ -403,7 +414,7 @@ export interface SiteFilesChange {
  * that is not there, or the site's entry point, refuses the whole change), bytes stored, rows upserted and deleted, the
  * site's version bumped once. Paths must be distinct across both lists. Returns the site as it now is.
  */
-export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFilesChange, db: DbOrTx = deps.db): Promise<SiteRow> {
+export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFilesChange, by: VersionActor, db: DbOrTx = deps.db): Promise<SiteRow> {
   const writes = change.write.map((f) => ({ ...f, path: normaliseSitePath(f.path) }));
   const removes = (change.remove ?? []).map(normaliseSitePath);
   const written: string[] = [];
@@ -417,13 +428,12 @@ export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFil
         tx,
         removes,
       );
-      if (removes.length) await tx.delete(siteFiles).where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, removes)));
       const records: SiteFileRecord[] = [];
       for (const f of writes) {
         const sha256 = createHash('sha256').update(f.bytes).digest('hex');
         const contentType = f.contentType ?? contentTypeForPath(f.path);
-        // The same bytes at the same path (a redeploy) keep their blob: nothing to store or to orphan.
-        let blobKey = await sameFileBlob(tx, site.id, f.path, sha256);
+        // Bytes the site holds already (a redeploy, a file copied, a version restored by hand) keep their blob.
+        let blobKey = records.find((r) => r.sha256 === sha256)?.blobKey ?? (await blobOfContent(tx, site.id, sha256));
         if (!blobKey) {
           blobKey = newFileBlobKey(site.id, sha256);
           written.push(blobKey);
@@ -431,20 +441,12 @@ export async function changeSiteFiles(deps: Deps, site: SiteRow, change: SiteFil
         }
         records.push({ path: f.path, blobKey, size: f.bytes.length, contentType, sha256 });
       }
-      return recordSiteFiles(deps, site, records, tx);
+      return recordSiteFiles(deps, site, { write: records, remove: removes, by, action: 'change' }, tx);
     });
   } catch (e) {
     await forgetBlobs(deps, written, e);
     throw e;
   }
-}
-
-async function sameFileBlob(db: DbOrTx, siteId: string, path: string, sha256: string): Promise<string | undefined> {
-  const [row] = await db
-    .select({ blobKey: siteFiles.blobKey })
-    .from(siteFiles)
-    .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, path), eq(siteFiles.sha256, sha256)));
-  return row?.blobKey;
 }
 
 export interface SiteFileRecord {
@@ -455,16 +457,32 @@ export interface SiteFileRecord {
   sha256: string;
 }
 
-/** Upserts file rows and bumps the site's version (one statement each), then invalidates the cache. */
-export async function recordSiteFiles(
-  deps: Deps,
-  site: SiteRow,
-  files: SiteFileRecord[],
-  db: DbOrTx = deps.db,
-  status: SiteRow['status'] = 'updated',
-): Promise<SiteRow> {
+/** One change of a site's file set, as `recordSiteFiles` applies it. */
+export interface SiteFilesCommit {
+  /** Files to create or replace, their bytes stored already. */
+  write: readonly SiteFileRecord[];
+  /** Paths to delete (distinct from `write`'s). */
+  remove?: readonly string[];
+  /** The file "/" serves from now on. */
+  entryPoint?: string;
+  status?: SiteRow['status'];
+  by: VersionActor;
+  action: VersionAction;
+  /** A rollback: the version restored, and its requestId. */
+  rollbackOf?: number;
+  requestId?: string;
+}
+
+/**
+ * The one place a site's file set changes: deletes and upserts the file rows, sets the entry point,
+ * bumps the site's content version, records the result as a new version (versions.ts) and
+ * invalidates the site on every node, all in `db` (the caller's transaction, holding the owner's
+ * quota lock). Returns the site as it now is.
+ */
+export async function recordSiteFiles(deps: Deps, site: SiteRow, commit: SiteFilesCommit, db: DbOrTx = deps.db): Promise<SiteRow> {
   const now = deps.clock.now();
-  for (const f of files) {
+  if (commit.remove?.length) await db.delete(siteFiles).where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, [...commit.remove])));
+  for (const f of commit.write) {
     await db
       .insert(siteFiles)
       .values({ siteId: site.id, ...f, updatedAt: now })
@@ -475,10 +493,16 @@ export async function recordSiteFiles(
   }
   const [row] = await db
     .update(sites)
-    .set({ contentVersion: sql`${sites.contentVersion} + 1`, updatedAt: now, status })
+    .set({
+      contentVersion: sql`${sites.contentVersion} + 1`,
+      updatedAt: now,
+      status: commit.status ?? 'updated',
+      ...(commit.entryPoint !== undefined ? { entryPoint: commit.entryPoint } : {}),
+    })
     .where(eq(sites.id, site.id))
     .returning();
   if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
+  await recordVersion(deps, db, row, commit);
   await siteChanged(deps, db, site);
   return row;
 }

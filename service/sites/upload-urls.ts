@@ -9,7 +9,8 @@ import { AppError } from '../http/app-error.js';
 import { ownerOfSite } from './owner.js';
 import { ownerQuotas } from '../accounts/quotas.js';
 import { SitePathSchema } from './site-paths.js';
-import { assertCanWriteFiles, blobPrefixOfSite, lockSiteOwner, recordSiteFiles, updateSite, type SiteFileRecord, type SiteRow } from './sites.js';
+import { assertCanWriteFiles, blobPrefixOfSite, lockSiteOwner, recordSiteFiles, type SiteFileRecord, type SiteRow } from './sites.js';
+import type { VersionActor } from '../db/schema/site-versions.js';
 
 /*
  * Files uploaded by URL into a site: binary or large files that no JSON body carries. The owner asks
@@ -81,22 +82,29 @@ export async function issueUploadUrls(deps: Deps, site: SiteRow, files: readonly
  * checked against the limits again; `entryPoint` (when given) becomes the file served for "/" and must
  * be one of the site's files by then. Returns the site as it now is.
  */
-export async function addUploadedFiles(deps: Deps, site: SiteRow, files: SiteFileRecord[], entryPoint: string | undefined, tx: DbOrTx): Promise<SiteRow> {
+export async function addUploadedFiles(
+  deps: Deps,
+  site: SiteRow,
+  files: SiteFileRecord[],
+  entryPoint: string | undefined,
+  by: VersionActor,
+  tx: DbOrTx,
+): Promise<SiteRow> {
   await lockSiteOwner(tx, site);
   await assertCanWriteFiles(deps, site, files, tx);
-  const row = await recordSiteFiles(deps, site, files, tx);
-  if (entryPoint === undefined) return row;
-  const entry = sitePath('entryPoint', entryPoint);
-  const [found] = await tx
-    .select({ path: siteFiles.path })
-    .from(siteFiles)
-    .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, entry)));
-  if (!found) {
-    throw new AppError('validation_failed', `entryPoint ${entry} is neither among the uploaded files nor an existing file of the app`, {
-      issues: [{ field: 'entryPoint', message: 'no such file' }],
-    });
+  const entry = entryPoint === undefined ? undefined : sitePath('entryPoint', entryPoint);
+  if (entry !== undefined && !files.some((f) => f.path === entry)) {
+    const [found] = await tx
+      .select({ path: siteFiles.path })
+      .from(siteFiles)
+      .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, entry)));
+    if (!found) {
+      throw new AppError('validation_failed', `entryPoint ${entry} is neither among the uploaded files nor an existing file of the app`, {
+        issues: [{ field: 'entryPoint', message: 'no such file' }],
+      });
+    }
   }
-  return updateSite(deps, row, { entryPoint: entry, status: 'updated' }, tx);
+  return recordSiteFiles(deps, site, { write: files, entryPoint: entry, by, action: 'upload' }, tx);
 }
 
 // ── upload tokens ────────────────────────────────────────────────────────────────────────────────

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { Scope } from '../scopes.js';
 import { CreateTableBodySchema } from '../tables/schema.js';
 import { CreateDatasetBodySchema } from './datasets.js';
+import { RollbackBodySchema, SiteVersionListQuerySchema } from './site-versions.js';
+import { SiteTrafficQuerySchema } from './site-traffic.js';
 import { CreateFunctionBodySchema, FunctionAccessBodySchema, FunctionListQuerySchema, InvokeFunctionBodySchema, ReplaceDraftBodySchema } from './functions.js';
 import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, SiteListQuerySchema, WriteSiteFilesBodySchema } from './sites.js';
 
@@ -14,7 +16,7 @@ import { PublishSiteBodySchema, SiteAccessBodySchema, SiteContentQuerySchema, Si
 export interface AccountOperation {
   /** MCP tool name. */
   tool: string;
-  toolset: 'account' | 'functions';
+  toolset: 'account' | 'functions' | 'versions';
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path under /api/v1, OpenAPI style (`/sites/{siteId}`). */
   path: string;
@@ -114,6 +116,40 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     body: SiteAccessBodySchema,
     ...write,
     idempotent: true,
+  },
+  {
+    tool: 'account_list_app_versions',
+    toolset: 'versions',
+    method: 'GET',
+    path: '/sites/{siteId}/versions',
+    scope: 'svc.sites.read',
+    description: 'Versions of an app, newest first, the live one marked current; each previewUrl serves exactly that version.',
+    params: SiteIdParams,
+    query: SiteVersionListQuerySchema,
+    ...read,
+  },
+  {
+    tool: 'account_rollback_app',
+    toolset: 'versions',
+    method: 'POST',
+    path: '/sites/{siteId}/rollback',
+    scope: 'svc.sites.write',
+    description: 'Serve an earlier version of an app again, at once; recorded as a new version. Repeating a requestId returns the first result.',
+    params: SiteIdParams,
+    body: RollbackBodySchema,
+    ...write,
+    idempotent: true,
+  },
+  {
+    tool: 'account_app_traffic',
+    toolset: 'versions',
+    method: 'GET',
+    path: '/sites/{siteId}/traffic',
+    scope: 'svc.sites.read',
+    description: 'Requests and bytes an app served per day (previews apart).',
+    params: SiteIdParams,
+    query: SiteTrafficQuerySchema,
+    ...read,
   },
   {
     tool: 'account_delete_app',

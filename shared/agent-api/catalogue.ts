@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import type { AgentAction } from './action.js';
 import { APP_ACTIONS } from './actions/apps.js';
+import { APP_VERSION_ACTIONS } from './actions/app-versions.js';
 import { DATASET_ACTIONS } from './actions/datasets.js';
 import { TABLE_ACTIONS } from './actions/tables.js';
 import { ReceiptSchema } from './receipt.js';
 
-/** Every Agent API action of spec §4.2, in the spec's order. Names are stable: MCP tools and wallets key on them. */
-export const AGENT_ACTIONS = [...APP_ACTIONS, ...TABLE_ACTIONS, ...DATASET_ACTIONS] as const;
+/** Every Agent API action of spec §4.2, in the spec's order (versions of apps, ours, after the apps'). Names are stable: MCP tools and wallets key on them. */
+export const AGENT_ACTIONS = [...APP_ACTIONS, ...APP_VERSION_ACTIONS, ...TABLE_ACTIONS, ...DATASET_ACTIONS] as const;
 
 export type AgentActionName = (typeof AGENT_ACTIONS)[number]['name'];
 

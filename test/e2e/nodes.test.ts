@@ -46,6 +46,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
       SVC_X402_RECIPIENT: DEV_RECIPIENT,
       SVC_MAX_SITES_PER_ACCOUNT: String(SITE_LIMIT),
       SVC_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+      SVC_TRAFFIC_FLUSH_MS: '200',
     };
     // Started together on the empty database: the migration lock lets one of them migrate.
     nodes = await Promise.all([0, 1, 2].map(() => startNode(database.url, env)));
@@ -95,6 +96,32 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const hidden = await pay(`${n1!.url}/api/x402/apps/${app.appId}`, jsonInit('PATCH', { visibility: 'private' }));
     expect(hidden.status).toBe(200);
     for (const n of [n2, n3]) expect((await fetch(on(n!, app.pathUrl))).status).not.toBe(200);
+  });
+
+  it('a rollback through one node is served by the others at once; traffic served by every node is counted once', async () => {
+    const [n1, n2, n3] = nodes;
+    const auth = { authorization: `Bearer ${await accountKey()}` };
+    const slug = `undo-${Date.now()}`;
+    const made = await fetch(`${n1!.url}/api/v1/sites`, jsonInit('POST', { requestId: slug, slug, html: html('v1') }, auth));
+    expect(made.status).toBe(201);
+    const { site } = await made.json();
+    const changed = await fetch(`${n2!.url}/api/v1/sites/${site.id}/files`, jsonInit('POST', { files: [{ path: 'index.html', content: html('v2') }] }, auth));
+    expect(changed.status).toBe(200);
+    // Every node serves (and caches) version 2.
+    for (const n of nodes) expect(await (await fetch(on(n, site.pathUrl))).text()).toContain('<h1>v2</h1>');
+    const back = await fetch(`${n3!.url}/api/v1/sites/${site.id}/rollback`, jsonInit('POST', { version: 1, requestId: 'back' }, auth));
+    expect(back.status).toBe(201);
+    for (const n of [n1, n2]) expect(await (await fetch(on(n!, site.pathUrl))).text()).toContain('<h1>v1</h1>');
+    // The preview of version 2 is served by any node too.
+    expect(await (await fetch(on(n1!, `${site.pathUrl}__svc/v/2/`))).text()).toContain('<h1>v2</h1>');
+    // 3 + 2 + 1 requests of the site and 1 preview went to three nodes; each adds its own counts
+    // when it flushes (SVC_TRAFFIC_FLUSH_MS: 200 here): the sum is exact, whatever node answers.
+    let total = { requests: 0, previewRequests: 0 };
+    for (let i = 0; i < 50 && total.requests + total.previewRequests < 7; i++) {
+      total = (await (await fetch(`${n2!.url}/api/v1/sites/${site.id}/traffic?days=1`, { headers: auth })).json()).total;
+      if (total.requests + total.previewRequests < 7) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(total).toMatchObject({ requests: 6, previewRequests: 1 });
   });
 
   it('the same payment sent to two nodes at once does the work once and charges once', async () => {

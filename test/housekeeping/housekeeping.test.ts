@@ -7,6 +7,7 @@ import type { Clock } from '../../service/deps.js';
 import { runHousekeeping } from '../../service/housekeeping/housekeeping.js';
 import { accountOwner } from '../../service/sites/owner.js';
 import { createSite, deleteSite, getOwnedSite, writeSiteFile } from '../../service/sites/sites.js';
+import { setRetention } from '../../service/sites/versions.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
@@ -46,14 +47,19 @@ describe.each(dbKinds())('housekeeping (%s)', (kind) => {
     expect((await runHousekeeping(h.deps, { force: true }))?.orphanBlobs).toBe(0);
     expect(await blobKeys(site.id)).toHaveLength(4);
 
-    // Two days later: the replaced a.css and the three leftovers go; index.html and the new a.css stay.
+    // Two days later: the three leftovers go; the replaced a.css stays, a kept version (of the last 20,
+    // and younger than 30 days) names it; index.html and the new a.css stay.
     offsetMs = 2 * DAY;
     const report = await runHousekeeping(h.deps, { force: true });
-    expect(report?.orphanBlobs).toBe(4);
+    expect(report).toMatchObject({ orphanBlobs: 3, versions: 0 });
+    expect(await blobKeys(site.id)).toHaveLength(3);
+    expect(await blobKeys(gone.id)).toEqual([]);
+    // Past the account's retention (the last version only): the older versions go, and with them the replaced a.css.
+    await setRetention(h.deps, accountId, { keepLast: 1, keepDays: 0 });
+    expect(await runHousekeeping(h.deps, { force: true })).toMatchObject({ versions: 2, orphanBlobs: 1 });
     const left = await blobKeys(site.id);
     expect(left).toHaveLength(2);
     expect(left).toContain(indexV1);
-    expect(await blobKeys(gone.id)).toEqual([]);
     offsetMs = 0;
     const served = await h.fetch(`/s/${site.slug}/a.css`);
     expect(await served.text()).toBe('a{color:blue}');

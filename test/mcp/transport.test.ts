@@ -38,8 +38,8 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const a of catalogue) {
       const name = toolNameOf(a);
-      if (toolsetOf(name) === 'advanced') {
-        expect(byName.has(name), `${name} is in the advanced toolset`).toBe(false);
+      if (toolsetOf(name) === 'advanced' || toolsetOf(name) === 'versions') {
+        expect(byName.has(name), `${name} is in the ${toolsetOf(name)} toolset`).toBe(false);
         continue;
       }
       const t = byName.get(name);

@@ -22,7 +22,7 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     () => pay,
   );
 
-  it('free discovery: describe_api lists the 17 actions with the spec fields; pricing matches; suggest_site_name is free and available', async () => {
+  it('free discovery: describe_api lists the 20 actions with the spec fields; pricing matches; suggest_site_name is free and available', async () => {
     const doc = await (await fetch(`${h.url}/api/x402`)).json();
     // The spec's fields, plus (development mode only) the dev chain's rpcUrl, and who signs receipts.
     expect(Object.keys(doc).sort()).toEqual(
@@ -30,7 +30,7 @@ describe.each(dbKinds())('Agent API apps, files and uploads (%s)', (kind) => {
     );
     expect(doc.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(doc).toMatchObject({ ok: true, network: 'eip155:8453', currency: 'USDC' });
-    expect(doc.endpoints).toHaveLength(17);
+    expect(doc.endpoints).toHaveLength(20);
     for (const e of doc.endpoints) {
       expect(Object.keys(e).sort()).toEqual(['action', 'description', 'input', 'inputSchema', 'method', 'output', 'path', 'price', 'priceUpdatedAt'].sort());
       expect(e.inputSchema.type).toBe('object');

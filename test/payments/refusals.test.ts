@@ -23,6 +23,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   'x402.create_data_file_upload_url': { fileName: 'a.csv', fileSize: 10 },
   'x402.complete_data_file_multipart_upload': { uploadId: 'u', key: 'k', parts: [{ ETag: 'e', PartNumber: 1 }] },
   'x402.convert_data_file_to_api': { key: 'k', fileName: 'a.csv' },
+  'x402.rollback_app': { version: 1 },
 };
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -71,9 +72,9 @@ describe.each(dbKinds())('Agent API payment refusals (%s)', (kind) => {
     return (await fetch(`${h.url}/s/${name}/`)).status === 200;
   }
 
-  it('every action that needs the wallet (list_apps + 13 paid: apps, tables, datasets) answers 402 with the v1 body and the v2 PAYMENT-REQUIRED header', async () => {
+  it('every action that needs the wallet (list_apps, list_app_versions, get_app_traffic + 14 paid: apps, tables, datasets) answers 402 with the v1 body and the v2 PAYMENT-REQUIRED header', async () => {
     const paid = AGENT_ACTIONS.filter((a) => a.identity);
-    expect(paid.length).toBe(14);
+    expect(paid.length).toBe(17);
     for (const action of paid) {
       const path = action.path.replace(':siteId', 'site_doesnotexist').replace(':tableId', 'tbl_doesnotexist');
       const res = await fetch(

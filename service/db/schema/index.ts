@@ -9,3 +9,4 @@ export * from './datasets.js';
 export * from './payments.js';
 export * from './abuse.js';
 export * from './operator.js';
+export * from './site-versions.js';
