@@ -143,7 +143,10 @@ ${
 }
 ${input.sites.length === 0 ? html`<div class="card"><p class="muted">No sites yet.</p></div>` : ''}
 ${input.sites.map(
-  ({ site, tables }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat"><a href="/dashboard/sites/${site.id}">${site.slug}</a></h2>
+  ({
+    site,
+    tables,
+  }) => html`<div class="card" data-site="${site.id}"><div class="row"><h2 class="flat"><a href="/dashboard/sites/${site.id}">${site.slug}</a></h2>
 <span class="pill ${site.published ? 'ok' : 'off'}">${site.published ? 'published' : 'unpublished'}</span><span class="pill">${site.visibility}</span>${site.suspension ? html`<span class="pill off">suspended</span>` : ''}<span class="spacer"></span>
 <a href="${site.pathUrl}">${site.pathUrl}</a></div>
 ${
