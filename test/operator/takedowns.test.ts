@@ -214,7 +214,8 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
     expect(audit.map((e: { action: string }) => e.action)).toEqual(['account.restore', 'account.suspend']);
     expect(audit[1]).toMatchObject({ actor: 'carol', reason: 'terms of service, section 4' });
   });
-  it("a suspended account's Function answers other accounts 404 until the account is restored", async () => {
+  // The first invocation starts a sandbox worker: slow on a loaded machine.
+  it("a suspended account's Function answers other accounts 404 until the account is restored", { timeout: 120_000 }, async () => {
     const owner = await h.account();
     const caller = await h.account();
     const slug = `shared-fn-${Date.now() % 100000}`;
