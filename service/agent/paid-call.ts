@@ -134,6 +134,7 @@ export async function runFreeAction(deps: Deps, req: AgentCallRequest): Promise<
  */
 async function runSignedInAction(deps: Deps, req: AgentCallRequest, header: string): Promise<AgentAnswer> {
   const wallet = await verifySignInWithX(deps, header);
+  await refuseBlockedWallet(deps, wallet);
   const call = { deps, wallet, params: req.params, input: req.input };
   const state = await req.handler.check?.(call);
   const work = req.action.readOnly
@@ -141,6 +142,17 @@ async function runSignedInAction(deps: Deps, req: AgentCallRequest, header: stri
     : await deps.db.transaction((tx) => req.handler.run({ ...call, tx, state }));
   await runAfterCommit(deps, work);
   return { status: successStatus(req.action), body: { ok: true, ...(work.result as object) }, headers: {} };
+}
+
+/** 403 `wallet_blocked` naming the operator's reason when the operator blocked `wallet` (docs/operator.md). */
+async function refuseBlockedWallet(deps: Deps, wallet: string): Promise<void> {
+  const block = await walletBlock(deps.db, wallet);
+  if (!block) return;
+  throw new AppError(
+    'wallet_blocked',
+    `the wallet ${wallet.toLowerCase()} is blocked by the operator of this service: ${block.reason}. Nothing was charged; its apps are suspended, and nothing of them was deleted`,
+    { reason: block.reason },
+  );
 }
 
 async function runAfterCommit(deps: Deps, work: AgentWork<unknown>): Promise<void> {
@@ -245,14 +257,7 @@ async function acceptedPayment(deps: Deps, req: AgentCallRequest): Promise<Accep
   }
   // A wallet the operator blocked is refused here, before its signature, the chain or a settlement is
   // asked anything: nothing is verified, nothing charged (the payer is the authorization's `from`).
-  const block = await walletBlock(deps.db, attempt.authorization.from);
-  if (block) {
-    throw new AppError(
-      'wallet_blocked',
-      `the wallet ${attempt.authorization.from.toLowerCase()} is blocked by the operator of this service: ${block.reason}. Nothing was charged; its apps are suspended, and nothing of them was deleted`,
-      { reason: block.reason },
-    );
-  }
+  await refuseBlockedWallet(deps, attempt.authorization.from);
   const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
   const expectation = { amount, recipient: config.x402.recipient, nowSeconds, maxTimeoutSeconds: config.x402.maxTimeoutSeconds };
   // Signature and terms now; the validity window only for payments not seen before, so a replay of an

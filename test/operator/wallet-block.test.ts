@@ -1,3 +1,4 @@
+import { wrapFetchWithSIWx } from '@x402/extensions/sign-in-with-x';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
@@ -50,6 +51,10 @@ describe.each(dbKinds())('Takedowns: a blocked wallet on the dev chain (%s)', (k
     // Free identity calls (list_apps) too, and a change to its suspended app.
     const list = await fetch(`${h.url}/api/x402/apps`, { headers: xPaymentHeader(await signAuthorization(payer, { to: DEV_RECIPIENT, value: 0n })) });
     expect(list.status).toBe(403);
+    // Signing in with Sign-In-With-X instead of a zero-value payment changes nothing.
+    const signedIn = await wrapFetchWithSIWx(fetch, payer)(`${h.url}/api/x402/apps`);
+    expect(signedIn.status).toBe(403);
+    expect(((await signedIn.json()) as { error: { code: string } }).error.code).toBe('wallet_blocked');
     expect(await balances(payer.address)).toEqual(before);
     const [row] = await h.deps.db.query.x402Payments.findMany({ where: (p, { eq }) => eq(p.nonce, signed.authorization.nonce.toLowerCase()) });
     expect(row).toBeUndefined();
