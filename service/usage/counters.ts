@@ -21,7 +21,11 @@ export async function readCounters(db: DbOrTx, subjects: readonly CounterSubject
   if (subjects.length === 0) return out;
   const rows = rowsOf<{ subject: string; metric: CounterMetric; n: string | number }>(
     await db.execute(
-      sql`select subject, metric, sum(value) as n from usage_counters where subject = any(${sql.param([...subjects])}::text[]) group by subject, metric`,
+      // One parameter per subject, not an array: the Table API's read pool passes parameters as text.
+      sql`select subject, metric, sum(value) as n from usage_counters where subject in (${sql.join(
+        subjects.map((s) => sql`${s}`),
+        sql`, `,
+      )}) group by subject, metric`,
     ),
   );
   for (const r of rows) {

@@ -64,6 +64,10 @@ describe.each(dbKinds())('usage counts kept with the data (%s)', (kind) => {
     for (const id of ids.slice(0, 2)) expect((await h.fetch(`${t.path}/${id}`, { method: 'DELETE', headers: writeKey })).status).toBe(200);
     const list = await getJson(h, `/api/v1/sites/${t.siteId}/tables`, { authorization: `Bearer ${t.key}` });
     expect(list.body.tables[0].recordCount).toBe(299);
+    // The Table API's total: the kept count when nothing narrows the list, a count of the matches otherwise.
+    const whole = await getJson(h, `${t.path}?includeTotal=true&limit=1`);
+    expect(whole.body, JSON.stringify(whole.body)).toMatchObject({ total: 299 });
+    expect((await getJson(h, `${t.path}?includeTotal=true&limit=1&filter[n][lt]=10`)).body.total).toBe(9);
     expect(await usageOf(h, t.key)).toMatchObject({ sites: 1, tables: 1, tableRecords: 299 });
 
     // A second site with files: added, replaced with a larger one, deleted.
