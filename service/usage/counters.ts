@@ -5,7 +5,7 @@ import type { SiteOwner } from '../sites/owner.js';
 import { ownerKey } from '../sites/owner.js';
 
 /**
- * What a count is kept for (service/db/schema/counters.ts, migration 0008): a Table, a site, or an
+ * What a count is kept for (service/db/schema/counters.ts, migration 0011): a Table, a site, or an
  * owner (the key `ownerKey` gives: `acct:<id>` or `wallet:<address>`).
  */
 export type CounterSubject = `table:${string}` | `site:${string}` | `acct:${string}` | `wallet:${string}`;

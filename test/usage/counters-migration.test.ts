@@ -49,10 +49,10 @@ async function database(kind: 'pglite' | 'postgres'): Promise<{ db: Db; migrateW
   return { db, migrateWith: (folder) => migratePostgres(db as never, { migrationsFolder: folder }) };
 }
 
-describe.each(dbKinds())('migration 0008: usage counts of existing data (%s)', (kind) => {
+describe.each(dbKinds())('migration 0011: usage counts of existing data (%s)', (kind) => {
   it('counts what a database already holds, and keeps counting after', async () => {
     const { db, migrateWith } = await database(kind);
-    await migrateWith(migrationsBefore('0008_usage_counters'));
+    await migrateWith(migrationsBefore('0011_usage_counters'));
     await db.execute(sql`insert into accounts (id, email) values ('acct_m', 'm@example.com')`);
     await db.execute(sql`insert into sites (id, slug, owner_account_id) values ('site_a', 'a', 'acct_m'), ('site_b', 'b', 'acct_m')`);
     await db.execute(sql`insert into sites (id, slug, owner_wallet) values ('site_w', 'w', '0xabc')`);

@@ -2,7 +2,7 @@ import { bigint, pgTable, primaryKey, smallint, text } from 'drizzle-orm/pg-core
 
 /**
  * Exact counts of what an owner, a site or a Table holds, kept by triggers in the same transaction as
- * the change (migration 0008), so reading one costs the same at 10 records as at 10 million.
+ * the change (migration 0011), so reading one costs the same at 10 records as at 10 million.
  *
  * `subject` names what is counted: `table:<id>`, `site:<id>`, or an owner key (`acct:<id>`,
  * `wallet:<0x…>`, the same key `ownerKey` gives). `metric` is what: `records`, `tables`, `sites`,
