@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kill } from '../../chaos/fixtures.js';
 import { runAdminOperation } from '../../service/admin/operations.js';
 import { openDb, rowsOf, type Db } from '../../service/db/client.js';
+import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
+import { DEV_RECIPIENT, DEV_SETTLER_KEY } from '../../service/payments/x402-config.js';
 import { checkCounters } from '../../service/usage/counters.js';
 import { createEmptyPostgresDatabase, dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -135,7 +137,17 @@ describe.runIf(dbKinds().includes('postgres'))('usage counts under concurrent wr
     cleanups.push(database.drop);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-counts-'));
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const node = await startNode(database.url, { SVC_DATA_DIR: dataDir });
+    // The chain is the test's own (as in chaos/kill.ts): a SIGKILLed node's own dev chain would outlive it.
+    const chain = new DevChainFacilitator();
+    await chain.start();
+    cleanups.push(() => chain.close());
+    const node = await startNode(database.url, {
+      SVC_DATA_DIR: dataDir,
+      SVC_X402_MODE: 'chain',
+      SVC_X402_RPC_URL: chain.rpcUrl,
+      SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
+      SVC_X402_RECIPIENT: DEV_RECIPIENT,
+    });
     cleanups.push(() => kill(node));
     const { accountWithTable } = await import('../../chaos/fixtures.js');
     const { table } = await accountWithTable(node);
@@ -168,7 +180,16 @@ describe.runIf(dbKinds().includes('postgres'))('usage counts under concurrent wr
 
     // The CLI, with the service stopped: it opens the database itself.
     const run = spawnSync(process.execPath, ['bin/svc.mjs', 'recount'], {
-      env: { ...process.env, DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'error' },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        SVC_DATA_DIR: dataDir,
+        SVC_LOG_LEVEL: 'error',
+        SVC_X402_MODE: 'chain',
+        SVC_X402_RPC_URL: chain.rpcUrl,
+        SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
+        SVC_X402_RECIPIENT: DEV_RECIPIENT,
+      },
       encoding: 'utf8',
     });
     expect(run.status, run.stderr).toBe(0);
