@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +26,7 @@ import {
   setRecordFieldsStatement,
   type TableRow,
 } from '../service/tables/tables.js';
-import { freePort, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
+import { freePort, profileFlags, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
  * Table API on 1,000,000 records (real PostgreSQL on 127.0.0.1:5432, a scratch database created and
@@ -88,6 +89,60 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
 function printLatencies(label: string, api: number[], sqlTimes: number[]): void {
   const cells = [api, sqlTimes].flatMap((xs) => [pct(xs, 50)!, pct(xs, 95)!].map((v) => v.toFixed(1).padStart(9)));
   console.log(`${label.padEnd(44)} ${cells.join(' ')} ${`${(pct(api, 50)! / pct(sqlTimes, 50)!).toFixed(2)}x`.padStart(10)}`);
+}
+
+/**
+ * The floor issue 42 sets: each request beside the same statement served by a bare node:http +
+ * postgres.js server in a process of its own (bench/bare/table-server.mjs: no routing, auth,
+ * validation or row check), both on the same database, timed alternately. The statement is the
+ * one the query compiler emits for the request, without the row check the service adds.
+ */
+async function measureBesideBareServer(
+  dbUrl: string,
+  base: string,
+  table: TableRow,
+  cases: { label: string; qs: string; recordId?: number; aggregate?: boolean }[],
+): Promise<void> {
+  const dialect = new PgDialect();
+  const queries: Record<string, { sql: string; params: unknown[] }> = {};
+  for (const [i, c] of cases.entries()) {
+    const statement =
+      c.recordId !== undefined
+        ? recordByIdStatement(table, c.recordId)
+        : (() => {
+            const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
+            const src = recordSource(table);
+            return c.aggregate ? compileAggregateQuery(src, plan) : compileListQuery(src, plan);
+          })();
+    const q = dialect.sqlToQuery(statement);
+    queries[`/q${i}`] = { sql: q.sql, params: q.params };
+  }
+  const port = await freePort();
+  const bare = spawn(process.execPath, [...profileFlags(), 'bench/bare/table-server.mjs'], {
+    env: { ...process.env, BARE_DATABASE_URL: dbUrl, BARE_PORT: String(port), BARE_QUERIES: JSON.stringify(queries) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitForHttp(`http://127.0.0.1:${port}/q0`);
+    console.log('3) beside a bare node:http + postgres.js server in its own process (same SQL, same database; "SQL" columns = the bare server):');
+    console.log(
+      `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`,
+    );
+    for (const [i, c] of cases.entries()) {
+      const get = (url: string) => async () => {
+        const res = await fetch(url);
+        const body = await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${url}: ${res.status} ${Buffer.from(body).toString()}`);
+      };
+      const path = c.recordId !== undefined ? `/${c.recordId}` : `?${c.qs}`;
+      const [api, floor] = await timeInterleaved(c.aggregate ? 40 : 300, get(`${base}/api/data/bench/items${path}`), get(`http://127.0.0.1:${port}/q${i}`));
+      printLatencies(c.label, api, floor);
+    }
+    console.log('Goal (issue 42): each ≤ 1.1x the bare server.');
+  } finally {
+    bare.kill('SIGTERM');
+    await new Promise((r) => bare.once('exit', r));
+  }
 }
 
 /**
@@ -286,6 +341,12 @@ export async function run(): Promise<void> {
       console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
       header();
       for (const c of cases) await measure(c);
+      await measureBesideBareServer(dbUrl, base, table, [
+        { label: 'list: first page (limit 50)', qs: 'limit=50' },
+        { label: 'record: GET one', qs: '', recordId: 7 },
+        { label: cases[0]!.label, qs: cases[0]!.qs },
+        { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
+      ]);
       await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(
         200,

@@ -3,7 +3,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createRuntime } from '../cli/runtime.js';
 import { runAdminOperation } from '../service/admin/operations.js';
 import { loadConfig } from '../service/config.js';
-import { rowsOf } from '../service/db/client.js';
+import { type Db, rowsOf } from '../service/db/client.js';
+import { checkCounters } from '../service/usage/counters.js';
 import type { DevChainFacilitator } from '../service/payments/dev-chain/dev-facilitator.js';
 import { DEV_RECIPIENT } from '../service/payments/x402-config.js';
 import { startNode, type ServiceNode } from '../test/helpers/nodes.js';
@@ -26,7 +27,8 @@ export interface KillSetup {
  * each time. After each restart every acknowledged write must be there and every site whole; at the
  * end reconcile runs (its report is in `info`) and every payment must be settled with its work or
  * not settled without it, with the payer's and the recipient's balances moved by exactly the
- * settled payments.
+ * settled payments, and every kept usage count (records, files, bytes, sites, Tables) equal to a
+ * count(*) over the data.
  */
 export async function killScenario(setup: KillSetup, options: { rounds: number; killAfterMs: number }): Promise<ScenarioResult> {
   const result = emptyResult('SIGKILL mid-stream', `SIGKILL ${options.rounds}× after ${options.killAfterMs} ms of writes, restart on the same database`);
@@ -101,7 +103,7 @@ async function writeStreams(node: ServiceNode, round: number, s: { key: string; 
   return sent;
 }
 
-/** Reconciles (in-process, on the node's database) and checks every payment of the payer against the chain. */
+/** Reconciles (in-process, on the node's database), checks every payment of the payer against the chain, then the kept usage counts. */
 async function checkMoney(setup: KillSetup, payer: string, before: { payerStart: bigint; recipientStart: bigint }, result: ScenarioResult): Promise<void> {
   const runtime = await createRuntime(
     loadConfig({ ...process.env, ...setup.env, DATABASE_URL: setup.databaseUrl, SVC_DATA_DIR: setup.dataDir, SVC_LOG_LEVEL: 'error' }),
@@ -144,7 +146,17 @@ async function checkMoney(setup: KillSetup, payer: string, before: { payerStart:
       result.notes.push(`balances: payer paid ${paid}, recipient received ${received}, settled payments total ${settled}`);
     }
     result.info.push(`money: ${rows.length} payments, ${collected} collected (${settled} atomic), balances agree`);
+    await checkCounts(runtime.deps.db, result);
   } finally {
     await runtime.close();
   }
+}
+
+/** Every kept usage count against count(*) / sum(size) over what the killed node left (service/usage/counters.ts). */
+export async function checkCounts(db: Db, result: ScenarioResult): Promise<void> {
+  const wrong = await checkCounters(db);
+  const [kept] = rowsOf<{ n: string | number }>(await db.execute(sql`select count(distinct (subject, metric)) as n from usage_counters`));
+  result.countErrors += wrong.length;
+  for (const w of wrong.slice(0, 4)) result.notes.push(`count ${w.metric} of ${w.subject}: kept ${w.kept}, the data has ${w.actual}`);
+  result.info.push(`usage counts: ${Number(kept?.n ?? 0)} kept counts compared with count(*), ${wrong.length} wrong`);
 }

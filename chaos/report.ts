@@ -18,6 +18,8 @@ export interface ScenarioResult {
   /** Money: settled without work, or work whose payment was neither settled nor owed. */
   moneyErrors: number;
   openRedirects: number;
+  /** Kept usage counts (records, files, bytes, sites, Tables) that differ from count(*) over the data afterwards. */
+  countErrors: number;
   /** Up to a few examples of what went wrong (empty when the scenario held). */
   notes: string[];
   /** What the scenario saw besides (latencies, reconcile's report, recovery time). */
@@ -25,16 +27,29 @@ export interface ScenarioResult {
 }
 
 export function emptyResult(scenario: string, faults: string): ScenarioResult {
-  return { scenario, load: '', faults, tried: 0, serverErrors: 0, lost: 0, partialWrites: 0, moneyErrors: 0, openRedirects: 0, notes: [], info: [] };
+  return {
+    scenario,
+    load: '',
+    faults,
+    tried: 0,
+    serverErrors: 0,
+    lost: 0,
+    partialWrites: 0,
+    moneyErrors: 0,
+    openRedirects: 0,
+    countErrors: 0,
+    notes: [],
+    info: [],
+  };
 }
 
 export function held(r: ScenarioResult): boolean {
-  return r.serverErrors === 0 && r.lost === 0 && r.partialWrites === 0 && r.moneyErrors === 0 && r.openRedirects === 0;
+  return r.serverErrors === 0 && r.lost === 0 && r.partialWrites === 0 && r.moneyErrors === 0 && r.openRedirects === 0 && r.countErrors === 0;
 }
 
 /** The table `npm run chaos` prints. */
 export function formatTable(results: ScenarioResult[]): string {
-  const head = ['scenario', 'fault', 'load held', 'checked', '5xx', 'lost', 'partial', 'money', 'redirects', 'verdict'];
+  const head = ['scenario', 'fault', 'load held', 'checked', '5xx', 'lost', 'partial', 'money', 'redirects', 'counts', 'verdict'];
   const rows = results.map((r) => [
     r.scenario,
     r.faults,
@@ -45,6 +60,7 @@ export function formatTable(results: ScenarioResult[]): string {
     String(r.partialWrites),
     String(r.moneyErrors),
     String(r.openRedirects),
+    String(r.countErrors),
     held(r) ? 'held' : 'FAILED',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));

@@ -33,6 +33,8 @@ Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
   ${CLI} payments reconcile                       collect or release payments a crash or a refused settlement left
   ${CLI} abuse list [--site <id|slug>] [--limit <n>]
                                                           reports the public sent through /abuse, newest first
+  ${CLI} recount                                  recompute the kept usage counts (records, files, bytes, sites,
+                                                          tables) from the data; prints any that were wrong
   ${CLI} site put-file --site <siteId> --path <path> --file <local file> [--type <media type>]
                                                           add or replace one file of a site (operator)
 
@@ -154,10 +156,11 @@ interface Invocation {
   need(name: 'email' | 'id' | 'site' | 'path' | 'file' | 'function' | 'name' | 'reason'): string;
 }
 
-/** Every command, by its first two words (faucet by its first: its other words are arguments). */
+/** Every command, by its first two words (faucet and recount by their first: what follows is arguments). */
 const COMMANDS: Record<string, (i: Invocation) => Promise<unknown>> = {
   serve: async (i) => (await import('./serve.js')).serveCommand(i.config),
   faucet: async (i) => print(await faucet(i)),
+  recount: async (i) => print(await runOperation(i.config, 'counters.recount', {})),
   'payments reconcile': async (i) => print(await runOperation(i.config, 'x402.reconcile', {})),
   'account create': async (i) => print(await runOperation(i.config, 'account.create', { email: i.need('email') })),
   'account password': async (i) => print(await runOperation(i.config, 'account.password', { email: i.need('email'), password: await readStdin() })),
@@ -300,7 +303,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const command = COMMANDS[group === 'faucet' ? group : `${group} ${action ?? ''}`.trim()];
+  const command = COMMANDS[group === 'faucet' || group === 'recount' ? group : `${group} ${action ?? ''}`.trim()];
   if (!command) throw new CliError(`unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
   // After --help: the configuration (zod, the price catalogue) is loaded only for a real command.
   const { loadConfig } = await import('../service/config.js');

@@ -1,10 +1,8 @@
-import { count, eq } from 'drizzle-orm';
 import type { Hono } from 'hono';
 import { isScope, type Scope } from '../../shared/scopes.js';
 import { findAccountByEmail } from '../accounts/accounts.js';
 import { createPersonalKey, listPersonalKeys, revokePersonalKey } from '../accounts/personal-keys.js';
 import { verifyPassword } from '../auth/passwords.js';
-import { sites } from '../db/schema/index.js';
 import { toAppError } from '../http/handle-error.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { listConnectedApps, revokeConnectedApp } from '../oauth/tokens.js';
@@ -27,18 +25,17 @@ function overviewPages(app: Hono, { deps, signedIn }: PageKit): void {
   app.get(
     '/dashboard',
     signedIn(async (c, s, chrome) => {
-      const [usage, keys, apps, [siteCount]] = await Promise.all([
+      const [usage, keys, apps] = await Promise.all([
         accountUsage(deps, s.accountId),
         listPersonalKeys(deps.db, s.accountId),
         listConnectedApps(deps.db, s.accountId),
-        deps.db.select({ n: count() }).from(sites).where(eq(sites.ownerAccountId, s.accountId)),
       ]);
       return renderPage(
         c,
         pages.overviewPage(chrome, {
           usage,
           keys: keys.filter((k) => !k.revokedAt).length,
-          sites: Number(siteCount?.n ?? 0),
+          sites: usage.sites?.used ?? 0,
           apps: apps.length,
           baseUrl: deps.config.baseUrl,
         }),

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { checkModuleSyntax } from './sandbox.js';
 import { accountQuotas } from '../accounts/quotas.js';
+import { readCounter } from '../usage/counters.js';
 
 /**
  * Functions: the domain layer behind the Account API routes, the CLI and the dashboard. Every
@@ -92,7 +93,7 @@ export async function listOwnedFunctions(
   accountId: string,
   page: { limit: number; offset: number },
 ): Promise<{ functions: FunctionView[]; total: number }> {
-  const n = countOf(await deps.db.select({ n: count() }).from(functions).where(eq(functions.accountId, accountId)));
+  const n = await readCounter(deps.db, `acct:${accountId}`, 'functions');
   const rows = await deps.db
     .select()
     .from(functions)

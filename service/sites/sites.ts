@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, asc, count, desc, eq, inArray, sql, sum } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Db, DbOrTx } from '../db/client.js';
-import { countOf, isDatabaseUnavailable, isUniqueViolation, onlyRow } from '../db/client.js';
+import { isDatabaseUnavailable, isUniqueViolation, onlyRow } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
 import { idPrefix, newId } from '../db/ids.js';
 import { siteFiles, sites } from '../db/schema/index.js';
@@ -21,6 +21,7 @@ import { assertSiteActive, siteSuspension, type SiteSuspension } from './suspens
 import { ownerQuotas, type Quotas } from '../accounts/quotas.js';
 import { blobOfContent, recordVersion, type VersionAction } from './version-records.js';
 import type { VersionActor } from '../db/schema/site-versions.js';
+import { ownerSubject, readCounter, readCounters, siteSubject } from '../usage/counters.js';
 
 export type { SiteRow };
 
@@ -70,16 +71,15 @@ function newFileBlobKey(siteId: string, sha256: string): string {
   return `${blobPrefixOfSite(siteId)}files/${sha256}.${randomBytes(6).toString('hex')}`;
 }
 
+/** Files and bytes of each site, from the kept counts (usage/counters.ts): one read whatever the number of files. */
 async function siteStats(db: DbOrTx, siteIds: string[]): Promise<Map<string, { fileCount: number; bytes: number }>> {
-  const out = new Map<string, { fileCount: number; bytes: number }>();
-  if (siteIds.length === 0) return out;
-  const rows = await db
-    .select({ siteId: siteFiles.siteId, fileCount: count(), bytes: sum(siteFiles.size) })
-    .from(siteFiles)
-    .where(inArray(siteFiles.siteId, siteIds))
-    .groupBy(siteFiles.siteId);
-  for (const r of rows) out.set(r.siteId, { fileCount: Number(r.fileCount), bytes: Number(r.bytes ?? 0) });
-  return out;
+  const kept = await readCounters(db, siteIds.map(siteSubject));
+  return new Map(
+    siteIds.map((id) => {
+      const c = kept.get(siteSubject(id)) ?? {};
+      return [id, { fileCount: c.files ?? 0, bytes: c.bytes ?? 0 }];
+    }),
+  );
 }
 
 export function toSiteView(config: Config, row: SiteRow, stats?: { fileCount: number; bytes: number }): SiteView {
@@ -119,19 +119,14 @@ export async function suggestAvailableSlug(db: DbOrTx, base?: string): Promise<s
 }
 
 async function assertSiteQuota(db: DbOrTx, owner: SiteOwner, max: number): Promise<void> {
-  const n = countOf(await db.select({ n: count() }).from(sites).where(ownedBy(owner)));
+  const n = await readCounter(db, ownerSubject(owner), 'sites');
   if (n >= max) {
     throw new AppError('quota_exceeded', `site limit reached (${max} sites); delete a site first`, { limit: 'sites', max, current: n });
   }
 }
 
 export async function ownerStorageBytes(db: DbOrTx, owner: SiteOwner): Promise<number> {
-  const [row] = await db
-    .select({ bytes: sum(siteFiles.size) })
-    .from(siteFiles)
-    .innerJoin(sites, eq(sites.id, siteFiles.siteId))
-    .where(ownedBy(owner));
-  return Number(row?.bytes ?? 0);
+  return readCounter(db, ownerSubject(owner), 'bytes');
 }
 
 /** One file of a site as bytes (of a new site, or written into one); its path is checked by `normaliseSitePath`, its type comes from the extension when omitted. */
@@ -299,7 +294,7 @@ export function getWalletApp(db: DbOrTx, wallet: string, ref: string): Promise<S
 
 export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit: number; offset: number }): Promise<{ sites: SiteView[]; total: number }> {
   const rows = await deps.db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
-  const n = countOf(await deps.db.select({ n: count() }).from(sites).where(ownedBy(owner)));
+  const n = await readCounter(deps.db, ownerSubject(owner), 'sites');
   const stats = await siteStats(
     deps.db,
     rows.map((r) => r.id),
@@ -380,7 +375,7 @@ export async function assertCanWriteFiles(
   for (const f of files) assertFileSize(quotas.fileBytes, f.path, f.size);
   const added = files.filter((f) => !existing.has(f.path)).length - removing.length;
   if (added > 0) {
-    const n = Number(countOf(await db.select({ n: count() }).from(siteFiles).where(eq(siteFiles.siteId, site.id))));
+    const n = await readCounter(db, siteSubject(site.id), 'files');
     const max = quotas.filesPerSite;
     if (n + added > max)
       throw new AppError('quota_exceeded', `file limit reached: the site has ${n} files, ${added} more would pass the limit of ${max} files per site`, {

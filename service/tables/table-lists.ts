@@ -4,9 +4,10 @@ import type { DbOrTx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { CoalescedReads } from './coalesced-reads.js';
-import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, recordSource, type TableQueryPlan } from './query.js';
+import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, type RecordSource, recordSource, type TableQueryPlan } from './query.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
 import type { TableRow } from '../db/schema/tables.js';
+import { readCounter, tableSubject } from '../usage/counters.js';
 
 /**
  * The Table API's record reads (GET on a table), shared by its route (table-api.ts) and its fast
@@ -43,6 +44,17 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
 }
 
 /**
+ * `total`: a Table's kept record count when nothing narrows the list (usage/counters.ts: the same at
+ * any size), else a count(*) of the matches. The kept count carries no row check: the page beside
+ * it does, and a stale Table fails there.
+ */
+async function totalOf(db: DbOrTx, table: TableRow, plan: TableQueryPlan, src: RecordSource): Promise<number> {
+  const narrowed = plan.filters.length > 0 || plan.search || plan.dateRange || plan.bbox;
+  if (!narrowed && table.storage === 'records') return readCounter(db, tableSubject(table.id), 'records');
+  return Number(rowsOf<{ n: number }>(await db.execute(compileCountQuery(src, plan)))[0]?.n ?? 0);
+}
+
+/**
  * Executes a checked plan (the record page, default or compact shape, or an aggregate), each
  * statement carrying `guard` (table-rows.ts). With a total, the page and the count run side by side
  * on two connections: each is exact for its own snapshot.
@@ -62,14 +74,10 @@ async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, 
       truncated,
     };
   }
-  const [list, count] = await Promise.all([
-    db.execute(compileListQuery(src, plan)),
-    plan.includeTotal ? db.execute(compileCountQuery(src, plan)) : Promise.resolve(undefined),
-  ]);
+  const [list, total] = await Promise.all([db.execute(compileListQuery(src, plan)), plan.includeTotal ? totalOf(db, table, plan, src) : undefined]);
   const raw = rowsOf<Record<string, unknown>>(list);
   const more = raw.length > plan.limit;
   const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
-  const total = count === undefined ? undefined : Number(rowsOf<{ n: number }>(count)[0]?.n ?? 0);
   const last = page.at(-1);
   const nextCursor = more && last ? nextCursorFor(plan, last) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };

@@ -14,7 +14,7 @@ import type { Db, DbOrTx } from '../db/client.js';
 import { countOf, isUniqueViolation, onlyRow, rowsOf } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
 import { newId } from '../db/ids.js';
-import { datasets, sites, tableRecords, tables } from '../db/schema/index.js';
+import { datasets, sites, tables } from '../db/schema/index.js';
 import type { TableRow } from '../db/schema/tables.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
@@ -28,6 +28,7 @@ import { recordSource } from './query.js';
 import { slugFromName } from '../../shared/slug.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
 import { siteOwnerQuotas } from '../accounts/quotas.js';
+import { readCounters, tableSubject } from '../usage/counters.js';
 
 export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
 
@@ -224,21 +225,19 @@ export async function listSiteTables(deps: Deps, site: Pick<SiteRow, 'id'>, db: 
     .orderBy(asc(tables.createdAt), asc(tables.id));
 }
 
-/** Exact record counts of the given tables (one grouped query; a dataset's count is kept by its row). */
+/** Exact record counts of the given tables: the kept counts of `records` storage (usage/counters.ts), a dataset's count kept by its row. */
 export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>(tableIds.map((id) => [id, 0]));
   if (tableIds.length === 0) return out;
-  const rows = await db
-    .select({ tableId: tableRecords.tableId, n: count() })
-    .from(tableRecords)
-    .where(inArray(tableRecords.tableId, tableIds))
-    .groupBy(tableRecords.tableId);
-  for (const r of rows) out.set(r.tableId, Number(r.n));
-  const loaded = await db
-    .select({ tableId: datasets.tableId, n: datasets.recordCount })
-    .from(datasets)
-    .innerJoin(tables, eq(tables.id, datasets.tableId))
-    .where(and(inArray(datasets.tableId, tableIds), eq(tables.storage, 'columns')));
+  const [kept, loaded] = await Promise.all([
+    readCounters(db, tableIds.map(tableSubject)),
+    db
+      .select({ tableId: datasets.tableId, n: datasets.recordCount })
+      .from(datasets)
+      .innerJoin(tables, eq(tables.id, datasets.tableId))
+      .where(and(inArray(datasets.tableId, tableIds), eq(tables.storage, 'columns'))),
+  ]);
+  for (const id of tableIds) out.set(id, kept.get(tableSubject(id))?.records ?? 0);
   for (const r of loaded) out.set(r.tableId, (out.get(r.tableId) ?? 0) + r.n);
   return out;
 }

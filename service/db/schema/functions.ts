@@ -30,7 +30,8 @@ export const functions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('functions_slug_idx').on(t.slug), index('functions_account_idx').on(t.accountId)],
+  // The account's list pages (newest first) read their rows in index order (scanned backwards).
+  (t) => [uniqueIndex('functions_slug_idx').on(t.slug), index('functions_account_idx').on(t.accountId, t.createdAt, t.id)],
 );
 
 /** Configured secrets of a Function: set through the CLI or the dashboard; values are never returned. */

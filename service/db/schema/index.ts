@@ -10,3 +10,4 @@ export * from './payments.js';
 export * from './abuse.js';
 export * from './operator.js';
 export * from './site-versions.js';
+export * from './counters.js';

@@ -38,7 +38,12 @@ export const sites = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('sites_slug_idx').on(t.slug), index('sites_owner_account_idx').on(t.ownerAccountId), index('sites_owner_wallet_idx').on(t.ownerWallet)],
+  // An owner's list pages (newest first) read their rows in index order, whatever the number of sites.
+  (t) => [
+    uniqueIndex('sites_slug_idx').on(t.slug),
+    index('sites_owner_account_idx').on(t.ownerAccountId, t.createdAt.desc().nullsFirst(), t.id),
+    index('sites_owner_wallet_idx').on(t.ownerWallet, t.createdAt.desc().nullsFirst(), t.id),
+  ],
 );
 
 export type SiteRow = typeof sites.$inferSelect;
