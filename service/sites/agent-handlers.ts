@@ -225,7 +225,7 @@ export const appAgentHandlers = {
   [listAppVersions.name]: handlerFor(listAppVersions, {
     async run({ deps, wallet, params, tx }) {
       const site = await getWalletApp(tx, wallet, params.siteId);
-      const { siteId, current, versions, total } = await listVersions(deps, site, { limit: 50, offset: 0 });
+      const { siteId, current, versions, total } = await listVersions(deps, site, { limit: 50, offset: 0 }, tx);
       return { result: { siteId, current, versions, total }, app: null };
     },
   }),

@@ -54,16 +54,16 @@ function toVersionView(config: Config, site: SiteRow, row: SiteVersionRow, curre
 }
 
 /** The site's kept versions, newest first, with the one it serves marked. */
-export async function listVersions(deps: Deps, site: SiteRow, page: { limit: number; offset: number }) {
-  const rows = await deps.db
+export async function listVersions(deps: Deps, site: SiteRow, page: { limit: number; offset: number }, db: DbOrTx = deps.db) {
+  const rows = await db
     .select()
     .from(siteVersions)
     .where(eq(siteVersions.siteId, site.id))
     .orderBy(desc(siteVersions.version))
     .limit(page.limit)
     .offset(page.offset);
-  const total = countOf(await deps.db.select({ n: count() }).from(siteVersions).where(eq(siteVersions.siteId, site.id)));
-  const current = page.offset === 0 && rows[0] ? rows[0].version : await currentVersion(deps.db, site.id);
+  const total = countOf(await db.select({ n: count() }).from(siteVersions).where(eq(siteVersions.siteId, site.id)));
+  const current = page.offset === 0 && rows[0] ? rows[0].version : await currentVersion(db, site.id);
   return { siteId: site.id, current, versions: rows.map((r) => toVersionView(deps.config, site, r, current)), total, ...page };
 }
 
