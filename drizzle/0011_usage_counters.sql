@@ -21,9 +21,11 @@ CREATE INDEX "sites_owner_wallet_idx" ON "sites" USING btree ("owner_wallet","cr
 CREATE FUNCTION svc_owner_key(p_account text, p_wallet text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN p_account IS NOT NULL THEN 'acct:' || p_account ELSE 'wallet:' || p_wallet END $$;--> statement-breakpoint
 -- Adds `p_delta` to one count, in this session's shard. Other resources' triggers call it too.
+-- A site with no owner (neither account nor wallet: the schema allows it) has no owner count to add to.
 CREATE FUNCTION svc_count_add(p_subject text, p_metric text, p_delta bigint) RETURNS void
 LANGUAGE sql AS $$
-  INSERT INTO usage_counters (subject, metric, shard, value) VALUES (p_subject, p_metric, (pg_backend_pid() % 64)::smallint, p_delta)
+  INSERT INTO usage_counters (subject, metric, shard, value)
+  SELECT p_subject, p_metric, (pg_backend_pid() % 64)::smallint, p_delta WHERE p_subject IS NOT NULL
   ON CONFLICT (subject, metric, shard) DO UPDATE SET value = usage_counters.value + excluded.value
 $$;--> statement-breakpoint
 -- The counts as the data says they are (count(*) and sum(size) over everything): what the
@@ -51,7 +53,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL SELECT o.owner, 'bytes', f.bytes FROM per_site_files f JOIN site_owner o USING (site_id)
     UNION ALL SELECT 'acct:' || fn.account_id, 'functions', count(*) FROM functions fn GROUP BY fn.account_id
   )
-  SELECT c.subject, c.metric, sum(c.n)::bigint FROM counts AS c(subject, metric, n) GROUP BY 1, 2 HAVING sum(c.n) <> 0
+  SELECT c.subject, c.metric, sum(c.n)::bigint FROM counts AS c(subject, metric, n) WHERE c.subject IS NOT NULL GROUP BY 1, 2 HAVING sum(c.n) <> 0
 $$;--> statement-breakpoint
 -- Rewrites every count from the data. Safe while writers run (READ COMMITTED): a writer whose
 -- change this statement's snapshot does not see adds its delta to a row written after the delete.
@@ -84,6 +86,7 @@ BEGIN
     ) c
     JOIN tables t ON t.id = c.table_id JOIN sites s ON s.id = t.site_id
   ) d
+  WHERE d.subject IS NOT NULL
   GROUP BY d.subject ORDER BY d.subject
   ON CONFLICT (subject, metric, shard) DO UPDATE SET value = usage_counters.value + excluded.value;
   RETURN NULL;
@@ -118,6 +121,7 @@ BEGIN
   JOIN sites s ON s.id = c.site_id
   CROSS JOIN LATERAL unnest(ARRAY['site:' || s.id, svc_owner_key(s.owner_account_id, s.owner_wallet)]) AS subj(subject)
   CROSS JOIN LATERAL (VALUES ('files', c.files), ('bytes', c.bytes)) AS m(metric, n)
+  WHERE subj.subject IS NOT NULL
   GROUP BY subj.subject, m.metric HAVING sum(m.n) <> 0 ORDER BY 1, 2
   ON CONFLICT (subject, metric, shard) DO UPDATE SET value = usage_counters.value + excluded.value;
   RETURN NULL;
