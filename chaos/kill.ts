@@ -4,7 +4,7 @@ import { createRuntime } from '../cli/runtime.js';
 import { runAdminOperation } from '../service/admin/operations.js';
 import { loadConfig } from '../service/config.js';
 import { type Db, rowsOf } from '../service/db/client.js';
-import { checkCounters } from '../service/usage/counters.js';
+import { checkCounters } from '../service/db/counters.js';
 import type { DevChainFacilitator } from '../service/payments/dev-chain/dev-facilitator.js';
 import { DEV_RECIPIENT } from '../service/payments/x402-config.js';
 import { startNode, type ServiceNode } from '../test/helpers/nodes.js';
@@ -152,7 +152,7 @@ async function checkMoney(setup: KillSetup, payer: string, before: { payerStart:
   }
 }
 
-/** Every kept usage count against count(*) / sum(size) over what the killed node left (service/usage/counters.ts). */
+/** Every kept usage count against count(*) / sum(size) over what the killed node left (service/db/counters.ts). */
 export async function checkCounts(db: Db, result: ScenarioResult): Promise<void> {
   const wrong = await checkCounters(db);
   const [kept] = rowsOf<{ n: string | number }>(await db.execute(sql`select count(distinct (subject, metric)) as n from usage_counters`));

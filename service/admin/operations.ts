@@ -26,7 +26,7 @@ import {
   WalletAddressSchema,
 } from '../operator/takedowns.js';
 import { retentionOf, setRetention } from '../sites/versions.js';
-import { recountCounters } from '../usage/counters.js';
+import { recountCounters } from '../db/counters.js';
 
 /**
  * Operator actions (the `svc` CLI). Each is declared once: the CLI runs it in-process when the
@@ -130,7 +130,7 @@ export const adminOperations = {
     },
   ),
   'x402.faucet': op(z.object({ address: z.string(), usdc: z.string() }), (deps, i) => runFaucet(deps, i.address, i.usdc)),
-  // Usage counts (usage/counters.ts) rewritten from the data; the answer lists what was wrong.
+  // Usage counts (db/counters.ts) rewritten from the data; the answer lists what was wrong.
   'counters.recount': op(z.object({}), (deps) => recountCounters(deps.db)),
   'x402.reconcile': op(z.object({ graceMs: z.number().int().min(0).default(120_000) }), (deps, i) => reconcileOrphanedPayments(deps, i.graceMs)),
 } satisfies Record<string, AdminOperation>;

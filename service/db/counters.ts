@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client.js';
-import { rowsOf } from '../db/client.js';
+import type { DbOrTx } from './client.js';
+import { rowsOf } from './client.js';
 import type { SiteOwner } from '../sites/owner.js';
-import { ownerKey } from '../sites/owner.js';
+import { ownerKey } from './owner-key.js';
 
 /**
  * What a count is kept for (service/db/schema/counters.ts, migration 0011): a Table, a site, or an

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { checkModuleSyntax } from './sandbox.js';
 import { accountQuotas } from '../accounts/quotas.js';
-import { readCounter } from '../usage/counters.js';
+import { readCounter } from '../db/counters.js';
 
 /**
  * Functions: the domain layer behind the Account API routes, the CLI and the dashboard. Every

@@ -3,7 +3,7 @@ import type { UsageEntry } from '../../shared/account-api/usage.js';
 import { functionInvocationCounts } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { accountQuotas } from '../accounts/quotas.js';
-import { readCounter } from '../usage/counters.js';
+import { readCounter } from '../db/counters.js';
 
 /** Usage counters contributed by Functions: owned Functions, and invocations this UTC month by the account's keys. */
 export async function functionUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {

@@ -19,8 +19,3 @@ export function ownerColumns(owner: SiteOwner): { ownerAccountId: string | null;
 export function ownedBy(owner: SiteOwner): SQL {
   return owner.kind === 'account' ? eq(sites.ownerAccountId, owner.accountId) : eq(sites.ownerWallet, owner.wallet);
 }
-
-/** A stable key for per-owner quotas and rate limits. */
-export function ownerKey(owner: SiteOwner): string {
-  return owner.kind === 'account' ? `acct:${owner.accountId}` : `wallet:${owner.wallet}`;
-}

@@ -13,7 +13,8 @@ import { AppError, invalidField } from '../http/app-error.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { SiteAccessBody } from '../../shared/account-api/sites.js';
 import { contentTypeForPath, isTextContentType } from '../../shared/content-types.js';
-import { ownedBy, ownerColumns, ownerKey, ownerOfSite, walletOwner, type SiteOwner } from './owner.js';
+import { ownedBy, ownerColumns, ownerOfSite, walletOwner, type SiteOwner } from './owner.js';
+import { ownerKey } from '../db/owner-key.js';
 import { listedSitePath, normaliseSitePath } from './site-paths.js';
 import { randomSlug, SlugSchema } from './slugs.js';
 import { siteChanged } from './site-changes.js';
@@ -21,7 +22,7 @@ import { assertSiteActive, siteSuspension, type SiteSuspension } from './suspens
 import { ownerQuotas, type Quotas } from '../accounts/quotas.js';
 import { blobOfContent, recordVersion, type VersionAction } from './version-records.js';
 import type { VersionActor } from '../db/schema/site-versions.js';
-import { ownerSubject, readCounter, readCounters, siteSubject } from '../usage/counters.js';
+import { ownerSubject, readCounter, readCounters, siteSubject } from '../db/counters.js';
 
 export type { SiteRow };
 
@@ -71,7 +72,7 @@ function newFileBlobKey(siteId: string, sha256: string): string {
   return `${blobPrefixOfSite(siteId)}files/${sha256}.${randomBytes(6).toString('hex')}`;
 }
 
-/** Files and bytes of each site, from the kept counts (usage/counters.ts): one read whatever the number of files. */
+/** Files and bytes of each site, from the kept counts (db/counters.ts): one read whatever the number of files. */
 async function siteStats(db: DbOrTx, siteIds: string[]): Promise<Map<string, { fileCount: number; bytes: number }>> {
   const kept = await readCounters(db, siteIds.map(siteSubject));
   return new Map(

@@ -2,11 +2,11 @@ import { sql } from 'drizzle-orm';
 import type { UsageEntry } from '../../shared/account-api/usage.js';
 import { rowsOf } from '../db/client.js';
 import type { Deps } from '../deps.js';
-import { ownerSubject, readCounters } from '../usage/counters.js';
+import { ownerSubject, readCounters } from '../db/counters.js';
 import { accountOwner } from './owner.js';
 import { accountQuotas } from '../accounts/quotas.js';
 
-/** Usage counters contributed by sites: sites, files (largest site), storage bytes; read from the kept counts (usage/counters.ts). */
+/** Usage counters contributed by sites: sites, files (largest site), storage bytes; read from the kept counts (db/counters.ts). */
 export async function siteUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {
   const subject = ownerSubject(accountOwner(accountId));
   const [kept, fullest, limits] = await Promise.all([

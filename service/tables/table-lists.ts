@@ -7,7 +7,7 @@ import { CoalescedReads } from './coalesced-reads.js';
 import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, type RecordSource, recordSource, type TableQueryPlan } from './query.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
 import type { TableRow } from '../db/schema/tables.js';
-import { readCounter, tableSubject } from '../usage/counters.js';
+import { readCounter, tableSubject } from '../db/counters.js';
 
 /**
  * The Table API's record reads (GET on a table), shared by its route (table-api.ts) and its fast
@@ -44,7 +44,7 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
 }
 
 /**
- * `total`: a Table's kept record count when nothing narrows the list (usage/counters.ts: the same at
+ * `total`: a Table's kept record count when nothing narrows the list (db/counters.ts: the same at
  * any size), else a count(*) of the matches. The kept count carries no row check: the page beside
  * it does, and a stale Table fails there.
  */

@@ -28,7 +28,7 @@ import { recordSource } from './query.js';
 import { slugFromName } from '../../shared/slug.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
 import { siteOwnerQuotas } from '../accounts/quotas.js';
-import { readCounters, tableSubject } from '../usage/counters.js';
+import { readCounters, tableSubject } from '../db/counters.js';
 
 export { dropOrphanFieldIndexes, indexTableFields } from './field-indexes.js';
 
@@ -225,7 +225,7 @@ export async function listSiteTables(deps: Deps, site: Pick<SiteRow, 'id'>, db: 
     .orderBy(asc(tables.createdAt), asc(tables.id));
 }
 
-/** Exact record counts of the given tables: the kept counts of `records` storage (usage/counters.ts), a dataset's count kept by its row. */
+/** Exact record counts of the given tables: the kept counts of `records` storage (db/counters.ts), a dataset's count kept by its row. */
 export async function recordCounts(db: DbOrTx, tableIds: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>(tableIds.map((id) => [id, 0]));
   if (tableIds.length === 0) return out;

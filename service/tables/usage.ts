@@ -4,7 +4,7 @@ import { datasets, sites, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { accountQuotas } from '../accounts/quotas.js';
 import { accountOwner } from '../sites/owner.js';
-import { ownerSubject, readCounters } from '../usage/counters.js';
+import { ownerSubject, readCounters } from '../db/counters.js';
 
 /** Usage counters contributed by Tables: tables (and datasets) and the records they hold. */
 export async function tableUsage(deps: Deps, accountId: string): Promise<Record<string, UsageEntry>> {

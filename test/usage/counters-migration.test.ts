@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, type Db } from '../../service/db/client.js';
 import { accountOwner, walletOwner } from '../../service/sites/owner.js';
-import { checkCounters, ownerSubject, readCounters, siteSubject, tableSubject } from '../../service/usage/counters.js';
+import { checkCounters, ownerSubject, readCounters, siteSubject, tableSubject } from '../../service/db/counters.js';
 import { createEmptyPostgresDatabase, dbKinds } from '../helpers/db.js';
 
 /** The migrations folder as it was before `tag` (its journal cut there): what a database of an earlier release applied. */

@@ -9,7 +9,7 @@ import { runAdminOperation } from '../../service/admin/operations.js';
 import { openDb, rowsOf, type Db } from '../../service/db/client.js';
 import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
 import { DEV_RECIPIENT, DEV_SETTLER_KEY } from '../../service/payments/x402-config.js';
-import { checkCounters } from '../../service/usage/counters.js';
+import { checkCounters } from '../../service/db/counters.js';
 import { createEmptyPostgresDatabase, dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { startNode } from '../helpers/nodes.js';

@@ -10,7 +10,7 @@ import { bigint, pgTable, primaryKey, smallint, text } from 'drizzle-orm/pg-core
  * own backend (`pg_backend_pid() % 64`), so 32 inserts in flight into one Table update 32 different
  * rows and do not wait for each other's commits the way one hot row would make them.
  *
- * `svc-agent-host recount` recomputes every row from the data (service/usage/counters.ts).
+ * `svc-agent-host recount` recomputes every row from the data (service/db/counters.ts).
  */
 export const usageCounters = pgTable(
   'usage_counters',
