@@ -6,24 +6,28 @@ import { viewDocument } from './view-kit.js';
  * the host), visibility, files and size when the result has them, what it cost, and a button that
  * publishes/unpublishes through the host: publish_app / unpublish_app for a wallet's app (a paid
  * tool, so its price is on the button), account_update_app (public ↔ private) for an account's.
- * A result with `version` (site versions) shows which version is live.
+ * A result with `version` (a number, or a rollback's version object) shows which version is live.
  */
 const SCRIPT = `
 const WALLET_TOGGLE = { publish: 'publish_app', unpublish: 'unpublish_app' };
 let state = null;
 function appOf(sc) {
   const a = sc.app || sc.site || sc;
+  // A rollback answers {siteId, version: {version, fileCount, bytes, previewUrl…}}: the version it made
+  // is the one served, and its preview serves exactly those files.
+  const v = a.version !== undefined ? a.version : sc.version;
+  const made = v && typeof v === 'object' ? v : null;
   return {
-    id: a.appId || a.id || sc.appId,
+    id: a.appId || a.id || sc.appId || sc.siteId,
     name: a.appName || a.slug || sc.appName,
     url: a.url || sc.url,
-    pathUrl: a.pathUrl || sc.pathUrl,
+    pathUrl: a.pathUrl || sc.pathUrl || (made ? made.previewUrl : undefined),
     visibility: a.visibility,
     // deploy_site answers flat ({appId, url, files…}) once the app is published.
     published: a.published !== undefined ? a.published : sc.url && !sc.app && !sc.site ? true : undefined,
-    files: typeof a.fileCount === 'number' ? a.fileCount : typeof sc.files === 'number' ? sc.files : undefined,
-    bytes: typeof a.bytes === 'number' ? a.bytes : typeof sc.bytes === 'number' ? sc.bytes : undefined,
-    version: a.version !== undefined ? a.version : sc.version,
+    files: typeof a.fileCount === 'number' ? a.fileCount : typeof sc.files === 'number' ? sc.files : made ? made.fileCount : undefined,
+    bytes: typeof a.bytes === 'number' ? a.bytes : typeof sc.bytes === 'number' ? sc.bytes : made ? made.bytes : undefined,
+    version: made ? made.version : v,
   };
 }
 function ownerOf(tool, sc) {

@@ -45,6 +45,8 @@ export const VIEWS: readonly View[] = [
       'account_write_app_files',
       'account_update_app',
       'account_get_app',
+      'rollback_app',
+      'account_rollback_app',
     ],
     frames: true,
   },

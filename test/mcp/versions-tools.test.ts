@@ -30,6 +30,9 @@ describe('the versions toolset: an account lists its app versions, rolls back an
     }
     const s = await connectHttp({ ...env, SVC_TOOLSETS: 'default,versions' });
     try {
+      // Over HTTP every client is offered the views: a rollback shows in the site preview, as a publish does.
+      const rollbackTool = (await s.client.listTools()).tools.find((t) => t.name === 'account_rollback_app');
+      expect(rollbackTool?._meta).toMatchObject({ ui: { resourceUri: 'ui://svc/site' } });
       const published = await call(s.client, 'account_publish_app', { requestId: 'v1', html: '<h1>one</h1>', appName: 'tool-versions' });
       expect(published.isError, text(published)).toBeFalsy();
       await h.fetch('/api/v1/sites/tool-versions/files', { method: 'POST', key, json: { files: [{ path: 'index.html', content: '<h1>two</h1>' }] } });
