@@ -206,7 +206,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     const r = await call(stdio, 'create_app_from_html', { appName: 'x', html: '<p>x</p>' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(
-      /no wallet is configured; nothing was paid\. Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE \(svc-mcp --new-wallet <file> writes one\) or SVC_WALLET_PRIVATE_KEY\.$/,
+      /no wallet is configured; nothing was paid\. Ask the user to give the MCP server a wallet: SVC_WALLET_KEY_FILE \(svc-mcp --new-wallet <file> writes one\) or SVC_WALLET_PRIVATE_KEY\. Or, free and with no wallet: SVC_API_KEY set to a personal key \(svc_pat_…\) makes the account_\* tools \(and deploy_site, upload_dataset\) act for that account\.$/,
     );
     const q = await call(stdio, 'quote', { tool: 'publish_app' });
     expect(q.isError).toBeFalsy();
