@@ -1,57 +1,14 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
-import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR, type Db } from '../../service/db/client.js';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS_DIR } from '../../service/db/client.js';
 import { accountOwner, walletOwner } from '../../service/sites/owner.js';
 import { checkCounters, ownerSubject, readCounters, siteSubject, tableSubject } from '../../service/db/counters.js';
-import { createEmptyPostgresDatabase, dbKinds } from '../helpers/db.js';
-
-/** The migrations folder as it was before `tag` (its journal cut there): what a database of an earlier release applied. */
-function migrationsBefore(tag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-migrations-'));
-  const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === tag);
-  expect(cut).toBeGreaterThan(0);
-  journal.entries = journal.entries.slice(0, cut);
-  fs.mkdirSync(path.join(dir, 'meta'));
-  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal));
-  for (const e of journal.entries) fs.copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
-  return dir;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const c of cleanups) await c();
-});
-
-async function database(kind: 'pglite' | 'postgres'): Promise<{ db: Db; migrateWith(folder: string): Promise<void> }> {
-  if (kind === 'pglite') {
-    const client = await PGlite.create();
-    cleanups.push(() => client.close());
-    const db = drizzlePglite(client) as unknown as Db;
-    return { db, migrateWith: (folder) => migratePglite(db as never, { migrationsFolder: folder }) };
-  }
-  const empty = await createEmptyPostgresDatabase();
-  const client = postgres(empty.url, { max: 2, onnotice: () => {} });
-  cleanups.push(async () => {
-    await client.end();
-    await empty.drop();
-  });
-  const db = drizzlePostgres(client) as unknown as Db;
-  return { db, migrateWith: (folder) => migratePostgres(db as never, { migrationsFolder: folder }) };
-}
+import { dbKinds } from '../helpers/db.js';
+import { migratableDatabase, migrationsBefore } from '../helpers/migrations.js';
 
 describe.each(dbKinds())('migration 0011: usage counts of existing data (%s)', (kind) => {
   it('counts what a database already holds, and keeps counting after', async () => {
-    const { db, migrateWith } = await database(kind);
+    const { db, migrateWith } = await migratableDatabase(kind);
     await migrateWith(migrationsBefore('0011_usage_counters'));
     await db.execute(sql`insert into accounts (id, email) values ('acct_m', 'm@example.com')`);
     await db.execute(sql`insert into sites (id, slug, owner_account_id) values ('site_a', 'a', 'acct_m'), ('site_b', 'b', 'acct_m')`);
