@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { ADDRESS_SURFACES } from '../service/http/address-surfaces.js';
 
 /** Shared helpers of `npm run bench`: load on loopback only, bounded in count and time. */
 export interface LoadResult {
@@ -150,6 +151,9 @@ export async function benchServiceEnv(
     SVC_BASE_URL: base,
     SVC_LOG_LEVEL: 'warn',
     SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
+    // The load comes from one loopback address: every anonymous request is counted per address, as in
+    // production, against a limit no bench reaches (the defaults would answer 429 within a second).
+    SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=${UNREACHED_RATE_LIMIT}`).join(','),
     ...extra,
   };
   return { dir, dataDir, base, env };

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.js';
+import { ADDRESS_SURFACES } from '../../service/http/address-surfaces.js';
 
 /** A real service process (`svc-agent-host serve`) on a loopback port. */
 export interface ServiceNode {
@@ -18,8 +19,8 @@ export interface ServiceNode {
 
 /**
  * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder (or `env.SVC_DATA_DIR`, kept
- * for a restart) and port, no MCP endpoint, no rate limit (unless `env` sets one), and resolves when
- * it has printed its banner. A port that another process took between freePort() and the node's
+ * for a restart) and port, no MCP endpoint, no rate limit per credential or per address (unless `env`
+ * sets one), and resolves when it has printed its banner. A port that another process took between freePort() and the node's
  * listen (a race of parallel test files) is retried on a new port; any other failed start rejects
  * with the node's log.
  */
@@ -46,6 +47,8 @@ async function startNodeOnce(databaseUrl: string, env: Record<string, string>, p
       SVC_DEV_CHAIN_PORT: '0',
       SVC_LOG_LEVEL: 'warn',
       SVC_RATE_LIMIT_PER_MINUTE: '0',
+      // The tests' load comes from one loopback address: no per-address limit either, unless env sets one.
+      SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=0`).join(','),
       ...env,
       SVC_DATA_DIR: dataDir,
     },
