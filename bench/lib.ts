@@ -16,6 +16,8 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** CPU time (user + system) the serving processes spent per request answered, when their pids were given (Linux). */
+  cpuUsPerRequest?: number;
 }
 
 export async function load(
@@ -35,6 +37,37 @@ export interface LoadTarget {
   label: string;
   url: string;
   options?: Parameters<typeof load>[2];
+  /** The processes that serve it (an nginx master: its workers too), for CPU time per request. */
+  pids?: () => number[];
+}
+
+/**
+ * CPU time in ms (user + system) of processes so far, from /proc (Linux); undefined elsewhere.
+ * Throughput on a 2-core machine shared with the load generator moves ±30 % between rounds; the CPU
+ * a server spends per request answered is what its own code decides, and moves far less.
+ */
+export function cpuMs(pids: number[]): number | undefined {
+  let ms = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return undefined;
+    }
+  }
+  return ms;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/** A process and its children (an nginx master and its workers), from /proc. */
+export function withChildren(pid: number): number[] {
+  try {
+    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(children ? children.split(' ').map(Number) : [])];
+  } catch {
+    return [pid];
+  }
 }
 
 /** What `interleavedLoads` measured: each target's median round, and every round kept for ratios. */
@@ -43,6 +76,10 @@ export interface InterleavedLoads {
   medians: LoadResult[];
   /** Median over rounds of `a`'s req/s divided by `b`'s in the same round, and each round's ratio. */
   ratio(a: string, b: string): { median: number; rounds: number[] };
+  /** Median over rounds of `b`'s CPU per request divided by `a`'s (above 1: `a` spends less), when both were measured. */
+  cpuRatio(a: string, b: string): { median: number; rounds: number[] } | undefined;
+  /** Median CPU µs per request of a target over rounds, when measured. */
+  cpuUsPerRequest(label: string): number | undefined;
 }
 
 /**
@@ -51,7 +88,17 @@ export interface InterleavedLoads {
  */
 export async function interleavedLoads(targets: LoadTarget[], rounds: number): Promise<InterleavedLoads> {
   const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.label, []]));
-  for (let round = 0; round < rounds; round++) for (const t of targets) runs.get(t.label)!.push(await load(t.label, t.url, t.options));
+  for (let round = 0; round < rounds; round++)
+    for (const t of targets) {
+      const pids = t.pids?.();
+      const before = pids && cpuMs(pids);
+      const result = await load(t.label, t.url, t.options);
+      const after = pids && cpuMs(pids);
+      const seconds = t.options?.seconds ?? 8;
+      if (before !== undefined && after !== undefined && result.requestsPerSec > 0)
+        result.cpuUsPerRequest = ((after - before) * 1000) / (result.requestsPerSec * seconds);
+      runs.get(t.label)!.push(result);
+    }
   const middle = <T>(xs: T[], by: (x: T) => number) => [...xs].sort((x, y) => by(x) - by(y))[Math.floor(xs.length / 2)]!;
   return {
     medians: targets.map((t) => middle(runs.get(t.label)!, (r) => r.requestsPerSec)),
@@ -59,6 +106,15 @@ export async function interleavedLoads(targets: LoadTarget[], rounds: number): P
       const other = runs.get(b)!;
       const each = runs.get(a)!.map((r, i) => r.requestsPerSec / other[i]!.requestsPerSec);
       return { median: middle(each, (x) => x), rounds: each };
+    },
+    cpuRatio(a, b) {
+      const other = runs.get(b)!;
+      const each = runs.get(a)!.map((r, i) => (other[i]!.cpuUsPerRequest ?? Number.NaN) / (r.cpuUsPerRequest ?? Number.NaN));
+      return each.some(Number.isNaN) ? undefined : { median: middle(each, (x) => x), rounds: each };
+    },
+    cpuUsPerRequest(label) {
+      const each = runs.get(label)!.map((r) => r.cpuUsPerRequest);
+      return each.every((x) => x !== undefined) ? middle(each as number[], (x) => x) : undefined;
     },
   };
 }
@@ -114,6 +170,7 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
  */
 export function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
+  if (process.env.BENCH_V8_PROF) return ['--prof', '--logfile=' + process.env.BENCH_V8_PROF, '--no-logfile-per-isolate'];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 

@@ -13,6 +13,7 @@ import {
   printTable,
   spawnService,
   waitForHttp,
+  withChildren,
 } from './lib.js';
 
 /**
@@ -86,12 +87,15 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
     // Warm up, then interleaved rounds, medians.
     await load('warmup', `${base}/s/bench/`, { seconds: 2 });
     const options = { seconds: SECONDS };
+    const svcPids = () => [svc.pid!];
+    const floorPids = () => [floor!.pid!];
+    const nginxPids = () => withChildren(nginx!.pid!);
     const targets: LoadTarget[] = [
-      { label: SVC_INDEX, url: `${base}/s/bench/`, options },
-      { label: FLOOR_INDEX, url: `http://127.0.0.1:${floorPort}/`, options },
-      ...(nginxBase ? [{ label: NGINX_INDEX, url: `${nginxBase}/index.html`, options }] : []),
-      { label: SVC_ASSET, url: `${base}/s/bench/asset.bin`, options },
-      ...(nginxBase ? [{ label: NGINX_ASSET, url: `${nginxBase}/asset.bin`, options }] : []),
+      { label: SVC_INDEX, url: `${base}/s/bench/`, options, pids: svcPids },
+      { label: FLOOR_INDEX, url: `http://127.0.0.1:${floorPort}/`, options, pids: floorPids },
+      ...(nginxBase ? [{ label: NGINX_INDEX, url: `${nginxBase}/index.html`, options, pids: nginxPids }] : []),
+      { label: SVC_ASSET, url: `${base}/s/bench/asset.bin`, options, pids: svcPids },
+      ...(nginxBase ? [{ label: NGINX_ASSET, url: `${nginxBase}/asset.bin`, options, pids: nginxPids }] : []),
     ];
     const measured = await interleavedLoads(targets, ROUNDS);
     printTable(
@@ -103,6 +107,15 @@ http { access_log off; sendfile on; etag on; keepalive_requests 100000;
       console.log(
         `svc / nginx: index ${formatRatio(measured.ratio(SVC_INDEX, NGINX_INDEX))}, 200 KB asset ${formatRatio(measured.ratio(SVC_ASSET, NGINX_ASSET))}; goal ≥ 0.9x. Node floor / nginx, index: ${formatRatio(measured.ratio(FLOOR_INDEX, NGINX_INDEX))}`,
       );
+    // Requests per CPU second, as a ratio: what each server's own code costs, whatever the load generator beside it gets.
+    const us = (label: string) => measured.cpuUsPerRequest(label)?.toFixed(1) ?? '?';
+    const cpu = (a: string, b: string) => {
+      const r = measured.cpuRatio(a, b);
+      return r ? formatRatio(r) : 'not measured (no /proc)';
+    };
+    console.log(
+      `CPU per request (median): svc ${us(SVC_INDEX)} µs, Node floor ${us(FLOOR_INDEX)} µs${nginxBase ? `, nginx ${us(NGINX_INDEX)} µs` : ''}; svc's requests per CPU second / the floor's: ${cpu(SVC_INDEX, FLOOR_INDEX)}${nginxBase ? `, / nginx's: index ${cpu(SVC_INDEX, NGINX_INDEX)}, 200 KB asset ${cpu(SVC_ASSET, NGINX_ASSET)}` : ''}`,
+    );
   } finally {
     svc.kill('SIGTERM');
     nginx?.kill('SIGTERM');

@@ -37,8 +37,8 @@ export interface RunningService {
  * (service/sites/fast-path.ts), then record reads of tables read before (service/tables/list-fast-path.ts),
  * then the app.
  */
-export function serviceListener(deps: Deps, app: Hono<AppEnv>, hostname?: string): RequestListener {
-  return withSiteFastPath(deps, withTableListFastPath(deps, getRequestListener(app.fetch, { hostname })));
+export function serviceListener(deps: Deps, app: Hono<AppEnv>, hostname?: string, isStopping: () => boolean = () => false): RequestListener {
+  return withSiteFastPath(deps, withTableListFastPath(deps, getRequestListener(app.fetch, { hostname })), isStopping);
 }
 
 export interface StartServiceOptions {
@@ -67,7 +67,7 @@ export async function startService(config: Config, options: StartServiceOptions 
   let stopping = false;
   const app = buildApp(runtime.deps, { adminToken, isStopping: () => stopping });
   await options.mount?.(app, runtime);
-  const server = createServer(serviceListener(runtime.deps, app, config.host));
+  const server = createServer(serviceListener(runtime.deps, app, config.host, () => stopping));
   await listen(server, config.port, config.host);
   outliveClientKeepAlive(server);
   const requests = drainable(server);

@@ -59,6 +59,9 @@ export function drainable(server: unknown): Drainable {
     inFlight.delete(this);
   };
   node.on('request', (_req, res: ServerResponse) => {
+    // Answered already, synchronously by the listener before this one (the service's fast paths,
+    // which answer nothing while it stops): never in flight, and a listener less on the hot path.
+    if (res.writableEnded) return;
     inFlight.add(res);
     if (draining) closeAfterAnswer(res);
     res.on('close', forget);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
-import type { CachedFile, CachedSite } from './site-cache.js';
+import type { CachedSite, HeldFile } from './site-cache.js';
 import { candidates, etagMatches, fileHeaders, siteSlugFromHost } from './serving.js';
 import { SLUG_PATTERN } from './slugs.js';
 
@@ -10,7 +10,7 @@ const PATH_MOUNT = /^\/s\/([^/]+)\/(.*)$/;
 
 interface Hit {
   site: CachedSite;
-  file: CachedFile & { body: Buffer };
+  file: HeldFile;
   pathMode: boolean;
   /** The request's path, without its query (the access log's). */
   path: string;
@@ -26,9 +26,10 @@ interface Hit {
  * percent-encoded path, a missing file) goes on to the app, which fills the cache. The answer is the
  * same either way, header for header (test/e2e/site-fast-path.test.ts).
  */
-export function withSiteFastPath(deps: Deps, app: RequestListener): RequestListener {
+export function withSiteFastPath(deps: Deps, app: RequestListener, isStopping: () => boolean = () => false): RequestListener {
   return (req, res) => {
-    const hit = req.method === 'GET' || req.method === 'HEAD' ? cachedFileFor(deps, req) : undefined;
+    // While the service stops, every answer goes through the app: the drain tracks it and it closes its connection.
+    const hit = (req.method === 'GET' || req.method === 'HEAD') && !isStopping() ? cachedFileFor(deps, req) : undefined;
     if (hit) answer(deps, req, res, hit);
     else app(req, res);
   };
@@ -56,11 +57,18 @@ function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
   if (!SLUG_PATTERN.test(slug)) return undefined;
   const site = deps.siteCache.getSite(slug, Date.now());
   if (!site?.published || site.visibility !== 'public' || site.suspended) return undefined;
+  const file = deps.siteCache.getRoute(site, rest) ?? resolve(deps, site, rest);
+  return file ? { site, file, pathMode: route !== '*', path, route } : undefined;
+}
+
+/** The cached small file a request path names (remembered for the next request), else undefined: the app answers. */
+function resolve(deps: Deps, site: CachedSite, rest: string): HeldFile | undefined {
   for (const candidate of candidates(site, rest)) {
     const file = deps.siteCache.getFile(site, candidate);
     if (file === null) continue; // known not to exist: the next candidate
     if (file === undefined || !file.body) return undefined; // not cached, or streamed from the blob store
-    return { site, file: file as Hit['file'], pathMode: route !== '*', path, route };
+    deps.siteCache.setRoute(site, rest, file as HeldFile);
+    return file as HeldFile;
   }
   return undefined; // the 404 page is the app's
 }

@@ -26,10 +26,19 @@ export interface CachedFile {
   body?: Buffer;
 }
 
+/** A cached file whose bytes are held (small enough): what the fast path answers. */
+export type HeldFile = CachedFile & { body: Buffer };
+
 /** One site's cached files, at one content version; `null`: known not to exist. */
 interface SiteFiles {
   version: number;
   byPath: Map<string, CachedFile | null>;
+  /**
+   * A request path (as the fast path sees it) → the cached file its candidates resolved to, so a
+   * repeated request skips resolving them. Files of one content version never change, so neither
+   * does a resolution; counted as entries like files.
+   */
+  routes: Map<string, HeldFile>;
   bytes: number;
 }
 
@@ -76,6 +85,24 @@ export class SiteCache {
     return files?.version === site.contentVersion ? files.byPath.get(path) : undefined;
   }
 
+  /** The file a request path resolved to before, at the site's current content version. */
+  getRoute(site: CachedSite, requestPath: string): HeldFile | undefined {
+    const files = this.files.get(site.id);
+    return files?.version === site.contentVersion ? files.routes.get(requestPath) : undefined;
+  }
+
+  /** Remembers what a request path resolved to; only for a file already cached at the site's version. */
+  setRoute(site: CachedSite, requestPath: string, file: HeldFile): void {
+    const files = this.files.get(site.id);
+    if (files?.version !== site.contentVersion || files.routes.has(requestPath)) return;
+    if (this.fileEntries >= this.maxEntries) {
+      this.dropFiles();
+      return;
+    }
+    files.routes.set(requestPath, file);
+    this.account(files, 0, 1);
+  }
+
   setFile(site: CachedSite, path: string, file: CachedFile | null): void {
     if (this.ttlMs <= 0) return;
     let files = this.files.get(site.id);
@@ -87,7 +114,8 @@ export class SiteCache {
     const previous = files?.byPath.get(path);
     if (files && previous !== undefined) {
       files.byPath.delete(path);
-      this.account(files, -(previous?.body?.length ?? 0), -1);
+      this.account(files, -(previous?.body?.length ?? 0), -1 - files.routes.size);
+      files.routes.clear(); // a resolution may name the replaced entry
     }
     const size = file?.body?.length ?? 0;
     if (this.fileEntries >= this.maxEntries || this.fileBytes + size > this.maxTotalBytes) {
@@ -95,7 +123,7 @@ export class SiteCache {
       files = undefined;
     }
     if (!files) {
-      files = { version: site.contentVersion, byPath: new Map(), bytes: 0 };
+      files = { version: site.contentVersion, byPath: new Map(), routes: new Map(), bytes: 0 };
       this.files.set(site.id, files);
     }
     files.byPath.set(path, file);
@@ -125,7 +153,7 @@ export class SiteCache {
 
   private dropSiteFiles(siteId: string, files: SiteFiles): void {
     this.files.delete(siteId);
-    this.fileEntries -= files.byPath.size;
+    this.fileEntries -= files.byPath.size + files.routes.size;
     this.fileBytes -= files.bytes;
   }
 

@@ -80,6 +80,20 @@ describe('the hosted-site fast path', () => {
     expect([first.byApp, second.byApp, second.status]).toEqual([true, true, status]);
   });
 
+  it('while the service stops, the app answers every request (so the drain tracks it and closes its connection)', async () => {
+    const stopping = await fastPathServer(h, (app) => withSiteFastPath(h.deps, app, () => true));
+    try {
+      await send('/s/fast/'); // cached
+      const answers = [await stopping.send('/s/fast/'), await stopping.send('/s/fast/')];
+      expect(answers.map((a) => [a.byApp, a.status])).toEqual([
+        [true, 200],
+        [true, 200],
+      ]);
+    } finally {
+      await stopping.close();
+    }
+  });
+
   it('a change is served at once: the new file, and a site made private leaves the fast path', async () => {
     const site = (await h.deps.db.query.sites.findFirst({ where: (s, { eq }) => eq(s.slug, 'fast') }))!;
     await writeSiteFile(h.deps, site, { path: 'about.html', bytes: Buffer.from('<h1>About v2</h1>') });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CachedFile, type CachedSite, SiteCache } from '../../service/sites/site-cache.js';
+import { type CachedFile, type CachedSite, type HeldFile, SiteCache } from '../../service/sites/site-cache.js';
 
 const site = (contentVersion: number, id = 'site-1', slug = 'blog'): CachedSite => ({
   id,
@@ -80,6 +80,28 @@ describe('site cache', () => {
     cache.clear(); // a LISTEN connection (re)established: what it missed is unknown
     cache.setSite('blog', site(2), 0, beforeClear);
     expect(cache.getSite('blog', 0)).toBeUndefined();
+  });
+
+  it("remembers what a request path resolved to for the site's content version only, and counts it against the entry limit", () => {
+    const cache = new SiteCache(60_000, 256, 1_000, 4);
+    const index = file(10, 'v1') as HeldFile;
+    cache.setFile(site(1), 'about', null);
+    cache.setFile(site(1), 'about.html', index);
+    cache.setRoute(site(1), 'about', index);
+    expect(cache.getRoute(site(1), 'about')?.sha256).toBe('v1');
+    expect(cache.getRoute(site(2), 'about')).toBeUndefined(); // a newer version resolves again
+
+    // A replaced file may be what a path resolved to: the resolutions go with it.
+    cache.setFile(site(1), 'about.html', file(10, 'again'));
+    expect(cache.getRoute(site(1), 'about')).toBeUndefined();
+
+    // Paths spelled many ways (`//about`, `///about`…) cannot grow the cache past its entry limit.
+    for (let i = 1; i <= 10; i++) cache.setRoute(site(1), `${'/'.repeat(i)}about`, index);
+    cache.setFile(site(1), 'about.html', index);
+    cache.setRoute(site(1), 'about', index);
+    expect(cache.getRoute(site(1), 'about')?.sha256).toBe('v1');
+    cache.invalidate({ id: 'site-1', slug: 'blog' });
+    expect(cache.getRoute(site(1), 'about')).toBeUndefined();
   });
 
   it('caches nothing when its TTL is 0 (the cache switched off)', () => {
