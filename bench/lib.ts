@@ -187,7 +187,18 @@ export function seededRandom(seed = 12345): () => number {
 }
 
 /** A rate limit (per minute) no bench reaches: every signed-in request is still counted, as in production. */
-export const UNREACHED_RATE_LIMIT = '1000000000';
+const UNREACHED_RATE_LIMIT = '1000000000';
+
+/**
+ * The limits of every `svc serve` a bench starts: per key and per client address (all surfaces), each
+ * request counted as in production against a limit no bench reaches. A bench's load comes from one
+ * loopback address: the default address limits would answer 429 within a second, and a latency
+ * measured on refusals is no latency of the API.
+ */
+export const UNREACHED_LIMITS: Record<string, string> = {
+  SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
+  SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=${UNREACHED_RATE_LIMIT}`).join(','),
+};
 
 /**
  * A temp folder, a free loopback port and the environment of the `svc serve` a bench starts there:
@@ -207,10 +218,7 @@ export async function benchServiceEnv(
     PORT: String(port),
     SVC_BASE_URL: base,
     SVC_LOG_LEVEL: 'warn',
-    SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
-    // The load comes from one loopback address: every anonymous request is counted per address, as in
-    // production, against a limit no bench reaches (the defaults would answer 429 within a second).
-    SVC_ADDRESS_LIMITS: ADDRESS_SURFACES.map((s) => `${s}=${UNREACHED_RATE_LIMIT}`).join(','),
+    ...UNREACHED_LIMITS,
     ...extra,
   };
   return { dir, dataDir, base, env };

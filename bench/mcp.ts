@@ -13,7 +13,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { gzipSync } from 'node:zlib';
 import { UI_EXTENSION, VIEW_MIME_TYPE, VIEWS } from '../mcp/views/views.js';
-import { freePort, profileFlags, spawnService, UNREACHED_RATE_LIMIT, waitForHttp } from './lib.js';
+import { freePort, profileFlags, spawnService, UNREACHED_LIMITS, waitForHttp } from './lib.js';
 
 /**
  * MCP overhead: the same free action (x402.list_pricing, GET /api/x402/pricing) called
@@ -294,7 +294,7 @@ export async function run(): Promise<void> {
     SVC_DATA_DIR: path.join(dir, 'data'),
     SVC_BASE_URL: svcUrl,
     SVC_LOG_LEVEL: 'silent',
-    SVC_RATE_LIMIT_PER_MINUTE: UNREACHED_RATE_LIMIT,
+    ...UNREACHED_LIMITS,
   });
   const mcpPort = await freePort();
   const env = {

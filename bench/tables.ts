@@ -26,7 +26,7 @@ import {
   setRecordFieldsStatement,
   type TableRow,
 } from '../service/tables/tables.js';
-import { freePort, profileFlags, seededRandom, spawnService, waitForHttp, withScratchDatabase } from './lib.js';
+import { cpuMs, freePort, profileFlags, seededRandom, spawnService, UNREACHED_LIMITS, waitForHttp, withScratchDatabase } from './lib.js';
 
 /**
  * Table API on 1,000,000 records (real PostgreSQL on 127.0.0.1:5432, a scratch database created and
@@ -36,6 +36,10 @@ import { freePort, profileFlags, seededRandom, spawnService, waitForHttp, withSc
  * with ≤ 0.5 ms of our own.
  */
 const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000);
+/** BENCH_TABLES_FLOOR_ONLY=1: only the comparison with the bare server (section 3), e.g. while profiling it. */
+const FLOOR_ONLY = process.env.BENCH_TABLES_FLOOR_ONLY === '1';
+/** Sequential requests per row of section 3 (aggregates: a tenth). */
+const FLOOR_REQUESTS = Number(process.env.BENCH_TABLES_FLOOR_REQUESTS ?? 300);
 
 const SCHEMA = {
   fields: [
@@ -71,12 +75,18 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-/** Latencies of `a` and `b` run alternately (so drift and noise hit both alike), after a warm-up. */
-async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
-  for (let i = 0; i < Math.min(3, n); i++) await Promise.all([a(), b()]); // warm caches and plans
-  const out: [number[], number[]] = [[], []];
+/** Latencies of `a` and `b` (and any more) run alternately (so drift and noise hit all alike), after a warm-up. */
+async function timeInterleaved(
+  n: number,
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+  ...more: (() => Promise<void>)[]
+): Promise<[number[], number[], ...number[][]]> {
+  const fns = [a, b, ...more];
+  for (let i = 0; i < Math.min(3, n); i++) await Promise.all(fns.map((fn) => fn())); // warm caches and plans
+  const out = fns.map((): number[] => []) as [number[], number[], ...number[][]];
   for (let i = 0; i < n; i++) {
-    for (const [k, fn] of [a, b].entries()) {
+    for (const [k, fn] of fns.entries()) {
       const t = performance.now();
       await fn();
       out[k]!.push(performance.now() - t);
@@ -86,9 +96,9 @@ async function timeInterleaved(n: number, a: () => Promise<void>, b: () => Promi
 }
 
 /** One row of the report: the API's and the statement's p50 and p95 (ms), and the ratio of the p50s. */
-function printLatencies(label: string, api: number[], sqlTimes: number[]): void {
-  const cells = [api, sqlTimes].flatMap((xs) => [pct(xs, 50)!, pct(xs, 95)!].map((v) => v.toFixed(1).padStart(9)));
-  console.log(`${label.padEnd(44)} ${cells.join(' ')} ${`${(pct(api, 50)! / pct(sqlTimes, 50)!).toFixed(2)}x`.padStart(10)}`);
+function printLatencies(label: string, api: number[], sqlTimes: number[], extra = ''): void {
+  const cells = [api, sqlTimes].flatMap((xs) => [pct(xs, 50)!, pct(xs, 95)!].map((v) => v.toFixed(2).padStart(9)));
+  console.log(`${label.padEnd(44)} ${cells.join(' ')} ${`${(pct(api, 50)! / pct(sqlTimes, 50)!).toFixed(2)}x`.padStart(10)}${extra}`);
 }
 
 /**
@@ -98,24 +108,33 @@ function printLatencies(label: string, api: number[], sqlTimes: number[]): void 
  * one the query compiler emits for the request, without the row check the service adds.
  */
 async function measureBesideBareServer(
+  db: DbOrTx,
   dbUrl: string,
   base: string,
+  svcPid: number,
   table: TableRow,
   cases: { label: string; qs: string; recordId?: number; aggregate?: boolean }[],
 ): Promise<void> {
   const dialect = new PgDialect();
   const queries: Record<string, { sql: string; params: unknown[] }> = {};
+  // `/q<i>`: the compiler's statement alone; `/g<i>`: the very statement svc sends, with its row check.
+  const guard = currentRowsGuard(await lookupVersionedTable(db, 'bench', table.slug));
   for (const [i, c] of cases.entries()) {
-    const statement =
+    const statement = (check?: SQL) =>
       c.recordId !== undefined
-        ? recordByIdStatement(table, c.recordId)
+        ? recordByIdStatement(table, c.recordId, check)
         : (() => {
             const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
-            const src = recordSource(table);
+            const src = recordSource(table, check);
             return c.aggregate ? compileAggregateQuery(src, plan) : compileListQuery(src, plan);
           })();
-    const q = dialect.sqlToQuery(statement);
-    queries[`/q${i}`] = { sql: q.sql, params: q.params };
+    for (const [name, check] of [
+      ['q', undefined],
+      ['g', guard],
+    ] as const) {
+      const q = dialect.sqlToQuery(statement(check));
+      queries[`/${name}${i}`] = { sql: q.sql, params: q.params };
+    }
   }
   const port = await freePort();
   const bare = spawn(process.execPath, [...profileFlags(), 'bench/bare/table-server.mjs'], {
@@ -124,9 +143,11 @@ async function measureBesideBareServer(
   });
   try {
     await waitForHttp(`http://127.0.0.1:${port}/q0`);
-    console.log('3) beside a bare node:http + postgres.js server in its own process (same SQL, same database; "SQL" columns = the bare server):');
     console.log(
-      `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)}`,
+      '3) beside a bare node:http + postgres.js server in its own process (same database; "bare" = the compiler\'s statement alone, "+check" = the bare server sending the very statement svc sends, its row check included):',
+    );
+    console.log(
+      `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)} ${'+check p50'.padStart(11)} ${'ratio'.padStart(6)}   CPU µs/request svc / bare`,
     );
     for (const [i, c] of cases.entries()) {
       const get = (url: string) => async () => {
@@ -135,8 +156,27 @@ async function measureBesideBareServer(
         if (res.status !== 200) throw new Error(`${url}: ${res.status} ${Buffer.from(body).toString()}`);
       };
       const path = c.recordId !== undefined ? `/${c.recordId}` : `?${c.qs}`;
-      const [api, floor] = await timeInterleaved(c.aggregate ? 40 : 300, get(`${base}/api/data/bench/items${path}`), get(`http://127.0.0.1:${port}/q${i}`));
-      printLatencies(c.label, api, floor);
+      // Each server's own CPU per request (/proc, Linux): what its code costs, apart from the database's.
+      const n = c.aggregate ? Math.ceil(FLOOR_REQUESTS / 10) : FLOOR_REQUESTS;
+      const cpuBefore = [cpuMs([svcPid]), cpuMs([bare.pid!])];
+      const [api, floor, checked] = await timeInterleaved(
+        n,
+        get(`${base}/api/data/bench/items${path}`),
+        get(`http://127.0.0.1:${port}/q${i}`),
+        get(`http://127.0.0.1:${port}/g${i}`),
+      );
+      const cpuAfter = [cpuMs([svcPid]), cpuMs([bare.pid!])];
+      // The bare server answered two requests for each of svc's.
+      const perRequest = cpuAfter.map((after, k) =>
+        after === undefined || cpuBefore[k] === undefined ? '?' : (((after - cpuBefore[k]!) * 1000) / ((n + 3) * (k === 0 ? 1 : 2))).toFixed(0),
+      );
+      const checkedP50 = pct(checked!, 50)!;
+      printLatencies(
+        c.label,
+        api,
+        floor,
+        ` ${checkedP50.toFixed(2).padStart(11)} ${`${(pct(api, 50)! / checkedP50).toFixed(2)}x`.padStart(6)}   ${perRequest.join(' / ')}`,
+      );
     }
     console.log('Goal (issue 42): each ≤ 1.1x the bare server.');
   } finally {
@@ -222,8 +262,10 @@ async function measureRecordRequests(
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
   };
-  const row = async (label: string, n: number, api: () => Promise<void>, sqlSide: () => Promise<void>) =>
-    printLatencies(label, ...(await timeInterleaved(n, api, sqlSide)));
+  const row = async (label: string, n: number, api: () => Promise<void>, sqlSide: () => Promise<void>) => {
+    const [apiTimes, sqlTimes] = await timeInterleaved(n, api, sqlSide);
+    printLatencies(label, apiTimes, sqlTimes);
+  };
   await row('GET one record', 500, request('GET', '/7'), statement(recordByIdStatement(table, 7)));
   const fields = { qty: 4, active: false };
   await row(
@@ -293,6 +335,7 @@ export async function run(): Promise<void> {
         SVC_DATA_DIR: dataDir,
         SVC_LOG_LEVEL: 'warn',
         SVC_TABLE_STATEMENT_TIMEOUT_MS: '30000',
+        ...UNREACHED_LIMITS,
       });
       await waitForHttp(`${base}/healthz`);
 
@@ -332,22 +375,26 @@ export async function run(): Promise<void> {
         printLatencies(`${c.label} [${n}]`, api, sqlTimes);
       };
       console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
-      console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
-      header();
-      for (const c of cases.slice(0, 2)) await measure(c);
+      if (!FLOOR_ONLY) {
+        console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
+        header();
+        for (const c of cases.slice(0, 2)) await measure(c);
+      }
       const ti = performance.now();
       const indexed = await indexTableFields(database.db, table);
       await database.db.execute('analyze table_records' as never);
-      console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
-      header();
-      for (const c of cases) await measure(c);
-      await measureBesideBareServer(dbUrl, base, table, [
+      if (!FLOOR_ONLY) {
+        console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
+        header();
+        for (const c of cases) await measure(c);
+      }
+      await measureBesideBareServer(database.db, dbUrl, base, svc.pid!, table, [
         { label: 'list: first page (limit 50)', qs: 'limit=50' },
         { label: 'record: GET one', qs: '', recordId: 7 },
         { label: cases[0]!.label, qs: cases[0]!.qs },
         { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
       ]);
-      await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
+      if (!FLOOR_ONLY) await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(
         200,
         async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),

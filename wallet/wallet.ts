@@ -1,4 +1,5 @@
 import { createPublicClient, erc20Abi, getAddress, http, isAddressEqual, type Address } from 'viem';
+import { USDC_ABI } from '../shared/usdc-abi.js';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { randomBytes } from 'node:crypto';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.js';
@@ -90,19 +91,6 @@ function isOpen(e: LedgerEntry): boolean {
 
 /** Seconds past an authorization's validBefore before it is taken as unusable (clock skew). */
 const EXPIRY_MARGIN_SECONDS = 60;
-
-const AUTHORIZATION_STATE_ABI = [
-  {
-    type: 'function',
-    name: 'authorizationState',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-    ],
-    outputs: [{ type: 'bool' }],
-  },
-] as const;
 
 export interface WalletOptions {
   fetch?: typeof fetch;
@@ -255,7 +243,7 @@ export class Wallet {
         usedOnChain = (payer, nonce, blockNumber) =>
           client.readContract({
             address: terms.asset,
-            abi: AUTHORIZATION_STATE_ABI,
+            abi: USDC_ABI,
             functionName: 'authorizationState',
             args: [payer, nonce],
             ...(blockNumber !== undefined ? { blockNumber } : {}),

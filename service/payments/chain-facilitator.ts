@@ -22,7 +22,7 @@ import type { Facilitator, FacilitatorSettleResult, FacilitatorVerifyResult, Ver
 import { SettlerSends, type FilledTransaction, type SettlerSend, type SettlerTransaction } from './settler-sends.js';
 import { signSettlerTransaction } from './settler-signature.js';
 import { jsonRpcTransport, type JsonRpcTransport } from './json-rpc-transport.js';
-import { USDC_ABI } from './usdc-abi.js';
+import { USDC_ABI } from '../../shared/usdc-abi.js';
 import { transferAuthorizationTypedData } from './verify-payment.js';
 import type { Logger } from '../logger.js';
 

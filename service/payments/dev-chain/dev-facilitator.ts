@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
 import type { DevFacilitator, FacilitatorSettleResult, FacilitatorVerifyResult, SupportedKind, VerifiedPayment } from '../facilitator.js';
 import { AppError } from '../../http/app-error.js';
-import { USDC_ABI } from '../usdc-abi.js';
+import { USDC_ABI } from '../../../shared/usdc-abi.js';
 import { DEV_SETTLER_KEY } from '../x402-config.js';
 import { startAnvil, type AnvilProcess } from './anvil.js';
 import { loadDevUsdcArtifact } from './artifact.js';
