@@ -170,7 +170,6 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
  */
 export function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  if (process.env.BENCH_V8_PROF) return ['--prof', '--logfile=' + process.env.BENCH_V8_PROF, '--no-logfile-per-isolate'];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
