@@ -8,7 +8,7 @@ import { removeAdminFile, writeAdminFile } from '../service/admin/admin-file.js'
 import { DEFAULT_PASSWORD_HASH_COST } from '../service/auth/passwords.js';
 import { buildApp } from '../service/app.js';
 import { withSiteFastPath } from '../service/sites/fast-path.js';
-import { withTableListFastPath } from '../service/tables/list-fast-path.js';
+import { withTableReadFastPath } from '../service/tables/read-fast-path.js';
 import type { Config } from '../service/config.js';
 import type { Deps } from '../service/deps.js';
 import type { AppEnv } from '../service/http/env.js';
@@ -34,11 +34,11 @@ export interface RunningService {
 
 /**
  * What the service's HTTP server runs per request: cached files of public sites first
- * (service/sites/fast-path.ts), then record reads of tables read before (service/tables/list-fast-path.ts),
+ * (service/sites/fast-path.ts), then reads of tables read before, lists and single records (service/tables/read-fast-path.ts),
  * then the app.
  */
 export function serviceListener(deps: Deps, app: Hono<AppEnv>, hostname?: string, isStopping: () => boolean = () => false): RequestListener {
-  return withSiteFastPath(deps, withTableListFastPath(deps, getRequestListener(app.fetch, { hostname })), isStopping);
+  return withSiteFastPath(deps, withTableReadFastPath(deps, getRequestListener(app.fetch, { hostname })), isStopping);
 }
 
 export interface StartServiceOptions {

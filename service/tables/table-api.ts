@@ -171,7 +171,7 @@ function refuseWrongAddresses(r: Hono<AppEnv>, deps: Deps, base: string): void {
  * read statement itself (table-rows.ts), so a read is one statement on the read pool, with no
  * transaction; a refusal or a stale row read from the cache is asked again with a fresh row.
  * Identical reads in flight at once share one statement (table-lists.ts). The plain success of a
- * table read before is usually answered before the app (list-fast-path.ts), the rest here.
+ * table read before is usually answered before the app (read-fast-path.ts), the rest here.
  */
 function listRecords(deps: Deps) {
   return withCurrentTable(

@@ -11,7 +11,7 @@ import { readCounter, tableSubject } from '../db/counters.js';
 
 /**
  * The Table API's record reads (GET on a table), shared by its route (table-api.ts) and its fast
- * path (list-fast-path.ts): this node's table rows by slug (table-rows.ts) and the reads in flight
+ * path (read-fast-path.ts): this node's table rows by slug (table-rows.ts) and the reads in flight
  * (coalesced-reads.ts).
  */
 export class TableLists {

@@ -40,7 +40,7 @@ describe.skipIf(!onPostgres)('Table API statement timeout (PostgreSQL only: PGli
     expect(body.error.code).toBe('query_timeout');
     expect(body.error.details).toEqual({ timeoutMs: 1 });
 
-    // Again, now that this node holds the table's row: the fast path (list-fast-path.ts) answers the
+    // Again, now that this node holds the table's row: the fast path (read-fast-path.ts) answers the
     // same, header for header, and runs the statement once (it used to hand the failure to the app,
     // which ran it a second time).
     const runs = async () => (await h.deps.metrics.tableReads.get()).values.reduce((n, v) => n + v.value, 0);

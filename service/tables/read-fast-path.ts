@@ -7,38 +7,40 @@ import { recordRequest, requestIdOf } from '../http/request-log.js';
 import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
 import { parseTableQuery, type TableQueryPlan } from './query.js';
 import { tableListKey } from './table-lists.js';
-import { builtOnStaleRows, type VersionedTable } from './table-rows.js';
+import { builtOnStaleRows, currentRowsGuard } from './table-rows.js';
+import { getRecord } from './tables.js';
 import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
 
-/** `/api/data/<site>/<table>`, without percent-encoding (the app decodes that). */
-const LIST_PATH = /^\/api\/data\/([^/%]+)\/([^/%]+)$/;
-/** The pattern the app's router reports for the same request (metrics labels). */
-const ROUTE = '/api/data/:siteSlug/:tableSlug';
+/** `/api/data/<site>/<table>[/<record id>]`, without percent-encoding (the app decodes that). */
+const READ_PATH = /^\/api\/data\/([^/%]+)\/([^/%]+)(?:\/([^/%]+))?$/;
+/** The patterns the app's router reports for the same requests (metrics labels). */
+const LIST_ROUTE = '/api/data/:siteSlug/:tableSlug';
+const RECORD_ROUTE = '/api/data/:siteSlug/:tableSlug/:recordId';
 
-interface ListRead {
+interface TableRead {
   /** The table's key in `deps.tableLists.rows`. */
   key: string;
-  current: VersionedTable;
-  plan: TableQueryPlan;
-  search: string;
+  /** The JSON answer of the read; rejects as the read does (SV001 when the cached rows are stale). */
+  run: () => Promise<Uint8Array | string>;
   path: string;
+  route: string;
 }
 
 /**
- * The Table API's hot path: a GET of a table's records, on a table this node has read before, is
- * answered straight on Node's response, without the fetch Request, Response and Headers and the
- * router (which made up most of a read's CPU under many clients: docs/performance.md). The read
- * is answered here, whether it succeeds or fails (a timeout: the failed statement is not run a
- * second time); what the app would decide otherwise goes to it, which answers as it always does: a
- * request it would refuse (a key to check against the database, a wrong key, a bad query, a method
- * not enabled), a table not in this node's cache, a read refused because the cached table row is
- * stale. A GET has no body, so nothing of the request is consumed before the app gets it. The
- * answer is the same either way, header for header (test/tables/list-fast-path.test.ts,
+ * The Table API's hot path: a GET of a table's records, or of one record, on a table this node has
+ * read before, is answered straight on Node's response, without the fetch Request, Response and
+ * Headers and the router (which made up most of a read's CPU: docs/performance.md). The read is
+ * answered here, whether it succeeds or fails (a timeout, a record not found: the statement is not
+ * run a second time); what the app would decide otherwise goes to it, which answers as it always
+ * does: a request it would refuse (a key to check against the database, a wrong key, a bad query, a
+ * method not enabled), a table not in this node's cache, a read refused because the cached table row
+ * is stale. A GET has no body, so nothing of the request is consumed before the app gets it. The
+ * answer is the same either way, header for header (test/tables/read-fast-path.test.ts,
  * test/tables/timeout.test.ts).
  */
-export function withTableListFastPath(deps: Deps, app: RequestListener): RequestListener {
+export function withTableReadFastPath(deps: Deps, app: RequestListener): RequestListener {
   return (req, res) => {
-    const read = req.method === 'GET' ? listReadFor(deps, req) : undefined;
+    const read = req.method === 'GET' ? tableReadFor(deps, req) : undefined;
     // A read refused by its address's limit goes to the app, which refuses it again (not counted
     // twice: a refusal is not counted) with the Table API's 429.
     if (read && deps.addressLimits.take('table-read', clientIpOfRequest(req, deps.config.trustProxy)) === null) {
@@ -48,28 +50,41 @@ export function withTableListFastPath(deps: Deps, app: RequestListener): Request
   };
 }
 
-function listReadFor(deps: Deps, req: IncomingMessage): ListRead | undefined {
+function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
   const url = req.url ?? '/';
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  const slugs = LIST_PATH.exec(path);
+  const slugs = READ_PATH.exec(path);
   if (!slugs) return undefined;
+  const recordId = slugs[3];
+  if (recordId === 'schema') return undefined; // its own route: the app's
   const apiKey = req.headers[API_KEY_HEADER];
   const writeKey = req.headers[WRITE_KEY_HEADER];
   if (Array.isArray(writeKey) || (apiKey !== undefined && writeKey === undefined)) return undefined; // a personal key: the app looks it up
   const key = tableListKey(slugs[1]!, slugs[2]!);
   const current = deps.tableLists.rows.get(key);
   if (!current || current.site.suspendedAt !== null || current.site.ownerSuspension !== null) return undefined; // the app refuses it
-  const search = query === -1 ? '' : url.slice(query);
   try {
     authorizeWithoutApiKey(current.table, 'GET', 'read', writeKey);
-    return { key, current, plan: parseTableQuery(current.table.schema, new URLSearchParams(search)), search: search === '?' ? '' : search, path };
   } catch {
     return undefined; // the app says why
   }
+  if (recordId !== undefined) {
+    // The query string of a record read means nothing, as in the app.
+    const run = async () => JSON.stringify({ ok: true, record: await getRecord(current.table, recordId, deps.tableReads, currentRowsGuard(current)) });
+    return { key, run, path, route: RECORD_ROUTE };
+  }
+  const search = query === -1 ? '' : url.slice(query);
+  let plan: TableQueryPlan;
+  try {
+    plan = parseTableQuery(current.table.schema, new URLSearchParams(search));
+  } catch {
+    return undefined; // the app says why
+  }
+  return { key, run: () => deps.tableLists.answer(current, plan, search === '?' ? '' : search), path, route: LIST_ROUTE };
 }
 
-function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: ListRead, app: RequestListener): void {
+function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: TableRead, app: RequestListener): void {
   const started = performance.now();
   const requestId = requestIdOf(req.headers['x-request-id']);
   const send = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
@@ -81,10 +96,10 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Lis
       'x-request-id': requestId,
     });
     res.end(body);
-    recordRequest(deps, { method: 'GET', path: read.path, route: ROUTE, status, ms: performance.now() - started, requestId });
+    recordRequest(deps, { method: 'GET', path: read.path, route: read.route, status, ms: performance.now() - started, requestId });
   };
-  deps.tableLists
-    .answer(read.current, read.plan, read.search)
+  read
+    .run()
     .then(
       (body) => send(200, body),
       (e: unknown) => {
@@ -102,7 +117,7 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Lis
     )
     .catch((e: unknown) => {
       // A fault of ours while answering: this request's connection goes, never the process.
-      deps.log.error('table list fast path failed', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+      deps.log.error('table read fast path failed', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
       res.destroy();
     });
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTableListFastPath } from '../../service/tables/list-fast-path.js';
+import { withTableReadFastPath } from '../../service/tables/read-fast-path.js';
 import { dbKinds } from '../helpers/db.js';
 import { fastPathServer, type FastPathServer } from '../helpers/fast-path.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -13,11 +13,11 @@ const SCHEMA = {
   ],
 };
 
-// A GET of a table's records, on a table this node has read before, is answered before the app
-// (service/tables/list-fast-path.ts). Each request goes twice: the first through the app (it reads
+// A GET of a table's records, or of one record, on a table this node has read before, is answered before the app
+// (service/tables/read-fast-path.ts). Each request goes twice: the first through the app (it reads
 // the table row), the second through the fast path when it can be. Both answers must be the same,
 // header for header and byte for byte.
-describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
+describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
   let h: Harness;
   let t: TableFixture;
   let server: FastPathServer;
@@ -28,7 +28,7 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
 
   beforeAll(async () => {
     h = await startHarness(kind);
-    server = await fastPathServer(h, (app) => withTableListFastPath(h.deps, app));
+    server = await fastPathServer(h, (app) => withTableReadFastPath(h.deps, app));
     t = await makeTable(h, { name: 'Items', schema: SCHEMA });
     const records = [
       { name: 'pen', price: 2 },
@@ -74,7 +74,6 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
     ['an unknown field (400)', '?field=colour&value=red', {}, 400],
     ['a limit over the maximum (400)', '?limit=100000', {}, 400],
     ['HEAD', '', { method: 'HEAD' }, 200],
-    ['a record', '/1', {}, 200],
     ['the schema', '/schema', {}, 200],
     ['a trailing slash', '/', {}, 404],
   ] as const)('%s: always the app', async (_, suffix, extra, status) => {
@@ -82,6 +81,34 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
     const headers = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, v === 'KEY' ? t.key : v]));
     const { first, second } = await appThenAgain(`${t.path}${suffix}`, { method, headers });
     expect([first.byApp, second.byApp, second.status]).toEqual([true, true, status]);
+  });
+
+  it.each([
+    ['a record', '/1', {}, 200],
+    ['a record with the write key', '/2', { 'x-svc-write-key': 'WRITE' }, 200],
+    ['a record with a query string (ignored, as by the app)', '/3?limit=5', {}, 200],
+    ['a record that does not exist (404)', '/999', {}, 404],
+    ['a record id that is not a number (404)', '/abc', {}, 404],
+  ] as const)('%s: answered by the fast path once read, the same answer as the app', async (_, suffix, extra, status) => {
+    const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v === 'WRITE' ? t.table.writeKey : v]));
+    const { first, second } = await appThenAgain(`${t.path}${suffix}`, { headers });
+    expect([first.byApp, second.byApp, second.status]).toEqual([true, false, status]);
+    expect(second.headers['x-request-id']).toBe('same-id');
+    expect(second.headers['access-control-allow-origin']).toBe('*');
+    expect(JSON.parse(second.body).ok).toBe(status === 200);
+  });
+
+  it('a record read on a stale cached row: refused in its statement, and the app answers from a fresh row', async () => {
+    await send(`${t.path}/1`); // the row is cached
+    await h.deps.db.execute(sql`update tables set require_read_key = true where id = ${t.table.id}`);
+    try {
+      const refused = await send(`${t.path}/1`);
+      expect([refused.byApp, refused.status]).toEqual([true, 401]);
+      const withKey = await send(`${t.path}/1`, { headers: { 'x-svc-write-key': t.table.writeKey } });
+      expect([withKey.byApp, withKey.status, JSON.parse(withKey.body).record.fields.name]).toEqual([false, 200, 'pen']);
+    } finally {
+      await h.deps.db.execute(sql`update tables set require_read_key = false where id = ${t.table.id}`);
+    }
   });
 
   it('a percent-encoded slug and a site host: the app, and the fast path with the slugs in another case', async () => {
@@ -112,5 +139,6 @@ describe.each(dbKinds())('the Table API list fast path (%s)', (kind) => {
   it('counts its answers in /metrics under the same route as the app', async () => {
     const metrics = await (await fetch(`${server.base}/metrics`)).text();
     expect(metrics).toMatch(/svc_http_requests_total\{method="GET",route="\/api\/data\/:siteSlug\/:tableSlug",status="200"\} \d+/);
+    expect(metrics).toMatch(/svc_http_requests_total\{method="GET",route="\/api\/data\/:siteSlug\/:tableSlug\/:recordId",status="404"\} \d+/);
   });
 });
