@@ -1,12 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, isNotNull, isNull, lt } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import { hashCredential } from '../accounts/personal-keys.js';
 import { ACCESS_TOKEN_PREFIX } from '../auth/credentials.js';
 import { accountApiResource } from '../auth/resources.js';
 import type { DbOrTx } from '../db/client.js';
 import { newId } from '../db/ids.js';
-import { oauthClients, oauthGrants, oauthTokens } from '../db/schema/index.js';
+import { accounts, oauthClients, oauthGrants, oauthTokens } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { OAuthError } from './oauth-error.js';
 
@@ -119,11 +119,29 @@ export async function pruneOAuthRecords(db: DbOrTx, now: Date): Promise<{ oauthT
 
 async function loadToken(db: DbOrTx, kind: 'code' | 'refresh', token: string) {
   const [row] = await db
-    .select({ token: oauthTokens, grant: oauthGrants })
+    .select({
+      token: oauthTokens,
+      grant: oauthGrants,
+      // The operator's reason when the grant's account is suspended ('' without one), else null.
+      suspension: sql<string | null>`case when ${accounts.suspendedAt} is not null then coalesce(${accounts.suspensionReason}, '') end`,
+    })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .innerJoin(accounts, eq(accounts.id, oauthGrants.accountId))
     .where(and(eq(oauthTokens.hash, hashCredential(token)), eq(oauthTokens.kind, kind)));
   return row ?? null;
+}
+
+/**
+ * A suspended account is issued no tokens (its existing ones are refused by every API already): the
+ * code or refresh token stays unspent, so the application carries on once the account is restored.
+ */
+function assertNotSuspended(suspension: string | null): void {
+  if (suspension !== null)
+    throw new OAuthError(
+      'invalid_grant',
+      `the account is suspended by the operator${suspension ? `: ${suspension}` : ''}; no tokens are issued until it is restored`,
+    );
 }
 
 /** Marks a code or refresh token spent; false when someone else spent it first. */
@@ -157,6 +175,7 @@ export async function exchangeAuthorizationCode(
   }
   if (grant.revokedAt) throw new OAuthError('invalid_grant', 'the authorization was revoked');
   if (token.expiresAt <= now) throw new OAuthError('invalid_grant', 'the authorization code has expired; start the authorization again');
+  assertNotSuspended(found.suspension);
   if (token.redirectUri !== input.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   if (!token.codeChallenge || !sameText(s256(input.codeVerifier), token.codeChallenge)) {
     throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (S256)');
@@ -197,6 +216,7 @@ export async function refreshAccessToken(
   };
   if (token.usedAt) throw await reuse();
   if (token.expiresAt <= now) throw new OAuthError('invalid_grant', 'the refresh token has expired; the user must approve the application again');
+  assertNotSuspended(found.suspension);
   const allowed = token.scopes as Scope[];
   let scopes = allowed;
   if (input.scope !== undefined) {

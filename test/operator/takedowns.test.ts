@@ -163,13 +163,29 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
       codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
       resource: accountApiResource(h.deps),
     });
-    const { access_token } = await exchangeAuthorizationCode(h.deps, {
+    const { access_token, refresh_token } = await exchangeAuthorizationCode(h.deps, {
       clientId: client.client_id,
       code,
       redirectUri: 'http://127.0.0.1:9/cb',
       codeVerifier: verifier,
     });
     expect((await h.fetch('/api/v1/sites', { key: access_token })).status).toBe(200);
+    // A second authorization, not yet exchanged when the account is suspended.
+    const verifier2 = randomBytes(32).toString('base64url');
+    const code2 = await issueAuthorizationCode(h.deps, {
+      accountId,
+      clientId: client.client_id,
+      scopes: ['svc.sites.read'],
+      redirectUri: 'http://127.0.0.1:9/cb',
+      codeChallenge: createHash('sha256').update(verifier2).digest('base64url'),
+      resource: accountApiResource(h.deps),
+    });
+    const tokenEndpoint = (form: Record<string, string>) =>
+      h.fetch('/oauth/token', {
+        method: 'POST',
+        body: new URLSearchParams({ client_id: client.client_id, ...form }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
 
     const suspended = await admin('account.suspend', { email, reason: 'terms of service, section 4', actor: 'carol' });
     expect(suspended.status).toBe(200);
@@ -181,6 +197,17 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
       const body = await refused.json();
       expect(body.error.code).toBe('account_suspended');
       expect(body.error.message).toContain('terms of service, section 4');
+    }
+    // No new tokens either, from a code or a refresh token; both stay usable once restored.
+    const forms: Record<string, string>[] = [
+      { grant_type: 'authorization_code', code: code2, redirect_uri: 'http://127.0.0.1:9/cb', code_verifier: verifier2 },
+      { grant_type: 'refresh_token', refresh_token },
+    ];
+    for (const form of forms) {
+      const refused = await tokenEndpoint(form);
+      expect(refused.status).toBe(400);
+      const body = await refused.json();
+      expect([body.error, body.error_description]).toEqual(['invalid_grant', expect.stringContaining('terms of service, section 4')]);
     }
     // The session is refused: the dashboard sends to sign-in, which says why.
     const dash = await browser.get('/dashboard');
@@ -202,6 +229,7 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
     expect((await admin('account.restore', { email, reason: 'appeal granted' })).status).toBe(200);
     expect((await h.fetch('/api/v1/sites', { key })).status).toBe(200);
     expect((await h.fetch('/api/v1/sites', { key: access_token })).status).toBe(200);
+    expect((await tokenEndpoint({ grant_type: 'refresh_token', refresh_token })).status).toBe(200);
     expect((await browser.get('/dashboard')).status).toBe(200);
     const view = (await (await h.fetch(`/api/v1/sites/${site.id}`, { key })).json()).site;
     expect(view.suspension).toMatchObject({ cause: 'site', reason: 'its own takedown' });
