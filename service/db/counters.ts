@@ -57,6 +57,11 @@ export async function checkCounters(db: DbOrTx): Promise<CounterMismatch[]> {
              coalesce(k.n, 0) as kept, coalesce(a.value, 0) as actual
       from kept k full join svc_counts_from_data() a on a.subject = k.subject and a.metric = k.metric
       where coalesce(k.n, 0) <> coalesce(a.value, 0)
+      union all
+      -- Each site row's own copy of its file count (sites.file_count).
+      select 'site:' || s.id, 'file_count', s.file_count, coalesce(f.n, 0)
+      from sites s left join (select site_id, count(*) as n from site_files group by site_id) f on f.site_id = s.id
+      where s.file_count <> coalesce(f.n, 0)
       order by 1, 2`),
   );
   return rows.map((r) => ({ subject: r.subject, metric: r.metric, kept: Number(r.kept), actual: Number(r.actual) }));

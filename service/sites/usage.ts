@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { UsageEntry } from '../../shared/account-api/usage.js';
 import { rowsOf } from '../db/client.js';
+import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { ownerSubject, readCounters } from '../db/counters.js';
 import { accountOwner } from './owner.js';
@@ -11,12 +12,8 @@ export async function siteUsage(deps: Deps, accountId: string): Promise<Record<s
   const subject = ownerSubject(accountOwner(accountId));
   const [kept, fullest, limits] = await Promise.all([
     readCounters(deps.db, [subject]),
-    // The fullest site: one kept count per site of the account (their number, not their files).
-    deps.db.execute(sql`
-      select coalesce(max(n), 0) as n from (
-        select sum(c.value) as n from sites s join usage_counters c on c.subject = 'site:' || s.id and c.metric = 'files'
-        where s.owner_account_id = ${accountId} group by s.id
-      ) per_site`),
+    // The fullest site: the first entry of sites_owner_account_files_idx (each site's kept file count).
+    deps.db.execute(sql`select coalesce(max(${sites.fileCount}), 0) as n from ${sites} where ${sites.ownerAccountId} = ${accountId}`),
     // The account's own quotas (an operator may have raised or lowered some: docs/operator.md).
     accountQuotas(deps.config, deps.db, accountId),
   ]);

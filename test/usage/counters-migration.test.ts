@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR } from '../../service/db/client.js';
+import { MIGRATIONS_DIR, rowsOf } from '../../service/db/client.js';
 import { accountOwner, walletOwner } from '../../service/sites/owner.js';
 import { checkCounters, ownerSubject, readCounters, siteSubject, tableSubject } from '../../service/db/counters.js';
 import { dbKinds } from '../helpers/db.js';
@@ -34,6 +34,13 @@ describe.each(dbKinds())('migration 0011: usage counts of existing data (%s)', (
       'site:site_b': { files: 2, bytes: 23 },
       'table:tbl_a': { records: 250 },
     });
+    // Migration 0012: each site row's own file count, for the fullest site.
+    expect(rowsOf(await db.execute(sql`select id, file_count from sites order by id`))).toEqual([
+      { id: 'site_a', file_count: 1 },
+      { id: 'site_b', file_count: 2 },
+      { id: 'site_w', file_count: 0 },
+    ]);
+    await db.execute(sql`delete from site_files where site_id = 'site_b' and path = 'a.css'`);
     await db.execute(sql`delete from table_records where table_id = 'tbl_a' and id <= 50`);
     expect((await readCounters(db, [tableSubject('tbl_a')])).get('table:tbl_a')).toEqual({ records: 200 });
     expect(await checkCounters(db)).toEqual([]);

@@ -120,6 +120,14 @@ describe.each(dbKinds())('usage counts kept with the data (%s)', (kind) => {
     expect(report.corrected).toEqual([{ subject: `acct:${t.accountId}`, metric: 'records', kept: 7, actual: 2 }]);
     expect((await usageOf(h, t.key)).tableRecords).toBe(2);
     expect(await checkCounters(h.deps.db)).toEqual([]);
+
+    // A site row's own file count (the fullest site's figure) is checked and put right too.
+    await h.deps.db.execute(sql`update sites set file_count = file_count + 40 where id = ${t.siteId}`);
+    expect((await usageOf(h, t.key)).filesPerSite).toBe(41);
+    const again = (await runAdminOperation(h.deps, 'counters.recount', {})) as { corrected: unknown[] };
+    expect(again.corrected).toEqual([{ subject: `site:${t.siteId}`, metric: 'file_count', kept: 41, actual: 1 }]);
+    expect((await usageOf(h, t.key)).filesPerSite).toBe(1);
+    expect(await checkCounters(h.deps.db)).toEqual([]);
   });
 });
 

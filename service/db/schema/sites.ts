@@ -35,6 +35,13 @@ export const sites = pgTable(
      * leaves a site suspended on its own suspended.
      */
     ownerSuspension: text('owner_suspension'),
+    /**
+     * The site's number of files, kept by the site_files trigger in the transaction of each change
+     * (migration 0012), so the owner's fullest site is the first entry of an index, not a sum over
+     * every site (usage's `filesPerSite`). The sharded `usage_counters` keep the same number for the
+     * rest; this copy exists for the maximum, which deltas summed on read cannot give.
+     */
+    fileCount: integer('file_count').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -43,6 +50,8 @@ export const sites = pgTable(
     uniqueIndex('sites_slug_idx').on(t.slug),
     index('sites_owner_account_idx').on(t.ownerAccountId, t.createdAt.desc().nullsFirst(), t.id),
     index('sites_owner_wallet_idx').on(t.ownerWallet, t.createdAt.desc().nullsFirst(), t.id),
+    // An account's fullest site: the first entry.
+    index('sites_owner_account_files_idx').on(t.ownerAccountId, t.fileCount.desc()),
   ],
 );
 
