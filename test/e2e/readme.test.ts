@@ -94,25 +94,6 @@ describe("the README's five minutes, as typed", () => {
     expect(seen.out).toContain('<h1>Hello</h1>');
   }, 180_000);
 
-  // The README's MCP Inspector row, both cells as typed, through the real Inspector CLI (a pinned dev
-  // dependency, so npx finds it without the network): the hosted /mcp with the key, and svc-mcp over stdio.
-  const inspectorRow = readme.split('\n').find((l) => l.startsWith('| MCP Inspector'));
-  const inspectorLines = [...(inspectorRow ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
-  it.each(['hosted', 'stdio'])(
-    "the README's MCP Inspector line (%s) lists the tools",
-    (how) => {
-      expect(key).not.toBe('');
-      expect(inspectorLines).toHaveLength(2);
-      const line = inspectorLines[how === 'hosted' ? 0 : 1]!;
-      expect(line.startsWith('npx @modelcontextprotocol/inspector --cli ')).toBe(true);
-      const r = run(line);
-      expect(r.code, r.err).toBe(0);
-      const names = (JSON.parse(r.out).tools as { name: string }[]).map((t) => t.name);
-      expect(names).toContain('account_list_apps');
-    },
-    90_000,
-  );
-
   it.each(['hosted', 'stdio'])(
     'the SDK snippet connects (%s) and lists the app',
     (how) => {
