@@ -1,59 +1,55 @@
 ALTER TABLE "sites" ADD COLUMN "file_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 CREATE INDEX "sites_owner_account_files_idx" ON "sites" USING btree ("owner_account_id","file_count" DESC NULLS LAST);--> statement-breakpoint
--- Each site's number of files on its own row (service/db/schema/sites.ts), kept by the same
--- statement trigger as the sharded counts: an owner's fullest site is then the first entry of
--- sites_owner_account_files_idx. A site's file writes already update its row (contentVersion) in
--- their transaction, so this adds no new lock to wait for.
-CREATE OR REPLACE FUNCTION svc_count_site_files() RETURNS trigger
+-- Each site's number of files on its own row (service/db/schema/sites.ts): an owner's fullest site is
+-- then the first entry of sites_owner_account_files_idx. Kept by a statement trigger of its own beside
+-- 0011's counts, in the change's transaction. A site's file writes already update its row
+-- (contentVersion) in their transaction, so this adds no new lock to wait for.
+CREATE FUNCTION svc_count_site_file_rows() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE ids text[]; files bigint[]; bytes bigint[];
+DECLARE ids text[]; deltas bigint[];
 BEGIN
+  -- A transition table exists only for the operations that have it: one branch each.
   IF TG_OP = 'INSERT' THEN
-    SELECT array_agg(site_id), array_agg(f), array_agg(b) INTO ids, files, bytes
-    FROM (SELECT site_id, count(*) AS f, sum(size) AS b FROM new_files GROUP BY site_id) x;
+    SELECT array_agg(site_id ORDER BY site_id), array_agg(n ORDER BY site_id) INTO ids, deltas
+    FROM (SELECT site_id, count(*) AS n FROM new_files GROUP BY site_id) x;
   ELSIF TG_OP = 'DELETE' THEN
-    SELECT array_agg(site_id), array_agg(f), array_agg(b) INTO ids, files, bytes
-    FROM (SELECT site_id, -count(*) AS f, -sum(size) AS b FROM old_files GROUP BY site_id) x;
+    SELECT array_agg(site_id ORDER BY site_id), array_agg(n ORDER BY site_id) INTO ids, deltas
+    FROM (SELECT site_id, -count(*) AS n FROM old_files GROUP BY site_id) x;
   ELSE
-    SELECT array_agg(site_id), array_agg(f), array_agg(b) INTO ids, files, bytes
+    SELECT array_agg(site_id ORDER BY site_id), array_agg(n ORDER BY site_id) INTO ids, deltas
     FROM (
-      SELECT site_id, sum(f) AS f, sum(b) AS b FROM (
-        SELECT site_id, 1 AS f, size AS b FROM new_files UNION ALL SELECT site_id, -1, -size FROM old_files
-      ) y GROUP BY site_id
+      SELECT site_id, sum(n) AS n FROM (SELECT site_id, 1 AS n FROM new_files UNION ALL SELECT site_id, -1 FROM old_files) y
+      GROUP BY site_id HAVING sum(n) <> 0
     ) x;
   END IF;
-  INSERT INTO usage_counters (subject, metric, shard, value)
-  SELECT subj.subject, m.metric, (pg_backend_pid() % 64)::smallint, sum(m.n)
-  FROM unnest(ids, files, bytes) AS c(site_id, files, bytes)
-  JOIN sites s ON s.id = c.site_id
-  CROSS JOIN LATERAL unnest(ARRAY['site:' || s.id, svc_owner_key(s.owner_account_id, s.owner_wallet)]) AS subj(subject)
-  CROSS JOIN LATERAL (VALUES ('files', c.files), ('bytes', c.bytes)) AS m(metric, n)
-  WHERE subj.subject IS NOT NULL
-  GROUP BY subj.subject, m.metric HAVING sum(m.n) <> 0 ORDER BY 1, 2
-  ON CONFLICT (subject, metric, shard) DO UPDATE SET value = usage_counters.value + excluded.value;
   -- In id order, as every writer locks site rows.
   UPDATE sites SET file_count = sites.file_count + c.n
-  FROM (SELECT u.sid, u.n FROM unnest(ids, files) AS u(sid, n) WHERE u.n <> 0 ORDER BY u.sid) c
+  FROM (SELECT u.sid, u.n FROM unnest(ids, deltas) AS u(sid, n) ORDER BY u.sid) c
   WHERE sites.id = c.sid;
   RETURN NULL;
 END
 $$;--> statement-breakpoint
--- Rewrites every count from the data, the sites rows' file counts too.
-CREATE OR REPLACE FUNCTION svc_recount() RETURNS bigint
+CREATE TRIGGER svc_count_site_file_rows_inserted AFTER INSERT ON site_files REFERENCING NEW TABLE AS new_files
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_count_site_file_rows();--> statement-breakpoint
+CREATE TRIGGER svc_count_site_file_rows_updated AFTER UPDATE ON site_files REFERENCING OLD TABLE AS old_files NEW TABLE AS new_files
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_count_site_file_rows();--> statement-breakpoint
+CREATE TRIGGER svc_count_site_file_rows_deleted AFTER DELETE ON site_files REFERENCING OLD TABLE AS old_files
+  FOR EACH STATEMENT EXECUTE FUNCTION svc_count_site_file_rows();--> statement-breakpoint
+-- Every site's file count as the data says it is: what the check (service/db/counters.ts) compares
+-- the rows with and the repair below writes.
+CREATE FUNCTION svc_site_file_counts_from_data() RETURNS TABLE (site_id text, n bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT s.id, count(f.site_id) FROM sites s LEFT JOIN site_files f ON f.site_id = s.id GROUP BY s.id
+$$;--> statement-breakpoint
+-- Puts every wrong sites.file_count right (`svc-agent-host recount`, with svc_recount); how many it changed.
+CREATE FUNCTION svc_recount_site_file_counts() RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtext('svc_recount'));
-  DELETE FROM usage_counters;
-  INSERT INTO usage_counters (subject, metric, shard, value)
-  SELECT c.subject, c.metric, (pg_backend_pid() % 64)::smallint, c.value FROM svc_counts_from_data() c
-  ON CONFLICT (subject, metric, shard) DO UPDATE SET value = usage_counters.value + excluded.value;
+  UPDATE sites SET file_count = a.n FROM svc_site_file_counts_from_data() a WHERE sites.id = a.site_id AND sites.file_count <> a.n;
   GET DIAGNOSTICS n = ROW_COUNT;
-  UPDATE sites SET file_count = a.n
-  FROM (SELECT s.id, coalesce(f.n, 0) AS n FROM sites s LEFT JOIN (SELECT site_id, count(*) AS n FROM site_files GROUP BY site_id) f ON f.site_id = s.id) a
-  WHERE sites.id = a.id AND sites.file_count <> a.n;
   RETURN n;
 END
 $$;--> statement-breakpoint
 -- The sites that already have files.
-UPDATE sites SET file_count = f.n FROM (SELECT site_id, count(*) AS n FROM site_files GROUP BY site_id) f WHERE sites.id = f.site_id;
+SELECT svc_recount_site_file_counts();

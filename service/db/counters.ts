@@ -59,20 +59,20 @@ export async function checkCounters(db: DbOrTx): Promise<CounterMismatch[]> {
       where coalesce(k.n, 0) <> coalesce(a.value, 0)
       union all
       -- Each site row's own copy of its file count (sites.file_count).
-      select 'site:' || s.id, 'file_count', s.file_count, coalesce(f.n, 0)
-      from sites s left join (select site_id, count(*) as n from site_files group by site_id) f on f.site_id = s.id
-      where s.file_count <> coalesce(f.n, 0)
+      select 'site:' || s.id, 'file_count', s.file_count, a.n
+      from sites s join svc_site_file_counts_from_data() a on a.site_id = s.id
+      where s.file_count <> a.n
       order by 1, 2`),
   );
   return rows.map((r) => ({ subject: r.subject, metric: r.metric, kept: Number(r.kept), actual: Number(r.actual) }));
 }
 
 /**
- * Rewrites every kept count from the data (`svc-agent-host recount`): what it found wrong, and how
- * many counts it wrote. Safe while the service writes (the SQL function's comment says why).
+ * Rewrites every kept count from the data (`svc-agent-host recount`), the sites rows' file counts
+ * too: what it found wrong, and how many counts it wrote. Safe while the service writes (the SQL function's comment says why).
  */
 export async function recountCounters(db: DbOrTx): Promise<{ corrected: CounterMismatch[]; counts: number }> {
   const corrected = await checkCounters(db);
-  const [row] = rowsOf<{ n: string | number }>(await db.execute(sql`select svc_recount() as n`));
+  const [row] = rowsOf<{ n: string | number }>(await db.execute(sql`select svc_recount() as n, svc_recount_site_file_counts()`));
   return { corrected, counts: Number(row?.n ?? 0) };
 }
