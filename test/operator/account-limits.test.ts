@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-
-const ADMIN_TOKEN = 'test-admin-token';
+import { ADMIN_TOKEN, callAdmin } from './admin.js';
 
 describe.each(dbKinds())('Per-account limits (%s)', (kind) => {
   let h: Harness;
@@ -11,10 +10,7 @@ describe.each(dbKinds())('Per-account limits (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  async function admin(operation: string, input: unknown): Promise<{ status: number; body: any }> {
-    const res = await h.fetch(`/_admin/${operation}`, { method: 'POST', json: input, headers: { 'x-svc-admin-token': ADMIN_TOKEN } });
-    return { status: res.status, body: await res.json() };
-  }
+  const admin = (operation: string, input: unknown) => callAdmin(h, operation, input);
   const publish = (key: string) => h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: crypto.randomUUID(), html: '<p>x</p>' } });
   const usage = async (key: string) => (await (await h.fetch('/api/v1/usage', { key })).json()).usage;
 

@@ -4,8 +4,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { ADMIN_TOKEN } from './admin.js';
 
-const ADMIN_TOKEN = 'test-admin-token';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness('pglite', {}, { adminToken: ADMIN_TOKEN, mount: (app, deps) => mountHostedMcp(app, deps) });

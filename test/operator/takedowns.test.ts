@@ -7,8 +7,8 @@ import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getWithHost } from '../helpers/host-request.js';
 import { BrowserClient, signIn, signUp } from '../oauth/browser-client.js';
+import { ADMIN_TOKEN, callAdmin } from './admin.js';
 
-const ADMIN_TOKEN = 'test-admin-token';
 const SCHEMA = { fields: [{ name: 'title', label: 'Title', type: 'string' }] };
 const PASSWORD = 'a long enough password';
 
@@ -19,11 +19,7 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  /** The operator admin endpoint (what the CLI uses while the service runs). */
-  async function admin(operation: string, input: unknown): Promise<{ status: number; body: any }> {
-    const res = await h.fetch(`/_admin/${operation}`, { method: 'POST', json: input, headers: { 'x-svc-admin-token': ADMIN_TOKEN } });
-    return { status: res.status, body: await res.json() };
-  }
+  const admin = (operation: string, input: unknown) => callAdmin(h, operation, input);
 
   async function publish(key: string, slug: string) {
     const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: crypto.randomUUID(), html: `<h1>${slug} content</h1>`, slug } });
@@ -154,32 +150,29 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
     // An OAuth access token of the account, as a connected app holds one.
     const accountId = (await (await h.fetch('/api/v1/usage', { key })).json()).accountId as string;
     const client = await registerClient(h.deps, { client_name: 'Test app', redirect_uris: ['http://127.0.0.1:9/cb'] });
-    const verifier = randomBytes(32).toString('base64url');
-    const code = await issueAuthorizationCode(h.deps, {
-      accountId,
-      clientId: client.client_id,
-      scopes: ['svc.sites.read'],
-      redirectUri: 'http://127.0.0.1:9/cb',
-      codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-      resource: accountApiResource(h.deps),
-    });
+    /** An authorization code the account approved for the app, with its PKCE verifier. */
+    const authorize = async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await issueAuthorizationCode(h.deps, {
+        accountId,
+        clientId: client.client_id,
+        scopes: ['svc.sites.read'],
+        redirectUri: 'http://127.0.0.1:9/cb',
+        codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+        resource: accountApiResource(h.deps),
+      });
+      return { code, verifier };
+    };
+    const first = await authorize();
     const { access_token, refresh_token } = await exchangeAuthorizationCode(h.deps, {
       clientId: client.client_id,
-      code,
+      code: first.code,
       redirectUri: 'http://127.0.0.1:9/cb',
-      codeVerifier: verifier,
+      codeVerifier: first.verifier,
     });
     expect((await h.fetch('/api/v1/sites', { key: access_token })).status).toBe(200);
     // A second authorization, not yet exchanged when the account is suspended.
-    const verifier2 = randomBytes(32).toString('base64url');
-    const code2 = await issueAuthorizationCode(h.deps, {
-      accountId,
-      clientId: client.client_id,
-      scopes: ['svc.sites.read'],
-      redirectUri: 'http://127.0.0.1:9/cb',
-      codeChallenge: createHash('sha256').update(verifier2).digest('base64url'),
-      resource: accountApiResource(h.deps),
-    });
+    const pending = await authorize();
     const tokenEndpoint = (form: Record<string, string>) =>
       h.fetch('/oauth/token', {
         method: 'POST',
@@ -200,7 +193,7 @@ describe.each(dbKinds())('Takedowns: site, account (%s)', (kind) => {
     }
     // No new tokens either, from a code or a refresh token; both stay usable once restored.
     const forms: Record<string, string>[] = [
-      { grant_type: 'authorization_code', code: code2, redirect_uri: 'http://127.0.0.1:9/cb', code_verifier: verifier2 },
+      { grant_type: 'authorization_code', code: pending.code, redirect_uri: 'http://127.0.0.1:9/cb', code_verifier: pending.verifier },
       { grant_type: 'refresh_token', refresh_token },
     ];
     for (const form of forms) {

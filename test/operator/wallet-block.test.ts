@@ -4,8 +4,8 @@ import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, fundedWallet, html, jsonInit, signAuthorization, xPaymentHeader } from '../payments/helpers.js';
+import { ADMIN_TOKEN, callAdmin } from './admin.js';
 
-const ADMIN_TOKEN = 'test-admin-token';
 const PRICE = 7000n; // create_app_from_html, atomic
 
 describe.each(dbKinds())('Takedowns: a blocked wallet on the dev chain (%s)', (kind) => {
@@ -15,10 +15,7 @@ describe.each(dbKinds())('Takedowns: a blocked wallet on the dev chain (%s)', (k
   });
   afterAll(async () => h?.close());
 
-  async function admin(operation: string, input: unknown): Promise<{ status: number; body: any }> {
-    const res = await h.fetch(`/_admin/${operation}`, { method: 'POST', json: input, headers: { 'x-svc-admin-token': ADMIN_TOKEN } });
-    return { status: res.status, body: await res.json() };
-  }
+  const admin = (operation: string, input: unknown) => callAdmin(h, operation, input);
 
   async function balances(addr: string) {
     const chain = devChain(h);
