@@ -48,3 +48,14 @@ export function surviveKnownDriverFaults(log: Logger): void {
     process.exit(1);
   });
 }
+
+/**
+ * The log's stream gone (a closed terminal, the SIGHUP case; a pipe whose reader exited: EPIPE) makes
+ * every write fail. With nobody listening, each failure was an uncaught exception whose own log line
+ * failed again, from the next tick: a loop at full CPU that starved the event loop, so the service never
+ * stopped (found by test/e2e/npm-start-signals.test.ts under load, and an orphan left spinning). The
+ * log is lost from then on; the process goes on, and stops when asked.
+ */
+export function outliveLostLogStream(): void {
+  process.stderr.on('error', () => {});
+}

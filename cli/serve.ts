@@ -3,7 +3,7 @@ import type { Config } from '../service/config.js';
 import { svcCommand } from '../service/cli-command.js';
 import { ensurePortFree, lockDataDir } from './data-dir-lock.js';
 import { mountHostedMcp } from './hosted-mcp.js';
-import { surviveKnownDriverFaults } from './process-faults.js';
+import { outliveLostLogStream, surviveKnownDriverFaults } from './process-faults.js';
 import { builtSvcMcpPackage, svcMcpCommand } from './svc-mcp-package.js';
 import { startService } from './server.js';
 
@@ -81,6 +81,7 @@ export async function serveCommand(config: Config): Promise<void> {
     process.exit(0);
   };
   for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
+  outliveLostLogStream();
   // The hosted MCP endpoint {base}/mcp, for remote agents that sign in (docs/mcp.md), and the svc-mcp
   // package it names (read once: the banner names it too).
   const svcMcp = builtSvcMcpPackage();
