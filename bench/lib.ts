@@ -166,11 +166,13 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
 
 /**
  * Node flags for a process a bench starts: with BENCH_CPU_PROF=<dir>, each writes a CPU profile there
- * when it exits (open it in Chrome DevTools, or summarise it with any .cpuprofile reader).
+ * when it exits (open it in Chrome DevTools, or summarise it with any .cpuprofile reader), sampled
+ * every BENCH_CPU_PROF_INTERVAL µs (Node's default 1000 is coarse beside a request of a few hundred).
  */
 export function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const interval = process.env.BENCH_CPU_PROF_INTERVAL;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])] : [];
 }
 
 /**

@@ -5,8 +5,8 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { is, type ExtractTablesWithRelations } from 'drizzle-orm';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
+import { is, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
 import { PgliteSession } from 'drizzle-orm/pglite/session';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
@@ -245,6 +245,28 @@ export function onlyRow<T>(rows: T[], what: string): T {
 /** The number a `select count(*)` (or `sum`) as `n` returned; 0 when it returned no row or null. */
 export function countOf(rows: { n: number | string | null }[]): number {
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * A statement rendered once to its text and parameters, to be run many times: rendering a drizzle
+ * `sql` template (walking its chunks, numbering its parameters) costs more than a short read's own
+ * JavaScript (docs/performance.md, "Table API reads"). A value that differs per run is a
+ * `sql.placeholder(name)`, filled by `executeCompiled`.
+ */
+export interface CompiledStatement {
+  sql: string;
+  params: unknown[];
+}
+
+const dialect = new PgDialect();
+
+export function compileStatement(statement: SQL): CompiledStatement {
+  return dialect.sqlToQuery(statement);
+}
+
+/** Runs a compiled statement exactly as `db.execute` runs one (same driver call, rows and errors), without rendering it again. */
+export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown> {
+  return db._.session.prepareQuery(statement, undefined, undefined, false).execute(values);
 }
 
 export function rowsOf<T>(result: unknown): T[] {

@@ -5,10 +5,8 @@ import { clientIpOfRequest } from '../http/client-ip.js';
 import { countedRequests } from '../http/limit-by-address.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
 import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
-import { parseTableQuery, type TableQueryPlan } from './query.js';
-import { tableListKey } from './table-lists.js';
-import { builtOnStaleRows, currentRowsGuard } from './table-rows.js';
-import { getRecord } from './tables.js';
+import { type CompiledList, tableListKey } from './table-lists.js';
+import { builtOnStaleRows } from './table-rows.js';
 import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
 
 /** `/api/data/<site>/<table>[/<record id>]`, without percent-encoding (the app decodes that). */
@@ -71,17 +69,17 @@ function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
   }
   if (recordId !== undefined) {
     // The query string of a record read means nothing, as in the app.
-    const run = async () => JSON.stringify({ ok: true, record: await getRecord(current.table, recordId, deps.tableReads, currentRowsGuard(current)) });
+    const run = async () => JSON.stringify({ ok: true, record: await deps.tableLists.record(current, recordId) });
     return { key, run, path, route: RECORD_ROUTE };
   }
   const search = query === -1 ? '' : url.slice(query);
-  let plan: TableQueryPlan;
+  let list: CompiledList;
   try {
-    plan = parseTableQuery(current.table.schema, new URLSearchParams(search));
+    list = deps.tableLists.list(current, search === '?' ? '' : search);
   } catch {
     return undefined; // the app says why
   }
-  return { key, run: () => deps.tableLists.answer(current, plan, search === '?' ? '' : search), path, route: LIST_ROUTE };
+  return { key, run: () => deps.tableLists.answer(list), path, route: LIST_ROUTE };
 }
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: TableRead, app: RequestListener): void {

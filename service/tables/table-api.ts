@@ -7,10 +7,9 @@ import { AppError } from '../http/app-error.js';
 import { publicCors, publicCorsHeaders, type PublicCorsOptions } from '../http/cors.js';
 import type { AppEnv } from '../http/env.js';
 import { API_KEY_HEADER, authorizeTableRequest, enabledMethods, WRITE_KEY_HEADER, type TableOperation } from './access.js';
-import { parseTableQuery } from './query.js';
 import { tableListKey } from './table-lists.js';
 import { assertRowsCurrent, builtOnStaleRows, currentRowsGuard, lookupVersionedTable, type VersionedTable } from './table-rows.js';
-import { deleteRecord, getRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
+import { deleteRecord, getTableBySlugs, insertRecords, replaceRecord, updateRecord } from './tables.js';
 
 /**
  * What a failed Table API read tells the client: a value that passed the query checks but not the
@@ -103,7 +102,7 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
       'GET',
       'read',
       noBody,
-      async (c, current) => c.json({ ok: true, record: await getRecord(current.table, c.req.param('recordId')!, deps.tableReads, currentRowsGuard(current)) }),
+      async (c, current) => c.json({ ok: true, record: await deps.tableLists.record(current, c.req.param('recordId')!) }),
       (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
     ),
   );
@@ -178,10 +177,9 @@ function listRecords(deps: Deps) {
     deps,
     'GET',
     'read',
-    async (c) => new URL(c.req.url),
-    async (c, current, { search, searchParams }) => {
-      const plan = parseTableQuery(current.table.schema, searchParams);
-      const answer = (await deps.tableLists.answer(current, plan, search)) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
+    async (c) => new URL(c.req.url).search,
+    async (c, current, search) => {
+      const answer = (await deps.tableLists.answer(deps.tableLists.list(current, search))) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
       return c.body(answer, 200, { 'content-type': 'application/json' });
     },
     // A timeout or a value its column refuses is answered, never run again.

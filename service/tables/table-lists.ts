@@ -1,23 +1,55 @@
-import type { SQL } from 'drizzle-orm';
-import { TABLE_LIMITS } from '../../shared/tables/schema.js';
-import type { DbOrTx } from '../db/client.js';
-import { rowsOf } from '../db/client.js';
+import { sql } from 'drizzle-orm';
+import { LruMap } from '../../shared/lru-map.js';
+import { TABLE_LIMITS, type TableRecord } from '../../shared/tables/schema.js';
+import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, rowsOf } from '../db/client.js';
+import { readCounter, tableSubject } from '../db/counters.js';
+import type { TableRow } from '../db/schema/tables.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { CoalescedReads } from './coalesced-reads.js';
-import { compileAggregateQuery, compileCountQuery, compileListQuery, nextCursorFor, type RecordSource, recordSource, type TableQueryPlan } from './query.js';
+import {
+  compileAggregateQuery,
+  compileCountQuery,
+  compileListQuery,
+  nextCursorFor,
+  parseTableQuery,
+  type RecordSource,
+  recordSource,
+  type TableQueryPlan,
+} from './query.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
-import type { TableRow } from '../db/schema/tables.js';
-import { readCounter, tableSubject } from '../db/counters.js';
+import { parseRecordId, recordByIdStatement, recordOfRow } from './tables.js';
 
 /**
- * The Table API's record reads (GET on a table), shared by its route (table-api.ts) and its fast
- * path (read-fast-path.ts): this node's table rows by slug (table-rows.ts) and the reads in flight
- * (coalesced-reads.ts).
+ * A list read compiled for one version of a table and one query string: its plan, and its
+ * statements rendered once (db/client.ts, CompiledStatement), each carrying the row check.
+ */
+export interface CompiledList {
+  /** Identical reads share a run (coalesced-reads.ts) by this key: the table's version and the query. */
+  key: string;
+  table: TableRow;
+  plan: TableQueryPlan;
+  src: RecordSource;
+  /** The record page, or the aggregate. */
+  main: CompiledStatement;
+  /** The count of a narrowed list asked with its total; null when none is asked or the kept count answers. */
+  count: CompiledStatement | null;
+}
+
+/** Compiled list reads kept per node: a query string asked again skips the parse and the rendering. */
+const COMPILED_LISTS = 1000;
+
+/**
+ * The Table API's record reads (GET on a table or one record), shared by its route (table-api.ts)
+ * and its fast path (read-fast-path.ts): this node's table rows by slug (table-rows.ts), each read
+ * compiled once per table version, and the reads in flight (coalesced-reads.ts).
  */
 export class TableLists {
   /** This node's most recently read tables, by `tableListKey`. */
   readonly rows = new TableRowCache();
   private readonly reads: CoalescedReads<Buffer>;
+  private readonly lists = new LruMap<string, CompiledList>(COMPILED_LISTS);
+  /** A version's one-record read, the record id a placeholder; dropped with the version's row. */
+  private readonly records = new WeakMap<VersionedTable, CompiledStatement>();
 
   constructor(
     private readonly db: DbOrTx,
@@ -26,16 +58,48 @@ export class TableLists {
     this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
   }
 
-  /**
-   * The JSON answer of `plan` (parsed from the query string `search`) on `current`, from a run that
-   * starts after this call. The answer depends on the table and site rows and the query only, not
-   * on who asks (each request is authorized before it asks): identical reads share a run, and its
-   * bytes (encoded once). Rejects with SQLSTATE SV001 when `current` is stale (table-rows.ts).
-   */
-  answer(current: VersionedTable, plan: TableQueryPlan, search: string): Promise<Buffer> {
+  /** The list read of query string `search` (`?…` or empty) on `current`; throws the query's 400 as parseTableQuery does. */
+  list(current: VersionedTable, search: string): CompiledList {
     const key = `${current.table.id} ${current.tableVersion} ${current.siteVersion} ${search}`;
-    return this.reads.read(key, async () => Buffer.from(JSON.stringify(await runTableQuery(this.db, current.table, plan, currentRowsGuard(current)))));
+    let compiled = this.lists.get(key);
+    if (!compiled) {
+      compiled = compileList(key, current, parseTableQuery(current.table.schema, new URLSearchParams(search)));
+      this.lists.set(key, compiled);
+    }
+    return compiled;
   }
+
+  /**
+   * The JSON answer of `list`, from a run that starts after this call. The answer depends on the
+   * table and site rows and the query only, not on who asks (each request is authorized before it
+   * asks): identical reads share a run, and its bytes (encoded once). Rejects with SQLSTATE SV001
+   * when the table row it was compiled from is stale (table-rows.ts).
+   */
+  answer(list: CompiledList): Promise<Buffer> {
+    return this.reads.read(list.key, async () => Buffer.from(JSON.stringify(await runList(this.db, list))));
+  }
+
+  /** One record of `current` by id; 404 when there is none. Rejects with SV001 as `answer` does. */
+  async record(current: VersionedTable, recordId: string): Promise<TableRecord> {
+    const id = parseRecordId(recordId);
+    if (id === null) return recordOfRow(current.table, recordId, undefined);
+    let statement = this.records.get(current);
+    if (!statement) {
+      statement = compileStatement(recordByIdStatement(current.table, sql.placeholder('id'), currentRowsGuard(current)));
+      this.records.set(current, statement);
+    }
+    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, statement, { id }));
+    return recordOfRow(current.table, recordId, row);
+  }
+}
+
+function compileList(key: string, current: VersionedTable, plan: TableQueryPlan): CompiledList {
+  const { table } = current;
+  const src = recordSource(table, currentRowsGuard(current));
+  if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), count: null };
+  const narrowed = plan.filters.length > 0 || plan.search || plan.dateRange || plan.bbox;
+  const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
+  return { key, table, plan, src, main: compileStatement(compileListQuery(src, plan)), count };
 }
 
 /** The key of a table in `TableLists.rows`: its slugs, as URLs may spell them in any case. */
@@ -48,21 +112,20 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  * any size), else a count(*) of the matches. The kept count carries no row check: the page beside
  * it does, and a stale Table fails there.
  */
-async function totalOf(db: DbOrTx, table: TableRow, plan: TableQueryPlan, src: RecordSource): Promise<number> {
-  const narrowed = plan.filters.length > 0 || plan.search || plan.dateRange || plan.bbox;
-  if (!narrowed && table.storage === 'records') return readCounter(db, tableSubject(table.id), 'records');
-  return Number(rowsOf<{ n: number }>(await db.execute(compileCountQuery(src, plan)))[0]?.n ?? 0);
+async function totalOf(db: DbOrTx, list: CompiledList): Promise<number> {
+  if (!list.count) return readCounter(db, tableSubject(list.table.id), 'records');
+  return Number(rowsOf<{ n: number }>(await executeCompiled(db, list.count))[0]?.n ?? 0);
 }
 
 /**
- * Executes a checked plan (the record page, default or compact shape, or an aggregate), each
- * statement carrying `guard` (table-rows.ts). With a total, the page and the count run side by side
- * on two connections: each is exact for its own snapshot.
+ * Executes a compiled list read (the record page, default or compact shape, or an aggregate). With
+ * a total, the page and the count run side by side on two connections: each is exact for its own
+ * snapshot.
  */
-async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, guard: SQL): Promise<Record<string, unknown>> {
-  const src = recordSource(table, guard);
+async function runList(db: DbOrTx, list: CompiledList): Promise<Record<string, unknown>> {
+  const { table, plan, src } = list;
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await db.execute(compileAggregateQuery(src, plan)));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await executeCompiled(db, list.main));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
@@ -74,8 +137,8 @@ async function runTableQuery(db: DbOrTx, table: TableRow, plan: TableQueryPlan, 
       truncated,
     };
   }
-  const [list, total] = await Promise.all([db.execute(compileListQuery(src, plan)), plan.includeTotal ? totalOf(db, table, plan, src) : undefined]);
-  const raw = rowsOf<Record<string, unknown>>(list);
+  const [result, total] = await Promise.all([executeCompiled(db, list.main), plan.includeTotal ? totalOf(db, list) : undefined]);
+  const raw = rowsOf<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
   const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
   const last = page.at(-1);

@@ -5,6 +5,7 @@ import { AppError } from '../http/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { TableRow } from '../db/schema/tables.js';
+import { LruMap } from '../../shared/lru-map.js';
 
 /**
  * A table and its site as one node last read them, with the row versions (`xmin`) they had then.
@@ -62,28 +63,8 @@ export async function assertRowsCurrent(db: DbOrTx, v: VersionedTable): Promise<
  * `capacity`). Nothing needs invalidating: every read checks its rows with `currentRowsGuard`, and a
  * refusal (wrong key, stale row) from a cached entry is checked again against a fresh lookup.
  */
-export class TableRowCache {
-  private readonly entries = new Map<string, VersionedTable>();
-
-  constructor(private readonly capacity = 1000) {}
-
-  get(key: string): VersionedTable | undefined {
-    const hit = this.entries.get(key);
-    if (hit) {
-      // Map order is insertion order: re-inserting marks the entry most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-    }
-    return hit;
-  }
-
-  set(key: string, value: VersionedTable): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
-  }
-
-  delete(key: string): void {
-    this.entries.delete(key);
+export class TableRowCache extends LruMap<string, VersionedTable> {
+  constructor(capacity = 1000) {
+    super(capacity);
   }
 }

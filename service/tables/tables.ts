@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, count, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, type Placeholder, sql, type SQL } from 'drizzle-orm';
 import {
   TableSchemaSchema,
   TABLE_LIMITS,
@@ -389,23 +389,23 @@ export async function bulkInsertRecords(
   return total;
 }
 
-/** One record by id; 404 when the id is not this table's. `guard`: as for the writes below. */
-export async function getRecord(
+/** The record a row of `recordByIdStatement` holds; 404 when there was none. */
+export function recordOfRow(
   table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
   recordId: string,
-  db: DbOrTx,
-  guard?: SQL,
-): Promise<TableRecord> {
-  const id = parseRecordId(recordId);
-  const [row] = id === null ? [] : rowsOf<Record<string, unknown>>(await db.execute(recordByIdStatement(table, id, guard)));
+  row: Record<string, unknown> | undefined,
+): TableRecord {
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
   if (table.storage !== 'columns') return toRecord(recordRowOf(row as RawRecordRow));
   // Column storage keeps no per-record times: a dataset's records are as old as its load.
   return toRecord({ id: Number(row.id), fields: recordSource(table).rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
 }
 
-/** The select of one record by id, in either storage (a record's times only in `records`). */
-export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number, guard?: SQL): SQL {
+/**
+ * The select of one record by id, in either storage (a record's times only in `records`); `id` may
+ * be a placeholder, for a statement compiled once (table-lists.ts).
+ */
+export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number | Placeholder, guard?: SQL): SQL {
   const src = recordSource(table, guard ?? null);
   const times = table.storage === 'columns' ? sql`` : sql`, r.created_at, r.updated_at`;
   const where = [src.scope, sql`r.id = ${id}`, src.guard].filter((c): c is SQL => c !== null);

@@ -76,15 +76,22 @@ describe.each(dbKinds())('Table API: identical reads at once (%s)', (kind) => {
     expect(names((await getJson(h, t.path)).body)).toEqual(['Rex']);
 
     // The next read statement runs, then its answer is held back until the test lets it go.
-    const reads = h.deps.tableReads as { execute: (q: unknown) => Promise<unknown> };
-    const execute = reads.execute;
+    // Every read runs through its handle's session (db/client.ts, executeCompiled).
+    type Prepared = { execute: (values?: unknown) => Promise<unknown> };
+    const session = h.deps.tableReads._.session as unknown as { prepareQuery: (...args: unknown[]) => Prepared };
+    const prepareQuery = session.prepareQuery;
     const release = gate();
     let statements = 0;
-    reads.execute = async function (this: unknown, q: unknown) {
-      const n = ++statements;
-      const answer = await execute.call(this, q);
-      if (n === 1) await release.promise;
-      return answer;
+    session.prepareQuery = function (this: unknown, ...args: unknown[]) {
+      const prepared = prepareQuery.apply(this, args);
+      const execute = prepared.execute.bind(prepared);
+      prepared.execute = async (values) => {
+        const n = ++statements;
+        const answer = await execute(values);
+        if (n === 1) await release.promise;
+        return answer;
+      };
+      return prepared;
     };
     try {
       const first = getJson(h, t.path);
@@ -103,7 +110,7 @@ describe.each(dbKinds())('Table API: identical reads at once (%s)', (kind) => {
       }
       expect(statements).toBe(2);
     } finally {
-      reads.execute = execute;
+      session.prepareQuery = prepareQuery;
     }
   });
 });

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../service/db/client.js';
+import { rowsOf, sqlStateOf } from '../../service/db/client.js';
 import { compileListQuery, parseTableQuery, recordSource } from '../../service/tables/query.js';
 import { currentRowsGuard, lookupVersionedTable } from '../../service/tables/table-rows.js';
 import { deleteTable, getTableBySlugs, hashWriteKey } from '../../service/tables/tables.js';
@@ -72,6 +72,29 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     expect(explained).toContain('InitPlan');
     expect(explained, explained).toMatch(/Gather/);
     expect(explained).toMatch(/Params Evaluated/); // the guard's InitPlan, evaluated by the leader before the workers start
+  });
+
+  // The read pool forces custom plans (cli/runtime.ts); inside the guard's PL/pgSQL that re-planned
+  // its join at every read (migration 0013). The setting the guard runs under is the catalog's word,
+  // and the guard still refuses a stale row under it.
+  it('the guard keeps its own cached plan under the read pool’s forced custom plans, and still refuses a stale row', async () => {
+    const [fn] = rowsOf<{ config: string[] | null }>(
+      await h.deps.db.execute(sql`select proconfig as config from pg_proc where proname = 'svc_table_rows_current'`),
+    );
+    expect(fn?.config).toEqual(['plan_cache_mode=auto']);
+    const versioned = await lookupVersionedTable(h.deps.db, t.siteSlug, t.table.slug);
+    const underForcedCustomPlans = (n: number) =>
+      h.deps.db.transaction(async (tx) => {
+        await tx.execute(sql`set local plan_cache_mode = force_custom_plan`);
+        for (let i = 0; i < n; i++) await tx.execute(sql`select ${currentRowsGuard(versioned)}`);
+      });
+    await underForcedCustomPlans(8); // past the 5 runs after which a cached plan may turn generic
+    await setRow(sql`name = name`); // a new row version
+    const refused = await underForcedCustomPlans(1).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(sqlStateOf(refused)).toBe('SV001');
   });
 
   // Writes take the same cached row and carry the same check in their one statement.
