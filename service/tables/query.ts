@@ -493,6 +493,11 @@ export interface RecordSource {
   /** Select list of a record page: `id` and what `rowFields` reads. */
   selectList: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * A row's fields as the JSON text the database wrote (`records`: the jsonb as text), to be placed
+   * in an answer unparsed; absent where the fields are built from typed columns.
+   */
+  fieldsJson?(row: Record<string, unknown>): string;
 }
 
 /** The typed SQL expression of a field in `table_records`. */
@@ -534,8 +539,11 @@ function recordsSource(tableId: string, guard: SQL | null): RecordSource {
     eq: (f, v) => sql`r.fields @> ${JSON.stringify({ [f.name]: v })}::jsonb`,
     text: (f) => sql.raw(`(r.fields->>'${assertSafeName(f.name)}')`),
     output: recordsFieldExpr,
-    selectList: sql`r.id, r.fields`,
-    rowFields: (row) => row.fields as Record<string, unknown>,
+    // The fields as text: a page places them in its answer as they are (table-lists.ts), instead of
+    // the driver parsing each record's JSON for the answer to encode it again.
+    selectList: sql`r.id, r.fields::text as fields`,
+    rowFields: (row) => JSON.parse(row.fields as string) as Record<string, unknown>,
+    fieldsJson: (row) => row.fields as string,
   };
 }
 

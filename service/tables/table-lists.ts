@@ -76,7 +76,7 @@ export class TableLists {
    * when the table row it was compiled from is stale (table-rows.ts).
    */
   answer(list: CompiledList): Promise<Buffer> {
-    return this.reads.read(list.key, async () => Buffer.from(JSON.stringify(await runList(this.db, list))));
+    return this.reads.read(list.key, async () => Buffer.from(await runList(this.db, list)));
   }
 
   /** One record of `current` by id; 404 when there is none. Rejects with SV001 as `answer` does. */
@@ -118,40 +118,47 @@ async function totalOf(db: DbOrTx, list: CompiledList): Promise<number> {
 }
 
 /**
- * Executes a compiled list read (the record page, default or compact shape, or an aggregate). With
- * a total, the page and the count run side by side on two connections: each is exact for its own
- * snapshot.
+ * The JSON answer of a compiled list read (the record page, default or compact shape, or an
+ * aggregate). With a total, the page and the count run side by side on two connections: each is
+ * exact for its own snapshot.
  */
-async function runList(db: DbOrTx, list: CompiledList): Promise<Record<string, unknown>> {
+async function runList(db: DbOrTx, list: CompiledList): Promise<string> {
   const { table, plan, src } = list;
   if (plan.aggregate) {
     const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await executeCompiled(db, list.main));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
-    if (!a.groupBy) return { ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) };
+    if (!a.groupBy) return JSON.stringify({ ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) });
     const truncated = rows.length > TABLE_LIMITS.maxGroups;
-    return {
+    return JSON.stringify({
       ...base,
       groupBy: a.groupBy.name,
       groups: rows.slice(0, TABLE_LIMITS.maxGroups).map((r) => ({ key: r.key ?? null, value: numeric(r.value), count: Number(r.count) })),
       truncated,
-    };
+    });
   }
   const [result, total] = await Promise.all([executeCompiled(db, list.main), plan.includeTotal ? totalOf(db, list) : undefined]);
   const raw = rowsOf<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
-  const page = raw.slice(0, plan.limit).map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
-  const last = page.at(-1);
-  const nextCursor = more && last ? nextCursorFor(plan, last) : null;
+  const rows = raw.slice(0, plan.limit);
+  const last = rows.at(-1);
+  const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: src.rowFields(last) }) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
+  if (src.fieldsJson && !plan.compact && !plan.projection) {
+    // Every field, in the default shape: each record's fields as the database wrote them, never
+    // parsed here (the same JSON as encoding the parsed fields, up to spacing).
+    const records = rows.map((r) => `{"id":"${Number(r.id)}","fields":${src.fieldsJson!(r)}}`).join(',');
+    return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
+  }
+  const page = rows.map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
   if (plan.compact) {
-    return { ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging };
+    return JSON.stringify({ ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging });
   }
   const pick = plan.projection
     ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
     : (f: Record<string, unknown>) => f;
-  return { ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging };
+  return JSON.stringify({ ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging });
 }
 
 /** min/max of text fields stay text; numbers arrive as numbers (float8) under both drivers. */

@@ -396,9 +396,10 @@ export function recordOfRow(
   row: Record<string, unknown> | undefined,
 ): TableRecord {
   if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  if (table.storage !== 'columns') return toRecord(recordRowOf(row as RawRecordRow));
+  const fields = recordSource(table).rowFields(row);
+  if (table.storage !== 'columns') return toRecord(recordRowOf({ ...(row as RawRecordRow), fields }));
   // Column storage keeps no per-record times: a dataset's records are as old as its load.
-  return toRecord({ id: Number(row.id), fields: recordSource(table).rowFields(row), createdAt: table.createdAt, updatedAt: table.createdAt });
+  return toRecord({ id: Number(row.id), fields, createdAt: table.createdAt, updatedAt: table.createdAt });
 }
 
 /**
