@@ -6,7 +6,11 @@
 export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
 
-  constructor(private readonly capacity: number) {}
+  /** `evicted` is told of each entry dropped for room (not of one deleted or replaced). */
+  constructor(
+    private readonly capacity: number,
+    private readonly evicted: (key: K, value: V) => void = () => {},
+  ) {}
 
   get(key: K): V | undefined {
     const hit = this.entries.get(key);
@@ -20,7 +24,11 @@ export class LruMap<K, V> {
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size > this.capacity) {
+      const [oldest, dropped] = this.entries.entries().next().value!;
+      this.entries.delete(oldest);
+      this.evicted(oldest, dropped);
+    }
   }
 
   delete(key: K): void {

@@ -1,4 +1,5 @@
 import { parse, protocol, type PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { LruMap } from '../../shared/lru-map.js';
 
 /**
  * PGlite's `query()` runs a statement as six separate calls into its wasm PostgreSQL (parse, describe
@@ -159,19 +160,16 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
  * closed with the next call.
  */
 class PreparedStatements {
-  private readonly names = new Map<string, string>();
+  private readonly names: LruMap<string, string>;
   private evicted: string[] = [];
   private counter = 0;
 
-  constructor(private readonly capacity = 256) {}
+  constructor(capacity = 256) {
+    this.names = new LruMap(capacity, (_text, name) => this.evicted.push(name));
+  }
 
   nameOf(text: string): string | undefined {
-    const name = this.names.get(text);
-    if (name !== undefined) {
-      this.names.delete(text);
-      this.names.set(text, name);
-    }
-    return name;
+    return this.names.get(text);
   }
 
   nextName(): string {
@@ -180,11 +178,6 @@ class PreparedStatements {
 
   add(text: string, name: string): void {
     this.names.set(text, name);
-    if (this.names.size > this.capacity) {
-      const [oldest, oldName] = this.names.entries().next().value!;
-      this.names.delete(oldest);
-      this.evicted.push(oldName);
-    }
   }
 
   forget(text: string): void {

@@ -7,13 +7,17 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';
 
 describe('LruMap', () => {
-  it('keeps the most recently used entries up to its capacity', () => {
-    const m = new LruMap<string, number>(2);
+  it('keeps the most recently used entries up to its capacity, and tells of each it drops for room', () => {
+    const dropped: [string, number][] = [];
+    const m = new LruMap<string, number>(2, (k, v) => dropped.push([k, v]));
     m.set('a', 1);
     m.set('b', 2);
     expect(m.get('a')).toBe(1); // a is now the most recently used
     m.set('c', 3);
     expect([m.get('a'), m.get('b'), m.get('c'), m.size]).toEqual([1, undefined, 3, 2]);
+    m.delete('a');
+    m.set('c', 4); // replaced, not dropped
+    expect(dropped).toEqual([['b', 2]]);
   });
 });
 
