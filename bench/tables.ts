@@ -15,6 +15,7 @@ import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
 import { WRITE_KEY_HEADER } from '../service/tables/access.js';
+import { recordByIdStatement } from '../service/tables/record-rows.js';
 import { currentRowsGuard, lookupVersionedTable } from '../service/tables/table-rows.js';
 import {
   bulkInsertRecords,
@@ -22,7 +23,6 @@ import {
   deleteRecordStatement,
   indexTableFields,
   insertRecordsStatement,
-  recordByIdStatement,
   setRecordFieldsStatement,
   type TableRow,
 } from '../service/tables/tables.js';

@@ -17,7 +17,7 @@ import {
   type TableQueryPlan,
 } from './query.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
-import { parseRecordId, recordByIdStatement, recordOfRow } from './tables.js';
+import { parseRecordId, recordByIdStatement, recordOfRow } from './record-rows.js';
 
 /**
  * A list read compiled for one version of a table and one query string: its plan, and its

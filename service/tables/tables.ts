@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, count, eq, inArray, ne, type Placeholder, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import {
   TableSchemaSchema,
   TABLE_LIMITS,
@@ -25,6 +25,7 @@ import { createRecordIdSequence, recordIdSequence } from '../db/record-ids.js';
 import { dropTableStorage } from '../db/table-storage.js';
 import { dropTableFieldIndexes } from './field-indexes.js';
 import { recordSource } from './query.js';
+import { parseRecordId, type RawRecordRow, type RecordRow, recordRowOf, toRecord } from './record-rows.js';
 import { slugFromName } from '../../shared/slug.js';
 import { normaliseRecord, normaliseRecords, recordValidationError, type FieldIssue } from './records.js';
 import { siteOwnerQuotas } from '../accounts/quotas.js';
@@ -275,25 +276,6 @@ export async function promoteTable(deps: Deps, table: Pick<TableRow, 'id' | 'sit
 // ---------------------------------------------------------------------------------------------
 // Records
 
-type RecordRow = { id: number; fields: Record<string, unknown>; createdAt: Date; updatedAt: Date };
-/** A `table_records` row as a raw statement returns it (ids as text or numbers, times as text or dates by driver). */
-type RawRecordRow = { id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string };
-
-function recordRowOf(r: RawRecordRow): RecordRow {
-  return { id: Number(r.id), fields: r.fields, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) };
-}
-
-export function toRecord(r: RecordRow): TableRecord {
-  return { id: String(r.id), fields: r.fields, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
-}
-
-/** Record ids are positive integers in text; anything else cannot exist (404 without a query). */
-export function parseRecordId(id: string): number | null {
-  if (!/^[1-9]\d{0,15}$/.test(id)) return null;
-  const n = Number(id);
-  return Number.isSafeInteger(n) ? n : null;
-}
-
 /**
  * Validates every record against the schema, then inserts them in one statement: all or nothing.
  * At most TABLE_LIMITS.maxBatch records per call (the bulk path below has no such cap).
@@ -387,30 +369,6 @@ export async function bulkInsertRecords(
   // Merge what is still pending now, so that readers do not scan a large pending list.
   if (total > 0) await db.execute(sql`select gin_clean_pending_list('table_records_fields_gin_idx'::regclass)`);
   return total;
-}
-
-/** The record a row of `recordByIdStatement` holds; 404 when there was none. */
-export function recordOfRow(
-  table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
-  recordId: string,
-  row: Record<string, unknown> | undefined,
-): TableRecord {
-  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  const fields = recordSource(table).rowFields(row);
-  if (table.storage !== 'columns') return toRecord(recordRowOf({ ...(row as RawRecordRow), fields }));
-  // Column storage keeps no per-record times: a dataset's records are as old as its load.
-  return toRecord({ id: Number(row.id), fields, createdAt: table.createdAt, updatedAt: table.createdAt });
-}
-
-/**
- * The select of one record by id, in either storage (a record's times only in `records`); `id` may
- * be a placeholder, for a statement compiled once (table-lists.ts).
- */
-export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number | Placeholder, guard?: SQL): SQL {
-  const src = recordSource(table, guard ?? null);
-  const times = table.storage === 'columns' ? sql`` : sql`, r.created_at, r.updated_at`;
-  const where = [src.scope, sql`r.id = ${id}`, src.guard].filter((c): c is SQL => c !== null);
-  return sql`select ${src.selectList}${times} from ${src.from} where ${sql.join(where, sql` and `)}`;
 }
 
 /** PATCH: changes the given fields, keeps the others (null clears a field). */

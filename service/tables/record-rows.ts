@@ -1,0 +1,53 @@
+import { type Placeholder, sql, type SQL } from 'drizzle-orm';
+import type { TableRecord } from '../../shared/tables/schema.js';
+import type { TableRow } from '../db/schema/tables.js';
+import { AppError } from '../http/app-error.js';
+import { recordSource } from './query.js';
+
+/**
+ * A record's row, as the statements of table-lists.ts (reads) and tables.ts (writes) return it,
+ * and as the API answers it.
+ */
+
+export type RecordRow = { id: number; fields: Record<string, unknown>; createdAt: Date; updatedAt: Date };
+/** A `table_records` row as a raw statement returns it (ids as text or numbers, times as text or dates by driver). */
+export type RawRecordRow = { id: string | number; fields: Record<string, unknown>; created_at: Date | string; updated_at: Date | string };
+
+export function recordRowOf(r: RawRecordRow): RecordRow {
+  return { id: Number(r.id), fields: r.fields, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) };
+}
+
+export function toRecord(r: RecordRow): TableRecord {
+  return { id: String(r.id), fields: r.fields, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
+}
+
+/** Record ids are positive integers in text; anything else cannot exist (404 without a query). */
+export function parseRecordId(id: string): number | null {
+  if (!/^[1-9]\d{0,15}$/.test(id)) return null;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** The record a row of `recordByIdStatement` holds; 404 when there was none. */
+export function recordOfRow(
+  table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
+  recordId: string,
+  row: Record<string, unknown> | undefined,
+): TableRecord {
+  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
+  const fields = recordSource(table).rowFields(row);
+  if (table.storage !== 'columns') return toRecord(recordRowOf({ ...(row as RawRecordRow), fields }));
+  // Column storage keeps no per-record times: a dataset's records are as old as its load.
+  return toRecord({ id: Number(row.id), fields, createdAt: table.createdAt, updatedAt: table.createdAt });
+}
+
+/**
+ * The select of one record by id, in either storage (a record's times only in `records`); `id` may
+ * be a placeholder, for a statement compiled once (table-lists.ts).
+ */
+export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number | Placeholder, guard?: SQL): SQL {
+  const src = recordSource(table, guard ?? null);
+  const times = table.storage === 'columns' ? sql`` : sql`, r.created_at, r.updated_at`;
+  const where = [src.scope, sql`r.id = ${id}`, src.guard].filter((c): c is SQL => c !== null);
+  return sql`select ${src.selectList}${times} from ${src.from} where ${sql.join(where, sql` and `)}`;
+}
