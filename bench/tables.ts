@@ -14,7 +14,8 @@ import { SiteCache } from '../service/sites/site-cache.js';
 import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
-import { WRITE_KEY_HEADER } from '../service/tables/access.js';
+import { API_KEY_HEADER, WRITE_KEY_HEADER } from '../service/tables/access.js';
+import { createPersonalKey } from '../service/accounts/personal-keys.js';
 import { recordByIdStatement } from '../service/tables/record-rows.js';
 import { currentRowsGuard, lookupVersionedTable } from '../service/tables/table-rows.js';
 import {
@@ -134,7 +135,7 @@ async function measureBesideBareServer(
   base: string,
   svcPid: number,
   table: TableRow,
-  cases: { label: string; qs: string; recordId?: number; aggregate?: boolean }[],
+  cases: { label: string; qs: string; recordId?: number; aggregate?: boolean; headers?: Record<string, string> }[],
 ): Promise<void> {
   const dialect = new PgDialect();
   const queries: Record<string, { sql: string; params: unknown[] }> = {};
@@ -171,8 +172,8 @@ async function measureBesideBareServer(
       `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)} ${'+check p50'.padStart(11)} ${'ratio'.padStart(6)}   CPU µs/request svc / bare   in blocks of ${BLOCK}: ratio, +check ratio`,
     );
     for (const [i, c] of cases.entries()) {
-      const get = (url: string) => async () => {
-        const res = await fetch(url);
+      const get = (url: string, headers?: Record<string, string>) => async () => {
+        const res = await fetch(url, { headers });
         const body = await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`${url}: ${res.status} ${Buffer.from(body).toString()}`);
       };
@@ -182,7 +183,7 @@ async function measureBesideBareServer(
       const cpuBefore = [cpuMs([svcPid]), cpuMs([bare.pid!])];
       const [api, floor, checked] = await timeInterleaved(
         n,
-        get(`${base}/api/data/bench/items${path}`),
+        get(`${base}/api/data/bench/items${path}`, c.headers),
         get(`http://127.0.0.1:${port}/q${i}`),
         get(`http://127.0.0.1:${port}/g${i}`),
       );
@@ -196,7 +197,7 @@ async function measureBesideBareServer(
       const [apiRun, floorRun, checkedRun] = await timeInBlocks(
         n,
         c.aggregate ? Math.ceil(BLOCK / 10) : BLOCK,
-        get(`${base}/api/data/bench/items${path}`),
+        get(`${base}/api/data/bench/items${path}`, c.headers),
         get(`http://127.0.0.1:${port}/q${i}`),
         get(`http://127.0.0.1:${port}/g${i}`),
       );
@@ -349,6 +350,7 @@ export async function run(): Promise<void> {
         return { id: 'site_bench', slug: 'bench' };
       });
       const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: SCHEMA, kind: 'dataset' });
+      const { secret: personalKey } = await createPersonalKey(database.db, { accountId: account.id, name: 'bench', scopes: ['svc.data.read'] });
 
       const t0 = performance.now();
       await database.db.transaction((tx) => bulkInsertRecords(tx, table.id, rows(ROWS), { batchSize: 5000 }));
@@ -425,6 +427,9 @@ export async function run(): Promise<void> {
         { label: 'record: GET one', qs: '', recordId: 7 },
         { label: cases[0]!.label, qs: cases[0]!.qs },
         { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
+        // What a signed-in caller adds: the key's lookup and its count against the key's rate limit
+        // (one statement), on the app's path.
+        { label: 'list: first page, personal key', qs: 'limit=50', headers: { [API_KEY_HEADER]: personalKey } },
       ]);
       if (!FLOOR_ONLY) await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(

@@ -57,6 +57,9 @@ function isRunning(pid: number): boolean {
 
 export async function serveCommand(config: Config): Promise<void> {
   const started = Date.now();
+  // Whoever started this process, read before anything else: npm can be gone by the time the
+  // service is up (a signal sent on seeing the banner), and a parent read then is already init's.
+  const parent = process.ppid;
   // Before anything starts: one service per data folder, and a taken port refused before the
   // database and the dev chain start (a second start used to stop the first one's dev chain).
   const lock = lockDataDir(config.dataDir, config.baseUrl, config.port);
@@ -127,7 +130,6 @@ export async function serveCommand(config: Config): Promise<void> {
   // this process with a new parent. Stop then too, so no orphan keeps the ports. Only under npm: a
   // service started by other means (a service manager, `node bin/svc.mjs serve &`) keeps running.
   if (process.env.npm_lifecycle_event) {
-    const parent = process.ppid;
     const npm = npmProcessAbove(parent);
     const watch = setInterval(() => {
       if (process.ppid !== parent || (npm !== undefined && !isRunning(npm))) void shutdown('npm start is gone');
