@@ -2,7 +2,8 @@ import { viewDocument } from './view-kit.js';
 
 /**
  * Wallet, for wallet_status and list_receipts: the balance, what was spent against each cap (per
- * call: the latest payment; session, 24 h, lifetime) as bars, and the latest receipts with their
+ * call: the latest payment; session, 24 h, lifetime) as bars, the payments whose outcome is not
+ * known yet (counted as spent until the chain tells), and the latest receipts with their
  * transactions. Each tool's result has half of that: the view asks the host for the other half
  * (list_receipts after wallet_status, wallet_status after list_receipts). A transaction links to the
  * network's explorer (Base, Base Sepolia); a wallet paying a service on a loopback address pays the
@@ -40,10 +41,19 @@ function render() {
       bar('Last 24 h', s.spent.day, s.caps.perDay, 'day'),
       bar('Lifetime', s.spent.total, s.caps.total, 'total'),
     );
+    const pending = s.pending || [];
+    if (pending.length)
+      parts.push(
+        h('div', { class: 'muted' }, pending.length + (pending.length === 1 ? ' payment' : ' payments') + ' not settled yet, counted as spent until the chain tells:'),
+        h('div', { class: 'scroll' }, h('table', { 'data-k': 'pending' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', {}, 'tool'), h('th', {}, 'price'), h('th', {}, 'state'))),
+          h('tbody', {}, pending.map((p) => h('tr', {}, h('td', {}, new Date(p.at).toLocaleString()), h('td', {}, p.tool), h('td', {}, p.price), h('td', {}, p.state)))),
+        )),
+      );
   }
   if (receipts) {
     const explorer = explorerOf(status);
-    parts.push(h('div', { class: 'muted' }, receipts.count + ' payments, ' + receipts.totalSpent + ' USDC in all'));
+    parts.push(h('div', { class: 'muted' }, receipts.count + (receipts.count === 1 ? ' payment, ' : ' payments, ') + receipts.totalSpent + ' USDC in all'));
     if (receipts.receipts.length)
       parts.push(h('div', { class: 'scroll' }, h('table', { 'data-k': 'receipts' },
         h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', {}, 'tool'), h('th', {}, 'price'), h('th', {}, 'status'), h('th', {}, 'transaction'))),

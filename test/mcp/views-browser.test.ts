@@ -13,6 +13,8 @@ import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getWithHost } from '../helpers/host-request.js';
 import { call, connectHttp, text } from './helpers.js';
+import { loadWalletConfig } from '../../wallet/config.js';
+import { createWallet } from '../../wallet/wallet.js';
 
 // Each MCP Apps view rendered in Debian's Chromium inside a host page that frames it the way MCP
 // Apps hosts do: a sandboxed iframe (scripts only, an opaque origin) whose CSP comes from the
@@ -317,6 +319,58 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       expect(errors).toEqual([]);
     } finally {
       await page.close();
+    }
+  });
+
+  // A payment whose answer never came (the connection lost after the service got it, or before) is
+  // booked `unknown` and counted as spent until the chain tells (test/wallet/unknown-spends.test.ts).
+  // Lost here by one wallet, then shown by an svc-mcp started on the same ledger, as after a crash.
+  it('wallet: a payment whose answer never came is listed as pending, counted as spent', async () => {
+    const lostKey = generatePrivateKey();
+    await (h.deps.facilitator as DevFacilitator).mint(privateKeyToAccount(lostKey).address, 1_000_000n);
+    const ledger = path.join(dir, 'lost-ledger.json');
+    const lossy: typeof fetch = async (input, init) => {
+      if ((init?.headers as Record<string, string> | undefined)?.['X-PAYMENT']) throw new TypeError('fetch failed: the connection was lost');
+      return fetch(input, init);
+    };
+    const lost = createWallet(loadWalletConfig({ SVC_URL: h.url, SVC_WALLET_PRIVATE_KEY: lostKey, SVC_SPEND_LEDGER: ledger }), { fetch: lossy });
+    await expect(
+      lost.fetch({
+        action: 'x402.create_app_from_html',
+        method: 'POST',
+        url: `${h.url}/api/x402/apps`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'never-arrived', html: '<p>x</p>' }),
+        quote: '0.007',
+      }),
+    ).rejects.toThrow(/wallet_status checks it/);
+    const after = await connectHttp({
+      SVC_URL: h.url,
+      SVC_WALLET_PRIVATE_KEY: lostKey,
+      SVC_RPC_URL: (h.deps.facilitator as DevFacilitator).rpcUrl,
+      SVC_SPEND_LEDGER: ledger,
+    });
+    try {
+      const status = await call(after.client, 'wallet_status');
+      const sc = status.structuredContent as { spent: { day: string }; pending: { tool: string; price: string; state: string }[] };
+      expect(sc.pending).toHaveLength(1);
+      const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status, 'light', after.client);
+      try {
+        await expect.poll(() => frame.locator('[data-k=pending] tbody tr').count()).toBe(1);
+        const [when, tool, price, state] = await frame.locator('[data-k=pending] tbody td').allInnerTexts();
+        expect([tool, price]).toEqual(['create_app_from_html', '0.007']);
+        expect(when).not.toBe('');
+        expect(state).toBe(sc.pending[0]!.state);
+        expect(state).toContain('not charged so far');
+        expect(sc.spent.day).toBe('0.007'); // counted as spent
+        expect(await shown(frame, '[data-cap=day] .row .muted')).toMatch(/^0\.007 (of|spent)/);
+        await shot(page, 'wallet-pending');
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    } finally {
+      await after.close();
     }
   });
 });
