@@ -16,6 +16,7 @@ import {
   recordSource,
   type TableQueryPlan,
 } from './query.js';
+import { ReadKeyHints } from './read-key-hints.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
 import { parseRecordId, recordByIdStatement, recordOfRow } from './record-rows.js';
 
@@ -48,6 +49,8 @@ export class TableLists {
   readonly rows = new TableRowCache();
   private readonly reads: CoalescedReads<Buffer>;
   private readonly lists = new LruMap<string, CompiledList>(COMPILED_LISTS);
+  /** Keys this node let read a site's tables lately (a signed-in read starts beside its key's lookup). */
+  readonly readKeys = new ReadKeyHints();
   /** A version's one-record read, the record id a placeholder; dropped with the version's row. */
   private readonly records = new WeakMap<VersionedTable, CompiledStatement>();
 
