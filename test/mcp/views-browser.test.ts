@@ -75,6 +75,64 @@ window.mount = (view, input, result, options) => {
 window.sendResult = (result) => document.getElementById('view').contentWindow.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: result }, '*');
 </script></body></html>`;
 
+/**
+ * The same host built on the official host side of MCP Apps: `AppBridge` and `PostMessageTransport`
+ * from @modelcontextprotocol/ext-apps (its `app-bridge` entry, bundled for the page by esbuild), as
+ * hosts built on the SDK frame views. Same `mount` as HOST_PAGE.
+ */
+async function bridgedHostPage(): Promise<string> {
+  const { build } = await import('esbuild');
+  const bundled = await build({
+    stdin: {
+      contents: "export { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';",
+      resolveDir: process.cwd(),
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'iife',
+    globalName: 'ExtAppsBridge',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  return `<!doctype html><html><head><meta charset="utf-8"><title>AppBridge host</title>
+<style>body{margin:0;padding:16px;font-family:sans-serif}iframe{border:1px solid #ccc;width:720px;height:200px;display:block}</style></head>
+<body><script>${bundled.outputFiles[0]!.text.replaceAll('</script', '<\\/script')}</script><script>
+window.opened = [];
+window.calls = [];
+window.mount = async (view, input, result, options) => {
+  const csp = view.csp || {};
+  const list = (d) => (d && d.length ? d.join(' ') : "'none'");
+  const policy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src " + list(csp.connectDomains) + '; frame-src ' + list(csp.frameDomains);
+  const frame = document.createElement('iframe');
+  frame.id = 'view';
+  frame.setAttribute('sandbox', 'allow-scripts');
+  document.body.append(frame);
+  const { AppBridge, PostMessageTransport } = ExtAppsBridge;
+  const bridge = new AppBridge(null, { name: 'svc-test-host (AppBridge)', version: '1' }, { openLinks: {}, serverTools: {} }, {
+    hostContext: { theme: options.theme, displayMode: 'inline', toolInfo: { tool: { name: options.tool, inputSchema: { type: 'object' } } } },
+  });
+  bridge.oncalltool = async (params) => {
+    window.calls.push(params.name);
+    return window.hostCallTool(params.name, params.arguments);
+  };
+  bridge.onopenlink = async ({ url }) => {
+    window.opened.push(url);
+    return {};
+  };
+  bridge.onsizechange = ({ height }) => {
+    if (height) frame.style.height = Math.min(height, 900) + 'px';
+  };
+  bridge.oninitialized = () => {
+    bridge.sendToolInput({ arguments: input });
+    if (result) bridge.sendToolResult(result);
+  };
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  frame.srcdoc = view.html.replace('<head>', '<head><meta http-equiv="Content-Security-Policy" content="' + policy + '">');
+};
+</script></body></html>`;
+}
+
 describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real tool results', () => {
   let h: Harness;
   let s: Awaited<ReturnType<typeof connectHttp>>;
@@ -116,6 +174,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
     result: CallToolResult,
     theme: 'light' | 'dark' = 'light',
     client: Client = s.client,
+    hostPage: string = HOST_PAGE,
   ) {
     const { contents } = await client.readResource({ uri });
     const [doc] = contents as unknown as [{ text: string; _meta?: { ui?: { csp?: Record<string, string[]> } } }];
@@ -124,7 +183,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     await page.exposeFunction('hostCallTool', async (name: string, args: Record<string, unknown>) => call(client, name, args));
-    await page.setContent(HOST_PAGE);
+    await page.setContent(hostPage);
     await page.evaluate(([view, i, r, o]) => (window as never as { mount: (...a: unknown[]) => void }).mount(view, i, r, o), [
       { html: doc.text, csp: doc._meta?.ui?.csp },
       input,
@@ -316,6 +375,24 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       expect(tools[0]).toBe('convert_data_file_to_api');
       expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_receipts']);
       await shot(page, 'wallet');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  // The official host side of MCP Apps (ext-apps' AppBridge): the view's ui/initialize, the tool's
+  // input and result, and a tools/call from the view, all through it.
+  it('wallet through the official AppBridge (@modelcontextprotocol/ext-apps): the balance, and the receipts the view asks the host for', async () => {
+    const status = await call(s.client, 'wallet_status');
+    const sc = status.structuredContent as { balance: string; spent: { session: string }; caps: { perSession: string } };
+    const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status, 'light', s.client, await bridgedHostPage());
+    try {
+      expect(await shown(frame, '[data-k=balance]')).toBe(`${sc.balance} USDC`);
+      expect(await shown(frame, '[data-cap=session] .row .muted')).toBe(`${sc.spent.session} of ${sc.caps.perSession} USDC`);
+      await expect.poll(() => frame.locator('[data-k=receipts] tbody tr').count()).toBe(5);
+      expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_receipts']);
+      await shot(page, 'wallet-appbridge');
       expect(errors).toEqual([]);
     } finally {
       await page.close();
