@@ -362,10 +362,16 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
     }
   });
 
-  it('wallet: the balance, spend against each cap as bars, and the latest receipts', async () => {
+  // Framed twice: by the test's host page, and by a host built on the official host side of MCP Apps
+  // (ext-apps' AppBridge), through which the view's ui/initialize, the tool's input and result, its
+  // size and its tools/call all go.
+  it.each([
+    { framedBy: 'the test host', hostPage: async () => HOST_PAGE, screenshot: 'wallet' },
+    { framedBy: 'ext-apps AppBridge', hostPage: bridgedHostPage, screenshot: 'wallet-appbridge' },
+  ])('wallet, framed by $framedBy: the balance, spend against each cap as bars, and the latest receipts', async ({ hostPage, screenshot }) => {
     const status = await call(s.client, 'wallet_status');
     const sc = status.structuredContent as { balance: string; spent: { session: string }; caps: { perSession: string } };
-    const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status);
+    const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status, 'light', s.client, await hostPage());
     try {
       expect(await shown(frame, '[data-k=balance]')).toBe(`${sc.balance} USDC`);
       expect(await shown(frame, '[data-cap=session] .row .muted')).toBe(`${sc.spent.session} of ${sc.caps.perSession} USDC`);
@@ -374,25 +380,7 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       const tools = await frame.locator('[data-k=receipts] tbody td:nth-child(2)').allInnerTexts();
       expect(tools[0]).toBe('convert_data_file_to_api');
       expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_receipts']);
-      await shot(page, 'wallet');
-      expect(errors).toEqual([]);
-    } finally {
-      await page.close();
-    }
-  });
-
-  // The official host side of MCP Apps (ext-apps' AppBridge): the view's ui/initialize, the tool's
-  // input and result, and a tools/call from the view, all through it.
-  it('wallet through the official AppBridge (@modelcontextprotocol/ext-apps): the balance, and the receipts the view asks the host for', async () => {
-    const status = await call(s.client, 'wallet_status');
-    const sc = status.structuredContent as { balance: string; spent: { session: string }; caps: { perSession: string } };
-    const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status, 'light', s.client, await bridgedHostPage());
-    try {
-      expect(await shown(frame, '[data-k=balance]')).toBe(`${sc.balance} USDC`);
-      expect(await shown(frame, '[data-cap=session] .row .muted')).toBe(`${sc.spent.session} of ${sc.caps.perSession} USDC`);
-      await expect.poll(() => frame.locator('[data-k=receipts] tbody tr').count()).toBe(5);
-      expect(await page.evaluate(() => (window as never as { calls: string[] }).calls)).toEqual(['list_receipts']);
-      await shot(page, 'wallet-appbridge');
+      await shot(page, screenshot);
       expect(errors).toEqual([]);
     } finally {
       await page.close();
