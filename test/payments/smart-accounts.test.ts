@@ -15,6 +15,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, toAccount } from 'viem/accounts';
+import { wrapFetchWithSIWx } from '@x402/extensions/sign-in-with-x';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_RECIPIENT } from '../../service/payments/x402-config.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -47,12 +48,15 @@ function compileTestContracts(): { factoryRuntime: Hex } {
   return { factoryRuntime: `0x${out.contracts['TestSmartAccount.sol'].TestAccountFactory.evm.deployedBytecode.object}` };
 }
 
-/** What an x402 client signs with: the smart account's address, its owner's key, maybe an ERC-6492 wrapper. */
+/** What an x402 (or Sign-In-With-X) client signs with: the smart account's address, its owner's key, maybe an ERC-6492 wrapper. */
 function smartAccountSigner(address: Address, owner: LocalAccount, wrap?: { factory: Address; data: Hex }): LocalAccount {
   return toAccount({
     address,
     sign: (p) => owner.sign!(p),
-    signMessage: (m) => owner.signMessage(m),
+    signMessage: async (m) => {
+      const signature = await owner.signMessage(m);
+      return wrap ? serializeErc6492Signature({ address: wrap.factory, data: wrap.data, signature }) : signature;
+    },
     signTransaction: (t) => owner.signTransaction(t),
     signTypedData: async (td) => {
       const signature = await owner.signTypedData(td as never);
@@ -140,6 +144,50 @@ describe('smart accounts pay (ERC-1271, ERC-6492) on the dev chain', { timeout: 
     expect((await res.json()).receipt).toMatchObject({ wallet: account.toLowerCase(), status: 'settled' });
     expect(await isDeployed(account)).toBe(true);
     expect(await chain.balanceOf(account)).toBe(50_000n - PRICE);
+  });
+
+  // Sign-In-With-X (the x402 extension's own client, wrapFetchWithSIWx) with a smart account: the
+  // proof is an EIP-191 message signed by the owner key, which the account accepts (ERC-1271), or
+  // which it would accept once deployed (ERC-6492: the deployment simulated, never sent).
+  it('a deployed contract wallet (ERC-1271) signs in with wrapFetchWithSIWx: it lists its app without paying; its owner key alone is another wallet', async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await deployedAccount(owner);
+    const chain = devChain(h);
+    await chain.mint(account, 100_000n);
+    const made = await payV2(smartAccountSigner(account, owner) as never)(
+      `${h.url}/api/x402/apps`,
+      jsonInit('POST', { name: 'smart-siwx', html: html('Signed') }),
+    );
+    expect(made.status).toBe(201);
+    const balance = await chain.balanceOf(account);
+    const mine = await wrapFetchWithSIWx(fetch, smartAccountSigner(account, owner) as never)(`${h.url}/api/x402/apps`);
+    expect(mine.status).toBe(200);
+    expect(((await mine.json()) as { apps: { appName: string }[] }).apps.map((a) => a.appName)).toEqual(['smart-siwx']);
+    expect(await chain.balanceOf(account)).toBe(balance); // nothing paid
+    // The owner's key signing for itself is the owner's own (empty) wallet, not the account.
+    const ownKey = await wrapFetchWithSIWx(fetch, owner)(`${h.url}/api/x402/apps`);
+    expect(await ownKey.json()).toEqual({ ok: true, apps: [] });
+    // A stranger's key claiming the account: refused, nothing listed.
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const forged = await wrapFetchWithSIWx(fetch, smartAccountSigner(account, stranger) as never)(`${h.url}/api/x402/apps`);
+    expect(forged.status).toBe(402);
+    expect(await forged.text()).not.toContain('smart-siwx');
+  });
+
+  it('an account not deployed yet (ERC-6492) signs in: the proof checks through its factory, nothing is deployed or charged', async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const s = salt();
+    const account = await addressOf(FACTORY, owner.address, s);
+    const deploy = { factory: FACTORY, data: encodeFunctionData({ abi: FACTORY_ABI, functionName: 'deploy', args: [owner.address, s] }) };
+    const res = await wrapFetchWithSIWx(fetch, smartAccountSigner(account, owner, deploy) as never)(`${h.url}/api/x402/apps`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, apps: [] });
+    expect(await isDeployed(account)).toBe(false);
+    // The same proof by a key the account would not accept: refused.
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const forged = await wrapFetchWithSIWx(fetch, smartAccountSigner(account, stranger, deploy) as never)(`${h.url}/api/x402/apps`);
+    expect(forged.status).toBe(402);
+    expect(await isDeployed(account)).toBe(false);
   });
 
   it('refused before any work: a factory the service does not accept, and a signature the account does not accept; nothing charged', async () => {
