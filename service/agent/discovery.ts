@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { DevChainFacilitator } from '../payments/dev-chain/dev-facilitator.js';
 import { priceOf } from '../payments/prices.js';
-import { receiptSignerOf } from '../payments/signed-receipts.js';
+import { offerReceiptSignerOf } from '../payments/offer-receipt.js';
 import { handlerFor } from './typed-handler.js';
 
 type JsonSchema = {
@@ -154,7 +154,7 @@ export const discoveryHandlers = {
   [describeApi.name]: handlerFor(describeApi, {
     async run({ deps }) {
       const { ok: _ok, ...doc } = discoveryDocumentOf(deps.config, devChainRpcUrl(deps));
-      return { result: { ...doc, receiptSigner: receiptSignerOf(deps).address }, app: null };
+      return { result: { ...doc, receiptSigner: offerReceiptSignerOf(deps).address }, app: null };
     },
   }),
   [listPricing.name]: handlerFor(listPricing, {

@@ -30,7 +30,7 @@ import {
 import { priceOf } from '../payments/prices.js';
 import { buildReceipt } from '../payments/receipts.js';
 import { SIWX_HEADER, verifySignInWithX } from '../payments/sign-in-with-x.js';
-import { receiptExtension, receiptSignerOf } from '../payments/signed-receipts.js';
+import { receiptExtension, offerReceiptSignerOf } from '../payments/offer-receipt.js';
 import { assertPaymentWindow, invalidSignature, verifyPaymentOffline } from '../payments/verify-payment.js';
 
 export interface AgentCallRequest {
@@ -98,7 +98,7 @@ function replayedAnswer(deps: Deps, row: PaymentRow, p: PaymentAttempt, resource
 
 /**
  * The stored answer, with its PAYMENT-RESPONSE; a settled payment's also carries the offer-receipt
- * extension's signed receipt (signed-receipts.ts), dated as the stored receipt, so a replay carries the same.
+ * extension's signed receipt (offer-receipt.ts), dated as the stored receipt, so a replay carries the same.
  */
 async function storedAnswer(deps: Deps, row: SettledPayment, p: PaymentAttempt, resource: string, extra: Record<string, string>): Promise<AgentAnswer> {
   const body = row.response as Record<string, unknown>;
@@ -106,7 +106,12 @@ async function storedAnswer(deps: Deps, row: SettledPayment, p: PaymentAttempt, 
   const createdAt = (body.receipt as { createdAt?: string } | undefined)?.createdAt;
   const signed = txHash
     ? receiptExtension(
-        await receiptSignerOf(deps).sign({ resourceUrl: resource, payer: row.payer, transaction: txHash, issuedAt: new Date(createdAt ?? deps.clock.now()) }),
+        await offerReceiptSignerOf(deps).receipt({
+          resourceUrl: resource,
+          payer: row.payer,
+          transaction: txHash,
+          issuedAt: new Date(createdAt ?? deps.clock.now()),
+        }),
       )
     : undefined;
   return {

@@ -8,7 +8,8 @@ import { respondWithError, validationError } from '../http/handle-error.js';
 import { checksDeclaredFields } from '../../shared/undeclared-fields.js';
 import { refuseUndeclaredFields } from '../http/known-fields.js';
 import { runFreeAction, runIdentityAction, type AgentAnswer } from './paid-call.js';
-import { PaymentRequiredError, paymentRequiredResponse } from '../payments/payment-required.js';
+import { PaymentRequiredError, paymentRequiredResponse, v2AcceptsOf } from '../payments/payment-required.js';
+import { offerReceiptSignerOf, offersExtension } from '../payments/offer-receipt.js';
 import type { AnyAgentHandler } from './typed-handler.js';
 import { priceOf } from '../payments/prices.js';
 import { siwxDeclaration } from '../payments/sign-in-with-x.js';
@@ -21,6 +22,12 @@ import { httpDiscoveryOf } from '../payments/bazaar.js';
 function paymentExtensions(deps: Deps, action: AgentAction, resource: string, params: Record<string, string>): Record<string, unknown> {
   const signIn = priceOf(deps.config, action).amount === 0n ? siwxDeclaration(deps.config, resource, deps.clock.now()) : {};
   return { ...httpDiscoveryOf(action, params), ...signIn };
+}
+
+/** A paid action's signed offers (offer-receipt.ts), one per `accepts` entry; none for a free call. */
+async function signedOffers(deps: Deps, action: AgentAction, resource: string): Promise<Record<string, unknown>> {
+  if (priceOf(deps.config, action).amount === 0n) return {};
+  return offersExtension(await offerReceiptSignerOf(deps).offers(resource, v2AcceptsOf(deps.config, action), deps.clock.now()));
 }
 
 async function readBody(c: Context, action: AgentAction): Promise<unknown> {
@@ -72,7 +79,7 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
       } catch (e) {
         if (e instanceof PaymentRequiredError) {
           deps.metrics.payments.inc({ outcome: e.reason === 'payment_required' ? 'required' : 'refused' });
-          const extensions = paymentExtensions(deps, action, resource, c.req.param());
+          const extensions = { ...paymentExtensions(deps, action, resource, c.req.param()), ...(await signedOffers(deps, action, resource)) };
           return paymentRequiredResponse(deps.config, { action, resource, extensions }, e.reason, e.message);
         }
         return respondWithError(c, e, deps.log);

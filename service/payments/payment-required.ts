@@ -21,6 +21,21 @@ export function paymentDescription(config: Config, action: AgentAction): string 
   return `${action.name}: ${action.description} Price ${price} USDC.`;
 }
 
+/** The `accepts` of an action's v2 PAYMENT-REQUIRED (what its signed offers sign, offer-receipt.ts). */
+export function v2AcceptsOf(config: Config, action: AgentAction): PaymentRequiredV2['accepts'] {
+  return [
+    {
+      scheme: 'exact',
+      network: X402_NETWORK,
+      amount: priceOf(config, action).amount.toString(),
+      asset: USDC_ADDRESS,
+      payTo: config.x402.recipient,
+      maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+      extra: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION },
+    },
+  ];
+}
+
 /** The 402 answer both x402 generations read: v1 JSON body (network "base") + v2 PAYMENT-REQUIRED header (eip155:8453). */
 export function paymentRequiredResponse(config: Config, ctx: PaymentContext, reason: string, message: string): Response {
   const { amount } = priceOf(config, ctx.action);
@@ -52,17 +67,7 @@ export function paymentRequiredResponse(config: Config, ctx: PaymentContext, rea
     x402Version: 2,
     error: reason,
     resource: { url: ctx.resource, description, mimeType: 'application/json' },
-    accepts: [
-      {
-        scheme: 'exact',
-        network: X402_NETWORK,
-        amount: amount.toString(),
-        asset: USDC_ADDRESS,
-        payTo: config.x402.recipient,
-        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-        extra,
-      },
-    ],
+    accepts: v2AcceptsOf(config, ctx.action),
     ...(ctx.extensions && Object.keys(ctx.extensions).length ? { extensions: ctx.extensions } : {}),
   };
   return new Response(JSON.stringify(v1), {

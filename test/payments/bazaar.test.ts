@@ -2,6 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type DiscoveryExtension, extractDiscoveryInfoV1, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
+import {
+  type EIP712SignedOffer,
+  extractOffersFromPaymentRequired,
+  findAcceptsObjectFromSignedOffer,
+  verifyOfferSignatureEIP712,
+} from '@x402/extensions/offer-receipt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { exampleOf, httpDiscoveryOf } from '../../service/payments/bazaar.js';
@@ -16,12 +22,33 @@ let h: Harness;
 const decode = (header: string | null) => JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8'));
 const walletActions = (AGENT_ACTIONS as readonly AgentAction[]).filter((a) => a.identity);
 
+let receiptSigner: string;
+
 beforeAll(async () => {
   h = await startHarness('pglite', { SVC_X402_MODE: 'dev' }, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  receiptSigner = ((await (await fetch(`${h.url}/api/x402`)).json()) as { receiptSigner: string }).receiptSigner;
 }, 120_000);
 afterAll(async () => {
   await h?.close();
 });
+
+/**
+ * The offer-receipt extension's signed offers (service/payments/offer-receipt.ts): a paid action's
+ * PaymentRequired signs its one `accepts` entry, with the published receiptSigner's key; a free
+ * identity call's (a sign-in challenge) offers nothing.
+ */
+async function expectOffers(required: { accepts: { amount: string }[] }, what: string): Promise<void> {
+  const offers = extractOffersFromPaymentRequired(required as never);
+  if (required.accepts[0]!.amount === '0') {
+    expect(offers, what).toEqual([]);
+    return;
+  }
+  expect(offers, what).toHaveLength(1);
+  const { signer, payload } = await verifyOfferSignatureEIP712(offers[0] as EIP712SignedOffer);
+  expect(signer.toLowerCase(), what).toBe(receiptSigner);
+  expect(findAcceptsObjectFromSignedOffer(offers[0]!, required.accepts as never), what).toEqual(required.accepts[0]);
+  expect(payload.amount, what).toBe(required.accepts[0]!.amount);
+}
 
 function expectValid(extension: DiscoveryExtension | undefined, what: string): void {
   expect(extension, what).toBeDefined();
@@ -29,7 +56,7 @@ function expectValid(extension: DiscoveryExtension | undefined, what: string): v
   expect(validateDiscoveryExtensionSpec(extension as never), what).toEqual({ valid: true });
 }
 
-describe('Bazaar discovery on every 402', () => {
+describe('Bazaar discovery (and signed offers) on every 402', () => {
   it(`HTTP: each of the ${walletActions.length} wallet actions' 402 declares a valid bazaar extension (v2) and a v1 discovery outputSchema`, async () => {
     expect(walletActions.length).toBeGreaterThan(10);
     for (const action of walletActions) {
@@ -39,8 +66,10 @@ describe('Bazaar discovery on every 402', () => {
       const body = example === undefined ? undefined : JSON.stringify(example);
       const res = await fetch(`${h.url}${path}`, { method: action.method, headers: { 'content-type': 'application/json' }, body });
       expect(res.status, `${action.name}: ${body}`).toBe(402);
-      const extension = decode(res.headers.get('payment-required')).extensions?.bazaar as DiscoveryExtension;
+      const required = decode(res.headers.get('payment-required'));
+      const extension = required.extensions?.bazaar as DiscoveryExtension;
       expectValid(extension, action.name);
+      await expectOffers(required, action.name);
       const input = extension.info.input as { method?: string; body?: unknown; pathParams?: Record<string, string> };
       expect(input.method, action.name).toBe(action.method);
       expect(input.body, action.name).toEqual(example);
@@ -65,6 +94,7 @@ describe('Bazaar discovery on every 402', () => {
       expect(result.structuredContent, `${tool.name} ${JSON.stringify(args)}: ${JSON.stringify(result.content)}`).toBeDefined();
       const extension = (result.structuredContent as { extensions?: { bazaar?: DiscoveryExtension } }).extensions?.bazaar;
       expectValid(extension, tool.name);
+      await expectOffers(result.structuredContent as never, tool.name);
       expect(extension!.info.input).toMatchObject({ type: 'mcp', toolName: tool.name, transport: 'streamable-http', inputSchema: { type: 'object' } });
       expect((extension!.info.input as { description?: string }).description, tool.name).toContain(action.description);
       checked++;
