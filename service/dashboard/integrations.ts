@@ -7,6 +7,7 @@ import { tables } from '../db/schema/index.js';
 import { AppError } from '../http/app-error.js';
 import { accountOwner } from '../sites/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
+import { assertSiteActive } from '../sites/suspension.js';
 import { hashWriteKey, listSiteTables, WRITE_KEY_PREFIX } from '../tables/tables.js';
 import type { FunctionRowView } from './pages.js';
 
@@ -31,6 +32,8 @@ export const dashboardResources: DashboardResources = {
   // hash as createTable, owner checked through the site (another account's table is a 404).
   regenerateWriteKey: async (deps, accountId, siteId, tableId) => {
     const site = await getOwnedSite(deps.db, accountOwner(accountId), siteId);
+    // A suspended site's tables stay as they were until the operator restores it, as the Account API keeps them.
+    assertSiteActive(site);
     const writeKey = `${WRITE_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
     const [row] = await deps.db
       .update(tables)

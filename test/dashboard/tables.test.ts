@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -50,6 +51,22 @@ describe.each(dbKinds())('Dashboard sites and tables (%s)', (kind) => {
     expect([401, 403]).toContain((await insert(table, table.writeKey)).status);
     expect((await insert(table, newKey!)).status).toBe(201);
     expect(await (await browser.get('/dashboard/sites')).text()).not.toContain(newKey);
+  });
+
+  // As the Account API keeps a suspended site as it was (451), so does the dashboard: the restore
+  // brings back the very key the owner's clients hold.
+  it('a suspended site’s table keeps its write key: regenerating is refused with the operator’s reason', async () => {
+    const { browser, site, table } = await ownerWithTable();
+    await h.deps.db.execute(sql`update sites set suspended_at = now(), suspension_reason = 'spam reported by a visitor' where id = ${site.id}`);
+    const page = await (await browser.get('/dashboard/sites')).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const res = await browser.post(`/dashboard/sites/${site.id}/tables/${table.id}/write-key`, { csrf });
+    expect(res.status).toBe(451);
+    const html = await res.text();
+    expect(html).toContain('spam reported by a visitor');
+    expect(html).not.toMatch(/svc_tk_/);
+    await h.deps.db.execute(sql`update sites set suspended_at = null, suspension_reason = null where id = ${site.id}`);
+    expect((await insert(table, table.writeKey)).status).toBe(201);
   });
 
   it('another account cannot regenerate the key of a table it does not own', async () => {
