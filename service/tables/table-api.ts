@@ -220,7 +220,7 @@ function withCurrentTable<B>(
       // answer waits for the lookup (read-key-hints.ts). Reading a read's "body" (its URL) has no effect.
       const now = deps.clock.now().getTime();
       let early: Promise<Response> | undefined;
-      if (op === 'read' && deps.tableLists.readKeys.likelyAllowed(apiKey, current.site.id, now)) {
+      if (op === 'read' && !isSiteSuspended(current.site) && deps.tableLists.readKeys.likelyAllowed(apiKey, current.site.id, now)) {
         body ??= { value: await readBody(c) };
         early = run(c, current, body.value, !cached);
         early.catch(() => {}); // awaited once the key is let in; dropped otherwise
