@@ -3,6 +3,7 @@ import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } fr
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import { ACCESS_TOKEN_PREFIX, resolveCredential } from '../auth/credentials.js';
+import type { CredentialLookup } from '../auth/principal.js';
 import { accountSuspended } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
@@ -64,7 +65,7 @@ export function authorizeWithoutApiKey(table: TableRow, method: TableMethod, op:
   throw new AppError('unauthorized', `${why}: send ${WRITE_KEY_HEADER} (the table's write key) or ${API_KEY_HEADER} (a personal key of the site owner)`);
 }
 
-function assertMethodEnabled(table: TableRow, method: TableMethod): void {
+export function assertMethodEnabled(table: TableRow, method: TableMethod): void {
   if (table.methods.includes(method)) return;
   const allow = enabledMethods(table);
   throw new AppError(
@@ -80,6 +81,21 @@ async function apiKeyAccess(deps: Deps, c: Context, site: SiteRow, key: string, 
   const accepted = key.startsWith(PERSONAL_KEY_PREFIX) || (viaMcpGateway(c) && key.startsWith(ACCESS_TOKEN_PREFIX));
   const signedIn = gatewayPrincipal(c, key);
   const found = signedIn ? { status: 'ok' as const, principal: signedIn } : accepted ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+  return accessOf(found, site, op, resourceOfRequest(deps, c));
+}
+
+/**
+ * A personal key (`svc_pat_…`, trimmed) sent on a request the Node-level fast path answers
+ * (read-fast-path.ts): looked up and checked as apiKeyAccess does. A personal key names no
+ * audience, and OAuth tokens come only through the MCP gateway, which goes to the app.
+ */
+export async function personalKeyAccess(deps: Deps, site: SiteRow, key: string, op: TableOperation): Promise<TableAccess> {
+  const found = key.startsWith(PERSONAL_KEY_PREFIX) ? await resolveCredential(deps, key) : { status: 'unknown' as const };
+  return accessOf(found, site, op, null);
+}
+
+/** What a credential's lookup lets in: the site owner's, unrevoked, with a data scope for `op`; `resource`: the audience it must name. */
+function accessOf(found: CredentialLookup, site: SiteRow, op: TableOperation, resource: string | null): TableAccess {
   if (found.status === 'suspended') throw accountSuspended(found.reason);
   if (found.status !== 'ok')
     throw new AppError(
@@ -87,7 +103,7 @@ async function apiKeyAccess(deps: Deps, c: Context, site: SiteRow, key: string, 
       `invalid ${API_KEY_HEADER}: ${found.status === 'unknown' ? 'not a valid personal key (svc_pat_…)' : `the key is ${found.status}`}`,
     );
   const { principal } = found;
-  assertAudience(principal, resourceOfRequest(deps, c), (message) => new AppError('unauthorized', message));
+  if (resource !== null) assertAudience(principal, resource, (message) => new AppError('unauthorized', message));
   if (site.ownerAccountId !== principal.accountId)
     throw new AppError('forbidden', `this ${API_KEY_HEADER} belongs to an account that does not own the site "${site.slug}"`);
   const needed = op === 'read' ? ['svc.data.read', 'svc.data.write'] : ['svc.data.write'];

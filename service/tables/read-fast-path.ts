@@ -4,9 +4,10 @@ import { errorBody, toAppError } from '../http/handle-error.js';
 import { clientIpOfRequest } from '../http/client-ip.js';
 import { countedRequests } from '../http/limit-by-address.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
-import { API_KEY_HEADER, authorizeWithoutApiKey, WRITE_KEY_HEADER } from './access.js';
+import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
+import { API_KEY_HEADER, assertMethodEnabled, authorizeWithoutApiKey, personalKeyAccess, WRITE_KEY_HEADER } from './access.js';
 import { type CompiledList, tableListKey } from './table-lists.js';
-import { builtOnStaleRows } from './table-rows.js';
+import { builtOnStaleRows, type VersionedTable } from './table-rows.js';
 import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
 
 /** `/api/data/<site>/<table>[/<record id>]`, without percent-encoding (the app decodes that). */
@@ -30,9 +31,9 @@ interface TableRead {
  * Headers and the router (which made up most of a read's CPU: docs/performance.md). The read is
  * answered here, whether it succeeds or fails (a timeout, a record not found: the statement is not
  * run a second time); what the app would decide otherwise goes to it, which answers as it always
- * does: a request it would refuse (a key to check against the database, a wrong key, a bad query, a
+ * does: a request it would refuse (a wrong key, a personal key the lookup refuses, a bad query, a
  * method not enabled), a table not in this node's cache, a read refused because the cached table row
- * is stale. A GET has no body, so nothing of the request is consumed before the app gets it. The
+ * is stale. A personal key is looked up here (readWithPersonalKey). A GET has no body, so nothing of the request is consumed before the app gets it. The
  * answer is the same either way, header for header (test/tables/read-fast-path.test.ts,
  * test/tables/timeout.test.ts).
  */
@@ -58,28 +59,64 @@ function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
   if (recordId === 'schema') return undefined; // its own route: the app's
   const apiKey = req.headers[API_KEY_HEADER];
   const writeKey = req.headers[WRITE_KEY_HEADER];
-  if (Array.isArray(writeKey) || (apiKey !== undefined && writeKey === undefined)) return undefined; // a personal key: the app looks it up
+  if (Array.isArray(writeKey) || Array.isArray(apiKey)) return undefined;
+  // A personal key (checked against the database in `run`); the write key, when sent, wins as in the app.
+  const personalKey = writeKey === undefined ? apiKey?.trim() : undefined;
+  if (personalKey !== undefined && !personalKey.startsWith(PERSONAL_KEY_PREFIX)) return undefined; // the app says why
   const key = tableListKey(slugs[1]!, slugs[2]!);
   const current = deps.tableLists.rows.get(key);
   if (!current || current.site.suspendedAt !== null || current.site.ownerSuspension !== null) return undefined; // the app refuses it
   try {
-    authorizeWithoutApiKey(current.table, 'GET', 'read', writeKey);
+    if (personalKey === undefined) authorizeWithoutApiKey(current.table, 'GET', 'read', writeKey);
+    else assertMethodEnabled(current.table, 'GET');
   } catch {
     return undefined; // the app says why
   }
+  let read: () => Promise<Uint8Array | string>;
   if (recordId !== undefined) {
     // The query string of a record read means nothing, as in the app.
-    const run = async () => JSON.stringify({ ok: true, record: await deps.tableLists.record(current, recordId) });
-    return { key, run, path, route: RECORD_ROUTE };
+    read = async () => JSON.stringify({ ok: true, record: await deps.tableLists.record(current, recordId) });
+  } else {
+    const search = query === -1 ? '' : url.slice(query);
+    let list: CompiledList;
+    try {
+      list = deps.tableLists.list(current, search === '?' ? '' : search);
+    } catch {
+      return undefined; // the app says why
+    }
+    read = () => deps.tableLists.answer(list);
   }
-  const search = query === -1 ? '' : url.slice(query);
-  let list: CompiledList;
+  const run = personalKey === undefined ? read : () => readWithPersonalKey(deps, current, personalKey, read);
+  return { key, run, path, route: recordId === undefined ? LIST_ROUTE : RECORD_ROUTE };
+}
+
+/** Rejection of a read whose key the lookup did not let in: the app answers the request, as it refuses it. */
+const REFUSED_KEY = Symbol('refused personal key');
+
+/**
+ * A read with a personal key: the key looked up and checked (access.ts), the read started beside
+ * the lookup when this node let the key read the site lately (read-key-hints.ts), answered only
+ * once the lookup let it in. Any refusal goes to the app, which looks the key up again (on a fresh
+ * table row) and answers it as it always does: a refusal costs two lookups, a read one.
+ */
+async function readWithPersonalKey(
+  deps: Deps,
+  current: VersionedTable,
+  personalKey: string,
+  read: () => Promise<Uint8Array | string>,
+): Promise<Uint8Array | string> {
+  const hints = deps.tableLists.readKeys;
+  const now = deps.clock.now().getTime();
+  const early = hints.likelyAllowed(personalKey, current.site.id, now) ? read() : undefined;
+  early?.catch(() => {}); // awaited once the key is let in; dropped otherwise
   try {
-    list = deps.tableLists.list(current, search === '?' ? '' : search);
+    await personalKeyAccess(deps, current.site, personalKey, 'read');
   } catch {
-    return undefined; // the app says why
+    hints.refused(personalKey, current.site.id);
+    throw REFUSED_KEY;
   }
-  return { key, run: () => deps.tableLists.answer(list), path, route: LIST_ROUTE };
+  hints.allowed(personalKey, current.site.id, now);
+  return early ?? read();
 }
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: TableRead, app: RequestListener): void {
@@ -101,6 +138,10 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Tab
     .then(
       (body) => send(200, body),
       (e: unknown) => {
+        if (e === REFUSED_KEY) {
+          app(req, res);
+          return;
+        }
         if (builtOnStaleRows(e)) {
           // The cached row is stale: the app reads the table afresh.
           deps.tableLists.rows.delete(read.key);

@@ -21,6 +21,7 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
   let h: Harness;
   let t: TableFixture;
   let server: FastPathServer;
+  let otherKey: string;
   const send = async (path: string, init?: Parameters<FastPathServer['send']>[1]) => {
     const answer = await server.send(path, init);
     return { ...answer, body: answer.body.toString() };
@@ -30,6 +31,7 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
     h = await startHarness(kind);
     server = await fastPathServer(h, (app) => withTableReadFastPath(h.deps, app));
     t = await makeTable(h, { name: 'Items', schema: SCHEMA });
+    otherKey = (await h.account()).key;
     const records = [
       { name: 'pen', price: 2 },
       { name: 'book', price: 12.5 },
@@ -59,8 +61,9 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
     ['a bare question mark', '?', {}],
     ['an Origin (CORS)', '', { origin: 'https://elsewhere.example' }],
     ["the table's write key", '', { 'x-svc-write-key': 'WRITE' }],
+    ["the site owner's personal key (looked up here)", '?limit=2', { 'x-svc-api-key': 'KEY' }],
   ] as const)('%s: answered by the fast path once read, the same answer as the app', async (_, query, extra) => {
-    const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v === 'WRITE' ? t.table.writeKey : v]));
+    const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v === 'WRITE' ? t.table.writeKey : v === 'KEY' ? t.key : v]));
     const { first, second } = await appThenAgain(`${t.path}${query}`, { headers });
     expect([first.byApp, second.byApp, second.status]).toEqual([true, false, 200]);
     expect(second.headers['x-request-id']).toBe('same-id');
@@ -70,7 +73,9 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
 
   it.each([
     ['a wrong write key (401)', '', { 'x-svc-write-key': 'nope' }, 401],
-    ['a personal key, which the app checks against the database', '', { 'x-svc-api-key': 'KEY' }, 200],
+    ['a personal key that is not one (401)', '', { 'x-svc-api-key': 'svc_pat_not-a-key' }, 401],
+    ["another account's personal key (403)", '', { 'x-svc-api-key': 'OTHER' }, 403],
+    ['an OAuth token, which only the MCP gateway sends (401)', '', { 'x-svc-api-key': 'svc_oat_x' }, 401],
     ['an unknown field (400)', '?field=colour&value=red', {}, 400],
     ['a limit over the maximum (400)', '?limit=100000', {}, 400],
     ['HEAD', '', { method: 'HEAD' }, 200],
@@ -78,7 +83,7 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
     ['a trailing slash', '/', {}, 404],
   ] as const)('%s: always the app', async (_, suffix, extra, status) => {
     const { method, ...rest } = extra as { method?: string } & Record<string, string>;
-    const headers = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, v === 'KEY' ? t.key : v]));
+    const headers = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, v === 'OTHER' ? otherKey : v]));
     const { first, second } = await appThenAgain(`${t.path}${suffix}`, { method, headers });
     expect([first.byApp, second.byApp, second.status]).toEqual([true, true, status]);
   });
@@ -89,8 +94,9 @@ describe.each(dbKinds())('the Table API read fast path (%s)', (kind) => {
     ['a record with a query string (ignored, as by the app)', '/3?limit=5', {}, 200],
     ['a record that does not exist (404)', '/999', {}, 404],
     ['a record id that is not a number (404)', '/abc', {}, 404],
+    ["a record with the site owner's personal key", '/1', { 'x-svc-api-key': 'KEY' }, 200],
   ] as const)('%s: answered by the fast path once read, the same answer as the app', async (_, suffix, extra, status) => {
-    const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v === 'WRITE' ? t.table.writeKey : v]));
+    const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v === 'WRITE' ? t.table.writeKey : v === 'KEY' ? t.key : v]));
     const { first, second } = await appThenAgain(`${t.path}${suffix}`, { headers });
     expect([first.byApp, second.byApp, second.status]).toEqual([true, false, status]);
     expect(second.headers['x-request-id']).toBe('same-id');
