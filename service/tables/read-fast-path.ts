@@ -96,8 +96,9 @@ const REFUSED_KEY = Symbol('refused personal key');
 /**
  * A read with a personal key: the key looked up and checked (access.ts), the read started beside
  * the lookup when this node let the key read the site lately (read-key-hints.ts), answered only
- * once the lookup let it in. Any refusal goes to the app, which looks the key up again (on a fresh
- * table row) and answers it as it always does: a refusal costs two lookups, a read one.
+ * once the lookup let it in. Any refusal goes to the app, which looks the key up again (on this
+ * node's table row, then on a fresh one) and answers it as it always does: a refusal costs three
+ * lookups, a read one.
  */
 async function readWithPersonalKey(
   deps: Deps,
