@@ -17,17 +17,16 @@ import { httpDiscoveryOf } from '../payments/bazaar.js';
 
 /**
  * The x402 v2 extensions a 402 of this action declares: Bazaar discovery (input, output hint), and
- * Sign-In-With-X where the call is free and only the wallet's identity is asked.
+ * by its price: Sign-In-With-X where the call is free and only the wallet's identity is asked, the
+ * signed offers of its `accepts` (offer-receipt.ts) where it is paid.
  */
-function paymentExtensions(deps: Deps, action: AgentAction, resource: string, params: Record<string, string>): Record<string, unknown> {
-  const signIn = priceOf(deps.config, action).amount === 0n ? siwxDeclaration(deps.config, resource, deps.clock.now()) : {};
-  return { ...httpDiscoveryOf(action, params), ...signIn };
-}
-
-/** A paid action's signed offers (offer-receipt.ts), one per `accepts` entry; none for a free call. */
-async function signedOffers(deps: Deps, action: AgentAction, resource: string): Promise<Record<string, unknown>> {
-  if (priceOf(deps.config, action).amount === 0n) return {};
-  return offersExtension(await offerReceiptSignerOf(deps).offers(resource, v2AcceptsOf(deps.config, action), deps.clock.now()));
+async function paymentExtensions(deps: Deps, action: AgentAction, resource: string, params: Record<string, string>): Promise<Record<string, unknown>> {
+  const now = deps.clock.now();
+  const byPrice =
+    priceOf(deps.config, action).amount === 0n
+      ? siwxDeclaration(deps.config, resource, now)
+      : offersExtension(await offerReceiptSignerOf(deps).offers(resource, v2AcceptsOf(deps.config, action), now));
+  return { ...httpDiscoveryOf(action, params), ...byPrice };
 }
 
 async function readBody(c: Context, action: AgentAction): Promise<unknown> {
@@ -79,7 +78,7 @@ export function agentRoutes(deps: Deps, handlers: Partial<Record<string, AnyAgen
       } catch (e) {
         if (e instanceof PaymentRequiredError) {
           deps.metrics.payments.inc({ outcome: e.reason === 'payment_required' ? 'required' : 'refused' });
-          const extensions = { ...paymentExtensions(deps, action, resource, c.req.param()), ...(await signedOffers(deps, action, resource)) };
+          const extensions = await paymentExtensions(deps, action, resource, c.req.param());
           return paymentRequiredResponse(deps.config, { action, resource, extensions }, e.reason, e.message);
         }
         return respondWithError(c, e, deps.log);
