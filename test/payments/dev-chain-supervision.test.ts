@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../../cli/server.js';
 import { loadConfig } from '../../service/config.js';
+import { lastGoodStatePath } from '../../service/payments/dev-chain/anvil.js';
 import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
 import { freePort } from '../helpers/ports.js';
 import { html, jsonInit, payV1 } from './helpers.js';
@@ -48,18 +49,26 @@ describe('the dev chain is supervised', () => {
     if (!(chain instanceof DevChainFacilitator)) throw new Error('dev mode expected');
     const payer = privateKeyToAccount(generatePrivateKey());
     await chain.mint(payer.address, 2_000_000n);
-    // anvil writes its state every 5 s: wait for the write that holds the mint (the state file changes).
+    // anvil writes its state every 5 s: wait for the write that holds the mint (the state file
+    // changes), then for the service's complete copy of a write at least that recent.
     const statePath = path.join(dataDir, 'dev-chain', 'state.json');
-    const before = fs.existsSync(statePath) ? fs.statSync(statePath).mtimeMs : 0;
-    await until(
-      async () => (fs.existsSync(statePath) ? fs.statSync(statePath).mtimeMs : 0),
+    const mtime = (file: string) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0);
+    const before = mtime(statePath);
+    const written = await until(
+      async () => mtime(statePath),
       (m) => m > before,
+    );
+    await until(
+      async () => mtime(lastGoodStatePath(statePath)),
+      (m) => m > written,
     );
 
     // Held down long enough to look at it (the default first retry is after 1 s).
     chain.restartDelayMs = 4000;
     const pid = chain.pid!;
     process.kill(pid, 'SIGKILL');
+    // As if killed in the middle of a write: anvil writes its state in place, and refuses half a file.
+    fs.writeFileSync(statePath, fs.readFileSync(statePath, 'utf8').slice(0, 100));
 
     const down = await until(
       () => readyz(running!.url),

@@ -27,8 +27,59 @@ export function resolveAnvilBinary(explicit?: string): string {
   return bin;
 }
 
-/** How often anvil writes its state to `statePath` while it runs: a crash loses at most this much. */
+/** How often anvil writes its state to `statePath` while it runs: a crash loses at most this much (two of them when it cut a write in half). */
 export const STATE_INTERVAL_SECONDS = 5;
+
+/**
+ * anvil writes its state file in place (truncated, then written: no rename), so an anvil killed in
+ * the middle of a write leaves half a file, from which it then refuses to start, on every attempt:
+ * the dev chain would never come back. While anvil runs, each complete write (one that parses) is
+ * copied to `<state>.last-good` (a temporary file renamed over it); before anvil starts, a state
+ * file that does not parse is replaced by that copy. A crash then loses at most two intervals.
+ */
+export function lastGoodStatePath(statePath: string): string {
+  return `${statePath}.last-good`;
+}
+
+function parses(file: string): boolean {
+  try {
+    JSON.parse(fs.readFileSync(file, 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Before anvil starts: a state file left half-written is replaced by its last complete copy. */
+function restoreLastGoodState(statePath: string): void {
+  const good = lastGoodStatePath(statePath);
+  if (fs.existsSync(statePath) && !parses(statePath) && fs.existsSync(good)) fs.copyFileSync(good, statePath);
+}
+
+/** While anvil runs: each new complete write of its state copied aside; the returned function stops. */
+function keepLastGoodState(statePath: string): () => void {
+  let copied = 0;
+  const timer = setInterval(
+    () => {
+      let mtime: number;
+      try {
+        mtime = fs.statSync(statePath).mtimeMs;
+      } catch {
+        return; // not written yet
+      }
+      // A file caught in the middle of a write does not parse: the next round copies it.
+      if (mtime === copied || !parses(statePath)) return;
+      const tmp = `${lastGoodStatePath(statePath)}.tmp`;
+      fs.copyFileSync(statePath, tmp);
+      if (!parses(tmp)) return; // rewritten while being copied
+      fs.renameSync(tmp, lastGoodStatePath(statePath));
+      copied = mtime;
+    },
+    (STATE_INTERVAL_SECONDS * 1000) / 2,
+  );
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /**
  * An anvil left running on this state file by a service that was killed (SIGKILL skips every exit
@@ -82,6 +133,7 @@ export async function startAnvil(options: { binary?: string; timeoutMs?: number;
     fs.mkdirSync(path.dirname(options.statePath), { recursive: true });
     args.push('--state', options.statePath, '--state-interval', String(STATE_INTERVAL_SECONDS));
     await stopOrphan(pidFile, options.statePath);
+    restoreLastGoodState(options.statePath);
   }
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (pidFile && child.pid) {
@@ -117,6 +169,7 @@ export async function startAnvil(options: { binary?: string; timeoutMs?: number;
   });
   child.stdout?.on('data', () => {});
   child.stderr?.on('data', () => {});
+  if (options.statePath) child.once('exit', keepLastGoodState(options.statePath));
   // Never leave an anvil behind when this process exits without closing the runtime.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
