@@ -43,32 +43,60 @@ interface PersonalKeyRow {
   suspended: string | null;
   /** Its last use is older than a minute (or unrecorded). */
   use_stale: boolean;
+  /** The row versions (xmin) of the key and of its account. */
+  version: string;
+  account_version: string;
   counted: number | null;
 }
 
 /** A key's or grant's last use is recorded at most once a minute: reads must not turn into a write per request. */
 const USE_RECORDED_EVERY_MS = 60_000;
 
-async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWindow | null): Promise<SignIn> {
+/**
+ * The row versions (`xmin`) of a personal key and of its account as a lookup found them (after
+ * recording its use): what a node's cache of the key is checked against inside each read
+ * (svc_personal_key_current, migration 0014; tables/read-keys.ts).
+ */
+export interface PersonalKeyVersions {
+  key: string;
+  account: string;
+}
+
+/** A personal key's sign-in, with its row versions when it let the key in (null when another node recorded its use meanwhile). */
+type PersonalKeySignIn = SignIn & { versions: PersonalKeyVersions | null };
+
+/** A personal key's lookup with the row versions a cache of it is checked against (tables/read-keys.ts). */
+export async function lookUpPersonalKey(deps: Deps, token: string): Promise<{ lookup: CredentialLookup; versions: PersonalKeyVersions | null }> {
+  const { lookup, versions } = await resolvePersonalKey(deps, token, null);
+  return { lookup, versions };
+}
+
+async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWindow | null): Promise<PersonalKeySignIn> {
   const now = deps.clock.now();
   const staleBefore = new Date(now.getTime() - USE_RECORDED_EVERY_MS);
   const lookup = sql`select id, account_id, scopes, revoked_at is not null as revoked,
     (select suspension_reason from accounts a where a.id = personal_keys.account_id and a.suspended_at is not null) as suspended,
-    (last_used_at is null or last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale
+    (last_used_at is null or last_used_at < ${staleBefore.toISOString()}::timestamptz) as use_stale,
+    xmin::text as version, (select a.xmin::text from accounts a where a.id = personal_keys.account_id) as account_version
     from personal_keys where hash = ${hashCredential(token)}`;
   const [row] = rowsOf<PersonalKeyRow>(await deps.db.execute(lookUpAndCount(lookup, window, sql`'cred:' || found.id`, sql`not found.revoked`)));
-  if (!row) return { lookup: { status: 'unknown' }, counted: null };
-  if (row.revoked) return { lookup: { status: 'revoked' }, counted: null };
-  if (row.suspended !== null) return { lookup: { status: 'suspended', reason: row.suspended }, counted: null };
+  if (!row) return { lookup: { status: 'unknown' }, counted: null, versions: null };
+  if (row.revoked) return { lookup: { status: 'revoked' }, counted: null, versions: null };
+  if (row.suspended !== null) return { lookup: { status: 'suspended', reason: row.suspended }, counted: null, versions: null };
+  let keyVersion: string | undefined = row.version;
   if (row.use_stale) {
-    await deps.db
+    // Recording the use makes a new version of the key's row: the one a cache of it must hold.
+    const [updated] = await deps.db
       .update(personalKeys)
       .set({ lastUsedAt: now })
-      .where(and(eq(personalKeys.id, row.id), or(isNull(personalKeys.lastUsedAt), lt(personalKeys.lastUsedAt, staleBefore))));
+      .where(and(eq(personalKeys.id, row.id), or(isNull(personalKeys.lastUsedAt), lt(personalKeys.lastUsedAt, staleBefore))))
+      .returning({ version: sql<string>`${personalKeys}.xmin::text` });
+    keyVersion = updated?.version;
   }
   return {
     lookup: { status: 'ok', principal: { accountId: row.account_id, scopes: row.scopes as Scope[], credential: { kind: 'personal_key', id: row.id } } },
     counted: row.counted,
+    versions: keyVersion === undefined ? null : { key: keyVersion, account: row.account_version },
   };
 }
 

@@ -2,12 +2,13 @@ import type { Context } from 'hono';
 import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } from '../auth/resources.js';
 import { TABLE_METHODS, type TableMethod } from '../../shared/tables/schema.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
-import { ACCESS_TOKEN_PREFIX, resolveCredential } from '../auth/credentials.js';
+import { ACCESS_TOKEN_PREFIX, lookUpPersonalKey, resolveCredential } from '../auth/credentials.js';
 import type { CredentialLookup } from '../auth/principal.js';
 import { accountSuspended } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import type { SiteRow } from '../sites/sites.js';
+import type { ReadKey } from './read-keys.js';
 import { writeKeyMatches, type TableRow } from './tables.js';
 
 /** What a Table API request wants to do; decides which credential it needs. */
@@ -92,6 +93,24 @@ async function apiKeyAccess(deps: Deps, c: Context, site: SiteRow, key: string, 
 export async function personalKeyAccess(deps: Deps, site: SiteRow, key: string, op: TableOperation): Promise<TableAccess> {
   const found = key.startsWith(PERSONAL_KEY_PREFIX) ? await resolveCredential(deps, key) : { status: 'unknown' as const };
   return accessOf(found, site, op, null);
+}
+
+/**
+ * A read by personal key `token` on `site`'s tables: with the key this node keeps (read-keys.ts) or,
+ * when it keeps none, after its lookup (kept when it lets the key in). Refuses as `personalKeyAccess`
+ * does. Returns the key whose check the read must carry, or null after a lookup that could not tell
+ * the key's row version (another node recorded its use meanwhile: the read runs as after any lookup).
+ */
+export async function personalKeyReadAccess(deps: Deps, site: SiteRow, token: string): Promise<ReadKey | null> {
+  const now = deps.clock.now().getTime();
+  const kept = deps.tableLists.readKeys.get(token, now);
+  if (kept) {
+    accessOf({ status: 'ok', principal: kept.principal }, site, 'read', null);
+    return kept;
+  }
+  const { lookup, versions } = await lookUpPersonalKey(deps, token);
+  accessOf(lookup, site, 'read', null);
+  return lookup.status === 'ok' && versions ? deps.tableLists.readKeys.keep(token, lookup.principal, versions, now) : null;
 }
 
 /** What a credential's lookup lets in: the site owner's, unrevoked, with a data scope for `op`; `resource`: the audience it must name. */

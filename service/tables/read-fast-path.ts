@@ -5,7 +5,8 @@ import { clientIpOfRequest } from '../http/client-ip.js';
 import { countedRequests } from '../http/limit-by-address.js';
 import { recordRequest, requestIdOf } from '../http/request-log.js';
 import { PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
-import { API_KEY_HEADER, assertMethodEnabled, authorizeWithoutApiKey, personalKeyAccess, WRITE_KEY_HEADER } from './access.js';
+import { API_KEY_HEADER, assertMethodEnabled, authorizeWithoutApiKey, personalKeyReadAccess, WRITE_KEY_HEADER } from './access.js';
+import { keyChanged, type ReadKey } from './read-keys.js';
 import { type CompiledList, tableListKey } from './table-lists.js';
 import { builtOnStaleRows, type VersionedTable } from './table-rows.js';
 import { TABLE_API_CORS_HEADERS, tableReadError } from './table-api.js';
@@ -33,8 +34,9 @@ interface TableRead {
  * run a second time); what the app would decide otherwise goes to it, which answers as it always
  * does: a request it would refuse (a wrong key, a personal key the lookup refuses, a bad query, a
  * method not enabled), a table not in this node's cache, a read refused because the cached table row
- * is stale. A personal key is looked up here (readWithPersonalKey). A GET has no body, so nothing of the request is consumed before the app gets it. The
- * answer is the same either way, header for header (test/tables/read-fast-path.test.ts,
+ * is stale, a personal key that changed since this node kept it. A personal key is checked here
+ * (readWithPersonalKey). A GET has no body, so nothing of the request is consumed before the app
+ * gets it. The answer is the same either way, header for header (test/tables/read-fast-path.test.ts,
  * test/tables/timeout.test.ts).
  */
 export function withTableReadFastPath(deps: Deps, app: RequestListener): RequestListener {
@@ -72,52 +74,55 @@ function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
   } catch {
     return undefined; // the app says why
   }
-  let read: () => Promise<Uint8Array | string>;
+  // A read with a personal key carries the check of the key this node keeps (readWithPersonalKey).
+  let read: (key?: ReadKey) => Promise<Uint8Array | string>;
   if (recordId !== undefined) {
     // The query string of a record read means nothing, as in the app.
-    read = async () => JSON.stringify({ ok: true, record: await deps.tableLists.record(current, recordId) });
+    read = async (key) => JSON.stringify({ ok: true, record: await deps.tableLists.record(current, recordId, key) });
   } else {
     const search = query === -1 ? '' : url.slice(query);
     let list: CompiledList;
     try {
-      list = deps.tableLists.list(current, search === '?' ? '' : search);
+      list = deps.tableLists.list(current, search === '?' ? '' : search, personalKey !== undefined);
     } catch {
       return undefined; // the app says why
     }
-    read = () => deps.tableLists.answer(list);
+    read = (key) => deps.tableLists.answer(list, key);
   }
-  const run = personalKey === undefined ? read : () => readWithPersonalKey(deps, current, personalKey, read);
+  const run = personalKey === undefined ? () => read() : () => readWithPersonalKey(deps, current, personalKey, read);
   return { key, run, path, route: recordId === undefined ? LIST_ROUTE : RECORD_ROUTE };
 }
 
-/** Rejection of a read whose key the lookup did not let in: the app answers the request, as it refuses it. */
-const REFUSED_KEY = Symbol('refused personal key');
+/** Rejection of a keyed read the app must answer: a key not let in, or changed since this node kept it. */
+const TO_APP = Symbol('personal key: the app answers');
 
 /**
- * A read with a personal key: the key looked up and checked (access.ts), the read started beside
- * the lookup when this node let the key read the site lately (read-key-hints.ts), answered only
- * once the lookup let it in. Any refusal goes to the app, which looks the key up again (on this
- * node's table row, then on a fresh one) and answers it as it always does: a refusal costs three
- * lookups, a read one.
+ * A read with a personal key: one statement with a key this node keeps (read-keys.ts), the read
+ * checking inside it that the key and its account are unchanged; a lookup first when none is kept.
+ * Anything else goes to the app, which looks the key up afresh and answers as it always does: a key
+ * the lookup does not let in (a refusal costs three lookups), a kept key that changed (SV002: revoked,
+ * suspended, new scopes), a lookup that could not tell the key's version.
  */
 async function readWithPersonalKey(
   deps: Deps,
   current: VersionedTable,
   personalKey: string,
-  read: () => Promise<Uint8Array | string>,
+  read: (key: ReadKey) => Promise<Uint8Array | string>,
 ): Promise<Uint8Array | string> {
-  const hints = deps.tableLists.readKeys;
-  const now = deps.clock.now().getTime();
-  const early = hints.likelyAllowed(personalKey, current.site.id, now) ? read() : undefined;
-  early?.catch(() => {}); // awaited once the key is let in; dropped otherwise
+  let key: ReadKey | null;
   try {
-    await personalKeyAccess(deps, current.site, personalKey, 'read');
+    key = await personalKeyReadAccess(deps, current.site, personalKey);
   } catch {
-    hints.refused(personalKey, current.site.id);
-    throw REFUSED_KEY;
+    throw TO_APP;
   }
-  hints.allowed(personalKey, current.site.id, now);
-  return early ?? read();
+  if (!key) throw TO_APP;
+  try {
+    return await read(key);
+  } catch (e) {
+    if (!keyChanged(e)) throw e;
+    deps.tableLists.readKeys.drop(personalKey);
+    throw TO_APP;
+  }
 }
 
 function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: TableRead, app: RequestListener): void {
@@ -139,7 +144,7 @@ function answer(deps: Deps, req: IncomingMessage, res: ServerResponse, read: Tab
     .then(
       (body) => send(200, body),
       (e: unknown) => {
-        if (e === REFUSED_KEY) {
+        if (e === TO_APP) {
           app(req, res);
           return;
         }

@@ -211,34 +211,22 @@ function withCurrentTable<B>(
     const tableSlug = c.req.param('tableSlug')!;
     const key = tableListKey(siteSlug, tableSlug);
     let body: { value: B } | undefined;
-    const apiKey = c.req.header(WRITE_KEY_HEADER) === undefined ? c.req.header(API_KEY_HEADER) : undefined;
     for (let attempt = 1; ; attempt++) {
       const cached = attempt === 1 ? rows.get(key) : undefined;
       const current = cached ?? (await lookupVersionedTable(deps.db, siteSlug, tableSlug));
       if (!cached) rows.set(key, current);
-      // A read by a key this node let read the site lately starts beside the key's lookup; its
-      // answer waits for the lookup (read-key-hints.ts). Reading a read's "body" (its URL) has no effect.
-      const now = deps.clock.now().getTime();
-      let early: Promise<Response> | undefined;
-      if (op === 'read' && !isSiteSuspended(current.site) && deps.tableLists.readKeys.likelyAllowed(apiKey, current.site.id, now)) {
-        body ??= { value: await readBody(c) };
-        early = run(c, current, body.value, !cached);
-        early.catch(() => {}); // awaited once the key is let in; dropped otherwise
-      }
       try {
         // A suspended site's tables answer no one, key or not (a cached row is asked again, fresh).
         if (isSiteSuspended(current.site)) throw siteSuspendedNotice(current.site.slug);
-        const access = await authorizeTableRequest(deps, c, current.site, current.table, method, op);
-        if (op === 'read' && access.kind === 'api_key' && apiKey !== undefined) deps.tableLists.readKeys.allowed(apiKey, current.site.id, now);
+        await authorizeTableRequest(deps, c, current.site, current.table, method, op);
       } catch (e) {
-        if (apiKey !== undefined) deps.tableLists.readKeys.refused(apiKey, current.site.id);
         if (!cached) throw e;
         rows.delete(key);
         continue;
       }
       body ??= { value: await readBody(c) };
       try {
-        return await (early ?? run(c, current, body.value, !cached));
+        return await run(c, current, body.value, !cached);
       } catch (e) {
         if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && refusedByCachedRow(e)))) throw finalError(e);
         rows.delete(key);

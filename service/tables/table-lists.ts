@@ -16,7 +16,7 @@ import {
   recordSource,
   type TableQueryPlan,
 } from './query.js';
-import { ReadKeyHints } from './read-key-hints.js';
+import { type ReadKey, readKeyGuard, ReadKeys, readKeyValues } from './read-keys.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
 import { parseRecordId, recordByIdStatement, recordOfRow } from './record-rows.js';
 
@@ -49,10 +49,12 @@ export class TableLists {
   readonly rows = new TableRowCache();
   private readonly reads: CoalescedReads<Buffer>;
   private readonly lists = new LruMap<string, CompiledList>(COMPILED_LISTS);
-  /** Keys this node let read a site's tables lately (a signed-in read starts beside its key's lookup). */
-  readonly readKeys = new ReadKeyHints();
+  /** The personal keys this node looked up lately for reads, each read checking its key is unchanged. */
+  readonly readKeys = new ReadKeys();
   /** A version's one-record read, the record id a placeholder; dropped with the version's row. */
   private readonly records = new WeakMap<VersionedTable, CompiledStatement>();
+  /** The same, carrying the check of a kept personal key (`readKeyGuard`). */
+  private readonly keyedRecords = new WeakMap<VersionedTable, CompiledStatement>();
 
   constructor(
     private readonly db: DbOrTx,
@@ -61,12 +63,15 @@ export class TableLists {
     this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
   }
 
-  /** The list read of query string `search` (`?…` or empty) on `current`; throws the query's 400 as parseTableQuery does. */
-  list(current: VersionedTable, search: string): CompiledList {
-    const key = `${current.table.id} ${current.tableVersion} ${current.siteVersion} ${search}`;
+  /**
+   * The list read of query string `search` (`?…` or empty) on `current`; throws the query's 400 as
+   * parseTableQuery does. `keyed`: the read carries the check of a kept personal key (read-keys.ts).
+   */
+  list(current: VersionedTable, search: string, keyed = false): CompiledList {
+    const key = `${current.table.id} ${current.tableVersion} ${current.siteVersion}${keyed ? ' keyed' : ''} ${search}`;
     let compiled = this.lists.get(key);
     if (!compiled) {
-      compiled = compileList(key, current, parseTableQuery(current.table.schema, new URLSearchParams(search)));
+      compiled = compileList(key, current, parseTableQuery(current.table.schema, new URLSearchParams(search)), keyed);
       this.lists.set(key, compiled);
     }
     return compiled;
@@ -76,29 +81,42 @@ export class TableLists {
    * The JSON answer of `list`, from a run that starts after this call. The answer depends on the
    * table and site rows and the query only, not on who asks (each request is authorized before it
    * asks): identical reads share a run, and its bytes (encoded once). Rejects with SQLSTATE SV001
-   * when the table row it was compiled from is stale (table-rows.ts).
+   * when the table row it was compiled from is stale (table-rows.ts). A keyed list is answered with
+   * the check of `key` (rejecting with SV002 when it changed); reads with the same key share a run.
    */
-  answer(list: CompiledList): Promise<Buffer> {
-    return this.reads.read(list.key, async () => Buffer.from(await runList(this.db, list)));
+  answer(list: CompiledList, key?: ReadKey): Promise<Buffer> {
+    const values = key ? readKeyValues(key) : undefined;
+    const shared = key ? `${list.key}\n${key.keyId} ${key.versions.key} ${key.versions.account}` : list.key;
+    return this.reads.read(shared, async () => Buffer.from(await runList(this.db, list, values)));
   }
 
-  /** One record of `current` by id; 404 when there is none. Rejects with SV001 as `answer` does. */
-  async record(current: VersionedTable, recordId: string): Promise<TableRecord> {
+  /**
+   * One record of `current` by id; 404 when there is none. Rejects with SV001 as `answer` does; with
+   * `key`, carries its check as a keyed list does.
+   */
+  async record(current: VersionedTable, recordId: string, key?: ReadKey): Promise<TableRecord> {
     const id = parseRecordId(recordId);
     if (id === null) return recordOfRow(current.table, recordId, undefined);
-    let statement = this.records.get(current);
+    const compiled = key ? this.keyedRecords : this.records;
+    let statement = compiled.get(current);
     if (!statement) {
-      statement = compileStatement(recordByIdStatement(current.table, sql.placeholder('id'), currentRowsGuard(current)));
-      this.records.set(current, statement);
+      statement = compileStatement(recordByIdStatement(current.table, sql.placeholder('id'), guardOf(current, key !== undefined)));
+      compiled.set(current, statement);
     }
-    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, statement, { id }));
+    const values = key ? { id, ...readKeyValues(key) } : { id };
+    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, statement, values));
     return recordOfRow(current.table, recordId, row);
   }
 }
 
-function compileList(key: string, current: VersionedTable, plan: TableQueryPlan): CompiledList {
+/** The checks a read of `current` carries: its table rows, and with `keyed` a kept personal key (values: `readKeyValues`). */
+function guardOf(current: VersionedTable, keyed: boolean) {
+  return keyed ? sql`${currentRowsGuard(current)} and ${readKeyGuard}` : currentRowsGuard(current);
+}
+
+function compileList(key: string, current: VersionedTable, plan: TableQueryPlan, keyed: boolean): CompiledList {
   const { table } = current;
-  const src = recordSource(table, currentRowsGuard(current));
+  const src = recordSource(table, guardOf(current, keyed));
   if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), count: null };
   const narrowed = plan.filters.length > 0 || plan.search || plan.dateRange || plan.bbox;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
@@ -115,9 +133,9 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  * any size), else a count(*) of the matches. The kept count carries no row check: the page beside
  * it does, and a stale Table fails there.
  */
-async function totalOf(db: DbOrTx, list: CompiledList): Promise<number> {
+async function totalOf(db: DbOrTx, list: CompiledList, values: Record<string, unknown> | undefined): Promise<number> {
   if (!list.count) return readCounter(db, tableSubject(list.table.id), 'records');
-  return Number(rowsOf<{ n: number }>(await executeCompiled(db, list.count))[0]?.n ?? 0);
+  return Number(rowsOf<{ n: number }>(await executeCompiled(db, list.count, values))[0]?.n ?? 0);
 }
 
 /**
@@ -125,10 +143,10 @@ async function totalOf(db: DbOrTx, list: CompiledList): Promise<number> {
  * aggregate). With a total, the page and the count run side by side on two connections: each is
  * exact for its own snapshot.
  */
-async function runList(db: DbOrTx, list: CompiledList): Promise<string> {
+async function runList(db: DbOrTx, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
   const { table, plan, src } = list;
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await executeCompiled(db, list.main));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await executeCompiled(db, list.main, values));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return JSON.stringify({ ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) });
@@ -140,7 +158,7 @@ async function runList(db: DbOrTx, list: CompiledList): Promise<string> {
       truncated,
     });
   }
-  const [result, total] = await Promise.all([executeCompiled(db, list.main), plan.includeTotal ? totalOf(db, list) : undefined]);
+  const [result, total] = await Promise.all([executeCompiled(db, list.main, values), plan.includeTotal ? totalOf(db, list, values) : undefined]);
   const raw = rowsOf<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
   const rows = raw.slice(0, plan.limit);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../service/deps.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';
@@ -7,36 +8,36 @@ import { getJson, makeTable, type TableFixture } from './helpers.js';
 type Prepared = { execute: (values?: unknown) => Promise<unknown> };
 type Session = { prepareQuery: (...args: unknown[]) => Prepared };
 
-// A read with a personal key (x-svc-api-key) is two statements: the key's lookup, then the read. A
-// key this node let read the site lately has its read start beside the lookup (read-key-hints.ts);
-// the answer still waits for the lookup, and a key refused there gets the refusal, never the rows.
+// A read with a personal key (x-svc-api-key): each node keeps the keys it looked up lately, and a
+// read with a kept key is one statement that checks, inside it, that the key and its account are
+// still the rows the node read (svc_personal_key_current, migration 0014; read-keys.ts). A change
+// made anywhere (here: straight in the database, as another node would) refuses the next read.
 describe.each(dbKinds())('Table API reads with a personal key (%s)', (kind) => {
   let h: Harness;
   let t: TableFixture;
+  let offsetMs = 0;
+  const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
   const names = (body: { records: { fields: { name: string } }[] }) => body.records.map((r) => r.fields.name);
+  const secretTable = (name: string) => makeTable(h, { name, requireReadKey: true, schema: { fields: [{ name: 'name', label: 'Name', type: 'string' }] } });
 
   beforeAll(async () => {
-    h = await startHarness(kind);
-    t = await makeTable(h, { name: 'Secrets', requireReadKey: true, schema: { fields: [{ name: 'name', label: 'Name', type: 'string' }] } });
+    h = await startHarness(kind, {}, { clock });
+    t = await secretTable('Secrets');
     const res = await h.fetch(t.path, { method: 'POST', headers: { 'x-svc-write-key': t.table.writeKey }, json: { record: { name: 'Rex' } } });
     expect(res.status).toBe(201);
   });
   afterAll(async () => h?.close());
 
-  /** Holds every personal-key lookup on the main handle until `release`; counts the reads run meanwhile. */
-  function holdLookups() {
+  /** Counts the personal-key lookups (main handle) and the Table API statements (read pool) from now on. */
+  function countStatements() {
     const db = h.deps.db as unknown as { execute: (q: unknown) => Promise<unknown> };
     const execute = db.execute;
     const reads = h.deps.tableReads._.session as unknown as Session;
     const prepareQuery = reads.prepareQuery;
-    let open!: () => void;
-    const released = new Promise<void>((r) => (open = r));
     const seen = { lookups: 0, reads: 0 };
     db.execute = function (this: unknown, q: unknown) {
-      const text = JSON.stringify((q as { queryChunks?: unknown }).queryChunks ?? '');
-      if (!text.includes('personal_keys')) return execute.call(this, q);
-      seen.lookups++;
-      return released.then(() => execute.call(this, q));
+      if (JSON.stringify((q as { queryChunks?: unknown }).queryChunks ?? '').includes('personal_keys')) seen.lookups++;
+      return execute.call(this, q);
     };
     reads.prepareQuery = function (this: unknown, ...args: unknown[]) {
       seen.reads++;
@@ -44,7 +45,6 @@ describe.each(dbKinds())('Table API reads with a personal key (%s)', (kind) => {
     };
     return {
       seen,
-      release: () => open(),
       restore: () => {
         db.execute = execute;
         reads.prepareQuery = prepareQuery;
@@ -52,62 +52,80 @@ describe.each(dbKinds())('Table API reads with a personal key (%s)', (kind) => {
     };
   }
 
-  it('a key let in before has its read run beside its lookup, answered once the lookup lets it in', async () => {
+  it('a key read with before is not looked up again: a list and a record are one statement each', async () => {
     const key = { 'x-svc-api-key': t.key };
-    const first = await getJson(h, t.path, key); // the node learns the key reads this site
-    expect(first.status).toBe(200);
-    const held = holdLookups();
+    expect((await getJson(h, t.path, key)).status).toBe(200); // the node keeps the key
+    const counted = countStatements();
     try {
-      let answered = false;
-      const second = getJson(h, t.path, key).then((r) => {
-        answered = true;
-        return r;
-      });
-      await expect.poll(() => held.seen).toEqual({ lookups: 1, reads: 1 }); // the read ran while the lookup is held
-      await new Promise((r) => setTimeout(r, 50));
-      expect(answered).toBe(false); // and waits for it
-      held.release();
-      const r = await second;
-      expect(r.status).toBe(200);
-      expect(names(r.body)).toEqual(['Rex']);
+      const list = await getJson(h, t.path, key);
+      expect(list.status).toBe(200);
+      expect(names(list.body)).toEqual(['Rex']);
+      const record = await getJson(h, `${t.path}/${list.body.records[0].id}`, key);
+      expect(record.status).toBe(200);
+      expect(record.body.record.fields.name).toBe('Rex');
+      expect(counted.seen).toEqual({ lookups: 0, reads: 2 });
     } finally {
-      held.restore();
+      counted.restore();
     }
   });
 
-  it('a key revoked since is refused even though its read already ran, and its next read waits for the lookup', async () => {
-    const other = await makeTable(h, { name: 'Other', requireReadKey: true, schema: { fields: [{ name: 'name', label: 'Name', type: 'string' }] } });
+  it('a key revoked elsewhere is refused at its next read, and its rows are never sent', async () => {
+    const other = await secretTable('Revoked');
     const key = { 'x-svc-api-key': other.key };
     expect((await getJson(h, other.path, key)).status).toBe(200);
+    expect((await getJson(h, other.path, key)).status).toBe(200); // read with the kept key
     await h.deps.db.execute(sql`update personal_keys set revoked_at = now() where account_id = ${other.accountId}`);
-    const refused = await getJson(h, other.path, key);
-    expect(refused.status).toBe(401);
-    expect(JSON.stringify(refused.body)).not.toContain('records');
-    // The refusal dropped the hint: the next read runs only after its lookup.
-    const held = holdLookups();
-    try {
-      const again = getJson(h, other.path, key);
-      await expect.poll(() => held.seen.lookups).toBe(1);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(held.seen.reads).toBe(0);
-      held.release();
-      expect((await again).status).toBe(401);
-    } finally {
-      held.restore();
+    for (const path of [other.path, `${other.path}/1`]) {
+      const refused = await getJson(h, path, key);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toContain('the key is revoked');
+      expect(JSON.stringify(refused.body)).not.toContain('Rex');
     }
+  });
+
+  it('a key whose account is suspended elsewhere is refused at its next read', async () => {
+    const other = await secretTable('Suspended');
+    const key = { 'x-svc-api-key': other.key };
+    expect((await getJson(h, other.path, key)).status).toBe(200);
+    expect((await getJson(h, other.path, key)).status).toBe(200); // read with the kept key
+    await h.deps.db.execute(sql`update accounts set suspended_at = now(), suspension_reason = 'spam' where id = ${other.accountId}`);
+    const refused = await getJson(h, other.path, key);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('account_suspended');
+    await h.deps.db.execute(sql`update accounts set suspended_at = null, suspension_reason = null where id = ${other.accountId}`);
+    expect((await getJson(h, other.path, key)).status).toBe(200);
+  });
+
+  it('a kept key is looked up again after a minute, which records its use', async () => {
+    const other = await secretTable('Used');
+    const key = { 'x-svc-api-key': other.key };
+    const lastUsed = async () =>
+      (await h.deps.db.execute(sql`select last_used_at::text as at from personal_keys where account_id = ${other.accountId}`)) as unknown;
+    expect((await getJson(h, other.path, key)).status).toBe(200);
+    const before = JSON.stringify(await lastUsed());
+    offsetMs += 61_000;
+    const counted = countStatements();
+    try {
+      expect((await getJson(h, other.path, key)).status).toBe(200);
+      expect(counted.seen).toEqual({ lookups: 1, reads: 1 });
+      expect((await getJson(h, other.path, key)).status).toBe(200); // kept again, with the version its use made
+      expect(counted.seen).toEqual({ lookups: 1, reads: 2 });
+    } finally {
+      counted.restore();
+    }
+    expect(JSON.stringify(await lastUsed())).not.toBe(before);
   });
 
   it('another account’s key is refused every time, and never has a read run for it', async () => {
     const stranger = { 'x-svc-api-key': (await h.account()).key };
-    const held = holdLookups();
-    held.release();
+    const counted = countStatements();
     try {
       for (let i = 0; i < 3; i++) expect((await getJson(h, t.path, stranger)).status).toBe(403);
       // Three lookups each: the fast path's, whose refusal goes to the app, which asks on this node's
       // cached table row and again on a fresh one.
-      expect(held.seen).toEqual({ lookups: 9, reads: 0 });
+      expect(counted.seen).toEqual({ lookups: 9, reads: 0 });
     } finally {
-      held.restore();
+      counted.restore();
     }
   });
 });
