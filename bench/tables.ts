@@ -41,6 +41,8 @@ const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000);
 const FLOOR_ONLY = process.env.BENCH_TABLES_FLOOR_ONLY === '1';
 /** Sequential requests per row of section 3 (aggregates: a tenth). */
 const FLOOR_REQUESTS = Number(process.env.BENCH_TABLES_FLOOR_REQUESTS ?? 300);
+/** BENCH_TABLES_FLOOR_CASES=1,4: only these rows of section 3 (0-based), e.g. to profile one request. */
+const FLOOR_CASES = process.env.BENCH_TABLES_FLOOR_CASES?.split(',').map(Number) ?? null;
 /** Section 3 also times each server answering this many requests in a row before the other (timeInBlocks). */
 const BLOCK = 100;
 
@@ -98,23 +100,82 @@ async function timeInterleaved(
   return out;
 }
 
+/** Rounds before section 3 times any (both servers equally warm: code optimised, caches filled); aggregates a tenth. */
+const WARM_UP = 200;
+
+/**
+ * Section 3's interleaving: svc, the bare server, svc, the bare server with svc's statement, and so
+ * on, so that every request wakes a process that answered none just before it, whichever server it
+ * goes to. (Timed as svc, bare, bare+check in turn, the bare server answered two in a row for each of
+ * svc's: the second found it running and warm, which added 0.05-0.1 to the short reads' ratios,
+ * docs/performance.md.) Returns svc's 2n latencies, then the bare server's n and n.
+ */
+async function timeAlternating(
+  n: number,
+  warmUp: number,
+  svc: () => Promise<void>,
+  bare: () => Promise<void>,
+  checked: () => Promise<void>,
+): Promise<number[][]> {
+  for (let i = 0; i < warmUp; i++) for (const fn of [svc, bare, svc, checked]) await fn();
+  const out: number[][] = [[], [], []];
+  const timed = async (k: number, fn: () => Promise<void>) => {
+    const t = performance.now();
+    await fn();
+    out[k]!.push(performance.now() - t);
+  };
+  for (let i = 0; i < n; i++) {
+    await timed(0, svc);
+    await timed(1, bare);
+    await timed(0, svc);
+    await timed(2, checked);
+  }
+  return out;
+}
+
 /**
  * As timeInterleaved, but each function runs `block` times in a row before the next takes over: a
  * server that answers requests back to back, not one woken from idle for every request (on 2 cores,
  * waking costs each process more CPU per request than its code: docs/performance.md).
  */
-async function timeInBlocks(n: number, block: number, ...fns: (() => Promise<void>)[]): Promise<number[][]> {
-  const out = fns.map((): number[] => []);
+async function timeInBlocks(n: number, block: number, fns: { run: () => Promise<void>; pid: number }[]): Promise<{ times: number[][]; cpu: BlockCpu[] }> {
+  const times = fns.map((): number[] => []);
+  const cpu = fns.map((): BlockCpu => ({ own: 0, db: 0 }));
   for (let done = 0; done < n; done += block) {
     for (const [k, fn] of fns.entries()) {
+      const db = postgresPids();
+      const before = [cpuMs([fn.pid]), cpuMs(db)];
       for (let i = 0; i < block; i++) {
         const t = performance.now();
-        await fn();
-        out[k]!.push(performance.now() - t);
+        await fn.run();
+        times[k]!.push(performance.now() - t);
       }
+      const after = [cpuMs([fn.pid]), cpuMs(db)];
+      cpu[k]!.own += (after[0] ?? 0) - (before[0] ?? 0);
+      cpu[k]!.db += (after[1] ?? 0) - (before[1] ?? 0);
     }
   }
-  return out;
+  return { times, cpu };
+}
+
+/** CPU ms a server's process (`own`) and every PostgreSQL process (`db`) spent over its blocks. */
+interface BlockCpu {
+  own: number;
+  db: number;
+}
+
+/** The processes of a PostgreSQL server on this machine (/proc; none when it is elsewhere): the database's CPU for a block. */
+function postgresPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 /** One row of the report: the API's and the statement's p50 and p95 (ms), and the ratio of the p50s. */
@@ -144,7 +205,7 @@ async function measureBesideBareServer(
   for (const [i, c] of cases.entries()) {
     const statement = (check?: SQL) =>
       c.recordId !== undefined
-        ? recordByIdStatement(table, c.recordId, check)
+        ? recordByIdStatement(table, recordSource(table, check), c.recordId)
         : (() => {
             const plan = parseTableQuery(table.schema, new URLSearchParams(c.qs));
             const src = recordSource(table, check);
@@ -169,7 +230,7 @@ async function measureBesideBareServer(
       '3) beside a bare node:http + postgres.js server in its own process (same database; "bare" = the compiler\'s statement alone, "+check" = the bare server sending the very statement svc sends, its row check included):',
     );
     console.log(
-      `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)} ${'+check p50'.padStart(11)} ${'ratio'.padStart(6)}   CPU µs/request svc / bare   in blocks of ${BLOCK}: ratio, +check ratio`,
+      `${'request'.padEnd(44)} ${'API p50'.padStart(9)} ${'API p95'.padStart(9)} ${'bare p50'.padStart(9)} ${'bare p95'.padStart(9)} ${'p50 ratio'.padStart(10)} ${'+check p50'.padStart(11)} ${'ratio'.padStart(6)}   CPU µs/request svc / bare   in blocks of ${BLOCK}: ratio, +check ratio; CPU µs/request svc+database / bare+check+database`,
     );
     for (const [i, c] of cases.entries()) {
       const get = (url: string, headers?: Record<string, string>) => async () => {
@@ -181,36 +242,39 @@ async function measureBesideBareServer(
       // Each server's own CPU per request (/proc, Linux): what its code costs, apart from the database's.
       const n = c.aggregate ? Math.ceil(FLOOR_REQUESTS / 10) : FLOOR_REQUESTS;
       const cpuBefore = [cpuMs([svcPid]), cpuMs([bare.pid!])];
-      const [api, floor, checked] = await timeInterleaved(
+      const warmUp = c.aggregate ? WARM_UP / 10 : WARM_UP;
+      const [api, floor, checked] = await timeAlternating(
         n,
+        warmUp,
         get(`${base}/api/data/bench/items${path}`, c.headers),
         get(`http://127.0.0.1:${port}/q${i}`),
         get(`http://127.0.0.1:${port}/g${i}`),
       );
       const cpuAfter = [cpuMs([svcPid]), cpuMs([bare.pid!])];
-      // The bare server answered two requests for each of svc's.
+      // Each server answered 2n requests (and the warm-up's).
       const perRequest = cpuAfter.map((after, k) =>
-        after === undefined || cpuBefore[k] === undefined ? '?' : (((after - cpuBefore[k]!) * 1000) / ((n + 3) * (k === 0 ? 1 : 2))).toFixed(0),
+        after === undefined || cpuBefore[k] === undefined ? '?' : (((after - cpuBefore[k]!) * 1000) / (2 * (n + warmUp))).toFixed(0),
       );
       const checkedP50 = pct(checked!, 50)!;
       // The same requests again, each server answering BLOCK in a row before the other takes over.
-      const [apiRun, floorRun, checkedRun] = await timeInBlocks(
-        n,
-        c.aggregate ? Math.ceil(BLOCK / 10) : BLOCK,
-        get(`${base}/api/data/bench/items${path}`, c.headers),
-        get(`http://127.0.0.1:${port}/q${i}`),
-        get(`http://127.0.0.1:${port}/g${i}`),
-      );
+      const blocks = await timeInBlocks(n, c.aggregate ? Math.ceil(BLOCK / 10) : BLOCK, [
+        { run: get(`${base}/api/data/bench/items${path}`, c.headers), pid: svcPid },
+        { run: get(`http://127.0.0.1:${port}/q${i}`), pid: bare.pid! },
+        { run: get(`http://127.0.0.1:${port}/g${i}`), pid: bare.pid! },
+      ]);
+      const [apiRun, floorRun, checkedRun] = blocks.times;
       const runRatios = [floorRun!, checkedRun!].map((xs) => `${(pct(apiRun!, 50)! / pct(xs, 50)!).toFixed(2)}x`);
+      // In blocks, each server's CPU and the database's per request: svc against the bare server sending svc's statement.
+      const blockCpu = [blocks.cpu[0]!, blocks.cpu[2]!].map((u) => `${((u.own * 1000) / n).toFixed(0)}+${((u.db * 1000) / n).toFixed(0)}`);
       printLatencies(
         c.label,
         api,
         floor,
-        ` ${checkedP50.toFixed(2).padStart(11)} ${`${(pct(api, 50)! / checkedP50).toFixed(2)}x`.padStart(6)}   ${perRequest.join(' / ').padEnd(25)} ${runRatios.join(', ')}`,
+        ` ${checkedP50.toFixed(2).padStart(11)} ${`${(pct(api, 50)! / checkedP50).toFixed(2)}x`.padStart(6)}   ${perRequest.join(' / ').padEnd(25)} ${runRatios.join(', ').padEnd(14)} ${blockCpu.join(' / ')}`,
       );
     }
     console.log(
-      `Goal (issue 42): each ≤ 1.1x the bare server. "Interleaved": one request to each server in turn (each woken from idle every time); "in blocks": ${BLOCK} in a row to each.`,
+      `Goal (issue 42): each ≤ 1.1x the bare server. "Interleaved": svc, bare, svc, bare+check in turn (each request wakes its server from idle), after ${WARM_UP} rounds of warm-up; "in blocks": ${BLOCK} in a row to each.`,
     );
   } finally {
     bare.kill('SIGTERM');
@@ -299,7 +363,7 @@ async function measureRecordRequests(
     const [apiTimes, sqlTimes] = await timeInterleaved(n, api, sqlSide);
     printLatencies(label, apiTimes, sqlTimes);
   };
-  await row('GET one record', 500, request('GET', '/7'), statement(recordByIdStatement(table, 7)));
+  await row('GET one record', 500, request('GET', '/7'), statement(recordByIdStatement(table, recordSource(table), 7)));
   const fields = { qty: 4, active: false };
   await row(
     'PATCH one record (2 fields)',
@@ -422,15 +486,22 @@ export async function run(): Promise<void> {
         header();
         for (const c of cases) await measure(c);
       }
-      await measureBesideBareServer(database.db, dbUrl, base, svc.pid!, table, [
-        { label: 'list: first page (limit 50)', qs: 'limit=50' },
-        { label: 'record: GET one', qs: '', recordId: 7 },
-        { label: cases[0]!.label, qs: cases[0]!.qs },
-        { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
-        // What a signed-in caller adds: the key's lookup and its count against the key's rate limit
-        // (one statement), on the app's path.
-        { label: 'list: first page, personal key', qs: 'limit=50', headers: { [API_KEY_HEADER]: personalKey } },
-      ]);
+      await measureBesideBareServer(
+        database.db,
+        dbUrl,
+        base,
+        svc.pid!,
+        table,
+        [
+          { label: 'list: first page (limit 50)', qs: 'limit=50' },
+          { label: 'record: GET one', qs: '', recordId: 7 },
+          { label: cases[0]!.label, qs: cases[0]!.qs },
+          { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
+          // What a signed-in caller adds: the check of the key this node keeps, in the read's statement
+          // (service/tables/read-keys.ts).
+          { label: 'list: first page, personal key', qs: 'limit=50', headers: { [API_KEY_HEADER]: personalKey } },
+        ].filter((_, i) => FLOOR_CASES === null || FLOOR_CASES.includes(i)),
+      );
       if (!FLOOR_ONLY) await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(
         200,

@@ -231,7 +231,6 @@ async function migrateUnderLock(client: postgres.Sql, db: Db): Promise<void> {
   }
 }
 
-/** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */
 /**
  * The row of a statement that always returns one (`insert … returning`, an update of a row the
  * transaction holds): none means the database broke that promise, an internal error.
@@ -256,19 +255,30 @@ export function countOf(rows: { n: number | string | null }[]): number {
 export interface CompiledStatement {
   sql: string;
   params: unknown[];
+  /**
+   * PostgreSQL: kept prepared on each connection that runs it (a named statement: parsed once per
+   * connection, then only bound and run). postgres.js keeps every named statement of a connection
+   * for the connection's life, so only a statement whose text is one of a few (the same for any
+   * table and any value, its values all parameters) may be: see `compileStatement`'s callers.
+   */
+  prepared: boolean;
 }
 
 const dialect = new PgDialect();
 
-export function compileStatement(statement: SQL): CompiledStatement {
-  return dialect.sqlToQuery(statement);
+export function compileStatement(statement: SQL, options: { prepared?: boolean } = {}): CompiledStatement {
+  return { ...dialect.sqlToQuery(statement), prepared: options.prepared ?? false };
 }
 
-/** Runs a compiled statement exactly as `db.execute` runs one (same driver call, rows and errors), without rendering it again. */
+/**
+ * Runs a compiled statement as `db.execute` runs one (same driver call, rows and errors), without
+ * rendering it again; a `prepared` one as a named statement (PGlite keeps its own statements).
+ */
 export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown> {
-  return db._.session.prepareQuery(statement, undefined, undefined, false).execute(values);
+  return db._.session.prepareQuery(statement, undefined, statement.prepared ? 'svc' : undefined, false).execute(values);
 }
 
+/** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */
 export function rowsOf<T>(result: unknown): T[] {
   const r = result as { rows?: T[] } | T[];
   return Array.isArray(r) ? r : (r.rows ?? []);

@@ -40,11 +40,11 @@ function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   if (!path.startsWith('/') || path.includes('%')) return undefined; // absolute-form, or the app decodes it
+  if (path.startsWith('/api/data/')) return undefined; // the Table API, on any host
   let slug = siteSlugFromHost(req.headers.host, deps.config.sitesDomain);
   let rest: string;
   let route: string;
   if (slug !== null) {
-    if (path.startsWith('/api/data/')) return undefined;
     rest = path.slice(1);
     route = '*';
   } else {

@@ -2,7 +2,7 @@ import { type Placeholder, sql, type SQL } from 'drizzle-orm';
 import type { TableRecord } from '../../shared/tables/schema.js';
 import type { TableRow } from '../db/schema/tables.js';
 import { AppError } from '../http/app-error.js';
-import { recordSource } from './query.js';
+import type { RecordSource } from './query.js';
 
 /**
  * A record's row, as the statements of table-lists.ts (reads) and tables.ts (writes) return it,
@@ -28,25 +28,24 @@ export function parseRecordId(id: string): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-/** The record a row of `recordByIdStatement` holds; 404 when there was none. */
-export function recordOfRow(
-  table: Pick<TableRow, 'id' | 'storage' | 'schema' | 'createdAt'>,
-  recordId: string,
-  row: Record<string, unknown> | undefined,
-): TableRecord {
-  if (!row) throw new AppError('not_found', `record ${recordId} not found`);
-  const fields = recordSource(table).rowFields(row);
+export function recordNotFound(recordId: string): AppError {
+  return new AppError('not_found', `record ${recordId} not found`);
+}
+
+/** The record a row of `recordByIdStatement` holds, its fields read by `src` (the statement's). */
+export function recordOfRow(table: Pick<TableRow, 'storage' | 'createdAt'>, src: RecordSource, row: Record<string, unknown>): TableRecord {
+  const fields = src.rowFields(row);
   if (table.storage !== 'columns') return toRecord(recordRowOf({ ...(row as RawRecordRow), fields }));
   // Column storage keeps no per-record times: a dataset's records are as old as its load.
   return toRecord({ id: Number(row.id), fields, createdAt: table.createdAt, updatedAt: table.createdAt });
 }
 
 /**
- * The select of one record by id, in either storage (a record's times only in `records`); `id` may
- * be a placeholder, for a statement compiled once (table-lists.ts).
+ * The select of one record by id from `src` (the table's, with its checks), in either storage (a
+ * record's times only in `records`); `id` may be a placeholder, for a statement compiled once
+ * (table-lists.ts).
  */
-export function recordByIdStatement(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, id: number | Placeholder, guard?: SQL): SQL {
-  const src = recordSource(table, guard ?? null);
+export function recordByIdStatement(table: Pick<TableRow, 'storage'>, src: RecordSource, id: number | Placeholder): SQL {
   const times = table.storage === 'columns' ? sql`` : sql`, r.created_at, r.updated_at`;
   const where = [src.scope, sql`r.id = ${id}`, src.guard].filter((c): c is SQL => c !== null);
   return sql`select ${src.selectList}${times} from ${src.from} where ${sql.join(where, sql` and `)}`;

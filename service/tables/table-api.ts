@@ -102,7 +102,7 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
       'GET',
       'read',
       noBody,
-      async (c, current) => c.json({ ok: true, record: await deps.tableLists.record(current, c.req.param('recordId')!) }),
+      async (c, current) => c.body(await deps.tableLists.recordAnswer(current, c.req.param('recordId')!), 200, { 'content-type': 'application/json' }),
       (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
     ),
   );

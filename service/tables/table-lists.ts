@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { LruMap } from '../../shared/lru-map.js';
-import { TABLE_LIMITS, type TableRecord } from '../../shared/tables/schema.js';
+import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, rowsOf } from '../db/client.js';
 import { readCounter, tableSubject } from '../db/counters.js';
 import type { TableRow } from '../db/schema/tables.js';
@@ -18,7 +18,7 @@ import {
 } from './query.js';
 import { type ReadKey, readKeyGuard, ReadKeys, readKeyValues } from './read-keys.js';
 import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
-import { parseRecordId, recordByIdStatement, recordOfRow } from './record-rows.js';
+import { parseRecordId, type RawRecordRow, recordByIdStatement, recordNotFound, recordOfRow, recordRowOf } from './record-rows.js';
 
 /**
  * A list read compiled for one version of a table and one query string: its plan, and its
@@ -52,9 +52,9 @@ export class TableLists {
   /** The personal keys this node looked up lately for reads, each read checking its key is unchanged. */
   readonly readKeys = new ReadKeys();
   /** A version's one-record read, the record id a placeholder; dropped with the version's row. */
-  private readonly records = new WeakMap<VersionedTable, CompiledStatement>();
+  private readonly records = new WeakMap<VersionedTable, RecordRead>();
   /** The same, carrying the check of a kept personal key (`readKeyGuard`). */
-  private readonly keyedRecords = new WeakMap<VersionedTable, CompiledStatement>();
+  private readonly keyedRecords = new WeakMap<VersionedTable, RecordRead>();
 
   constructor(
     private readonly db: DbOrTx,
@@ -91,22 +91,33 @@ export class TableLists {
   }
 
   /**
-   * One record of `current` by id; 404 when there is none. Rejects with SV001 as `answer` does; with
-   * `key`, carries its check as a keyed list does.
+   * The JSON answer of one record of `current` by id; 404 when there is none. Rejects with SV001 as
+   * `answer` does; with `key`, carries its check as a keyed list does. A record's fields are placed
+   * in the answer as the database wrote them, as a page's are (runList).
    */
-  async record(current: VersionedTable, recordId: string, key?: ReadKey): Promise<TableRecord> {
+  async recordAnswer(current: VersionedTable, recordId: string, key?: ReadKey): Promise<string> {
     const id = parseRecordId(recordId);
-    if (id === null) return recordOfRow(current.table, recordId, undefined);
+    if (id === null) throw recordNotFound(recordId);
     const compiled = key ? this.keyedRecords : this.records;
-    let statement = compiled.get(current);
-    if (!statement) {
-      statement = compileStatement(recordByIdStatement(current.table, sql.placeholder('id'), guardOf(current, key !== undefined)));
-      compiled.set(current, statement);
+    let read = compiled.get(current);
+    if (!read) {
+      const src = recordSource(current.table, guardOf(current, key !== undefined));
+      read = { src, statement: compileStatement(recordByIdStatement(current.table, src, sql.placeholder('id')), { prepared: hasFixedText(current.table) }) };
+      compiled.set(current, read);
     }
     const values = key ? { id, ...readKeyValues(key) } : { id };
-    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, statement, values));
-    return recordOfRow(current.table, recordId, row);
+    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, read.statement, values));
+    if (!row) throw recordNotFound(recordId);
+    if (!read.src.fieldsJson) return JSON.stringify({ ok: true, record: recordOfRow(current.table, read.src, row) });
+    const { id: rowId, createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
+    return `{"ok":true,"record":{"id":"${rowId}","fields":${read.src.fieldsJson(row)},"createdAt":"${createdAt.toISOString()}","updatedAt":"${updatedAt.toISOString()}"}}`;
   }
+}
+
+/** A version's one-record read: its record source and its statement. */
+interface RecordRead {
+  src: RecordSource;
+  statement: CompiledStatement;
 }
 
 /** The checks a read of `current` carries: its table rows, and with `keyed` a kept personal key (values: `readKeyValues`). */
@@ -118,9 +129,21 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
   const { table } = current;
   const src = recordSource(table, guardOf(current, keyed));
   if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), count: null };
-  const narrowed = plan.filters.length > 0 || plan.search || plan.dateRange || plan.bbox;
+  const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
-  return { key, table, plan, src, main: compileStatement(compileListQuery(src, plan)), count };
+  const prepared = hasFixedText(table) && !narrowed && plan.sort.every((k) => k.field === 'id');
+  return { key, table, plan, src, main: compileStatement(compileListQuery(src, plan), { prepared }), count };
+}
+
+/**
+ * Whether reads of `table` may be kept prepared on the read pool's connections (CompiledStatement,
+ * db/client.ts): a read of the shared `table_records` names its table, version and values as
+ * parameters, so a record by id, or a page in id order with nothing narrowing it, has one text for
+ * every table (a few in all: keyed or not, ascending or descending, with a cursor or not). A filter
+ * or a sort names a field in the text, a dataset its own column table: those are never kept.
+ */
+function hasFixedText(table: TableRow): boolean {
+  return table.storage === 'records';
 }
 
 /** The key of a table in `TableLists.rows`: its slugs, as URLs may spell them in any case. */
@@ -163,7 +186,9 @@ async function runList(db: DbOrTx, list: CompiledList, values: Record<string, un
   const more = raw.length > plan.limit;
   const rows = raw.slice(0, plan.limit);
   const last = rows.at(-1);
-  const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: src.rowFields(last) }) : null;
+  // A cursor holds the last record's sort values: its fields are parsed only when a field is sorted on.
+  const sortsOnFields = plan.sort.some((k) => k.field !== 'id');
+  const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: sortsOnFields ? src.rowFields(last) : {} }) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
   if (src.fieldsJson && !plan.compact && !plan.projection) {
     // Every field, in the default shape: each record's fields as the database wrote them, never

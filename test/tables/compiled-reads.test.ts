@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../service/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LruMap } from '../../shared/lru-map.js';
 import { lookupVersionedTable } from '../../service/tables/table-rows.js';
@@ -62,8 +63,13 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
     expect(next.body.records.map((r: { fields: unknown }) => r.fields)).toEqual([plain]);
     expect(next.body.nextCursor).toBeNull();
 
-    const one = await getJson(h, `${t.path}/${page.body.records[0].id}`);
-    expect(one.body.record.fields).toEqual(tricky);
+    const id: string = page.body.records[0].id;
+    const one = await getJson(h, `${t.path}/${id}`);
+    const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(one.body).toEqual({ ok: true, record: { id, fields: tricky, createdAt: iso, updatedAt: iso } });
+    // The same read through the app (a percent-encoded path is the app's to decode): the same answer.
+    const viaApp = await getJson(h, `${t.path}/%${id.charCodeAt(0).toString(16)}${id.slice(1)}`);
+    expect(viaApp.body).toEqual(one.body);
 
     const projected = await getJson(h, `${t.path}?fields=name,notes`);
     expect(projected.body.records.map((r: { fields: unknown }) => r.fields)).toEqual([
@@ -88,5 +94,48 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
     // The node's old row is refused by the database and read afresh: the answer is right either way.
     expect((await getJson(h, `${t.path}?limit=5`)).body.records).toHaveLength(2);
     expect(() => h.deps.tableLists.list(after, '?sortField=nope')).toThrow(/nope/);
+  });
+});
+
+// PostgreSQL: a read whose text is the same for every table (a record by id, a page in id order with
+// nothing narrowing it) is kept prepared on each connection of the read pool; anything naming a field
+// is not, so what a connection keeps stays a few statements however many tables and queries it serves.
+describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (postgres)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('postgres', { SVC_DATABASE_POOL_MAX: '1' }); // one read connection: what it keeps is what the pool keeps
+  });
+  afterAll(async () => h?.close());
+
+  it('keeps the few fixed texts, never a filtered or sorted read, and answers each read right', async () => {
+    const schema = { fields: [{ name: 'name', label: 'Name', type: 'string' }] };
+    const tables = [await makeTable(h, { name: 'One', schema }), await makeTable(h, { name: 'Two', requireReadKey: true, schema })];
+    for (const t of tables) {
+      const names = Array.from({ length: 5 }, (_, i) => ({ name: `${t.table.slug}-${i}` }));
+      expect((await h.fetch(t.path, { method: 'POST', headers: { 'x-svc-write-key': t.table.writeKey }, json: { records: names } })).status).toBe(201);
+      const key = { 'x-svc-api-key': t.key };
+      const read = async (path: string) => {
+        const r = await getJson(h, `${t.path}${path}`, key);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body;
+      };
+      for (let round = 0; round < 2; round++) {
+        const page = await read('?limit=2');
+        expect(page.records.map((r: { fields: { name: string } }) => r.fields.name)).toEqual([`${t.table.slug}-0`, `${t.table.slug}-1`]);
+        const next = await read(`?limit=2&cursor=${encodeURIComponent(page.nextCursor)}`);
+        expect(next.records[0].fields.name).toBe(`${t.table.slug}-2`);
+        expect((await read('?limit=1&offset=4')).records[0].fields.name).toBe(`${t.table.slug}-4`);
+        expect((await read(`/${page.records[1].id}`)).record.fields.name).toBe(`${t.table.slug}-1`);
+        for (let i = 0; i < 5; i++) expect((await read(`?field=name&value=${t.table.slug}-${i}`)).records).toHaveLength(1);
+        expect((await read('?sortField=name&sortDir=desc&limit=1')).records[0].fields.name).toBe(`${t.table.slug}-4`);
+      }
+    }
+    const kept = rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
+    const texts = kept.map((k) => k.statement);
+    expect(texts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
+    expect(texts.some((s) => s.includes('order by r.id asc'))).toBe(true); // the page
+    expect(texts.filter((s) => s.includes('->>') || s.includes('@>'))).toEqual([]); // nothing naming a field
+    // Keyed or not, a record or a page, a cursor or not: the same few texts for both tables.
+    expect(texts.length).toBeLessThanOrEqual(6);
   });
 });
