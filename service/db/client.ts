@@ -6,7 +6,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
-import { is, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, is, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
 import { PgliteSession } from 'drizzle-orm/pglite/session';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
@@ -271,11 +271,30 @@ export function compileStatement(statement: SQL, options: { prepared?: boolean }
 }
 
 /**
- * Runs a compiled statement as `db.execute` runs one (same driver call, rows and errors), without
- * rendering it again; a `prepared` one as a named statement (PGlite keeps its own statements).
+ * Runs a compiled statement, without rendering it again: a `prepared` one as a named statement
+ * (PGlite keeps its own statements). On PostgreSQL it is the driver call `db.execute` ends in
+ * (postgres.js's `unsafe`: the same rows; its errors as they are, not wrapped in drizzle's, which
+ * `sqlStateOf` and the others here read alike) without drizzle's layers around it (its tracing
+ * spans, cache and logger: ~15 µs of a short read, docs/performance.md); on PGlite, drizzle's.
  */
 export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown> {
-  return db._.session.prepareQuery(statement, undefined, statement.prepared ? 'svc' : undefined, false).execute(values);
+  const session = db._.session;
+  const client = postgresClientOf(session);
+  if (!client) return session.prepareQuery(statement, undefined, undefined, false).execute(values);
+  const params = values ? fillPlaceholders(statement.params, values) : statement.params;
+  return client.unsafe(statement.sql, params as postgres.ParameterOrJSON<never>[], { prepare: statement.prepared });
+}
+
+/** A session's postgres.js client (null for PGlite), found once per session. */
+const postgresClients = new WeakMap<object, postgres.Sql | null>();
+
+function postgresClientOf(session: DbOrTx['_']['session']): postgres.Sql | null {
+  let client = postgresClients.get(session);
+  if (client === undefined) {
+    client = is(session, PostgresJsSession) ? (session.client as postgres.Sql) : null;
+    postgresClients.set(session, client);
+  }
+  return client;
 }
 
 /** Normalises `db.execute()` results: PGlite returns `{rows}`, postgres.js an array. */

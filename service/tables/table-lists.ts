@@ -36,6 +36,11 @@ export interface CompiledList {
   count: CompiledStatement | null;
 }
 
+/** Runs the compiled statements of Table API reads (db/client.ts, `executeCompiled`). */
+export interface ReadStatements {
+  run(statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown>;
+}
+
 /** Compiled list reads kept per node: a query string asked again skips the parse and the rendering. */
 const COMPILED_LISTS = 1000;
 
@@ -55,12 +60,15 @@ export class TableLists {
   private readonly records = new WeakMap<VersionedTable, RecordRead>();
   /** The same, carrying the check of a kept personal key (`readKeyGuard`). */
   private readonly keyedRecords = new WeakMap<VersionedTable, RecordRead>();
+  /** Every statement a read runs goes through `statements.run`. */
+  readonly statements: ReadStatements;
 
   constructor(
     private readonly db: DbOrTx,
     metrics: Pick<Metrics, 'tableReads'>,
   ) {
     this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
+    this.statements = { run: (statement, values) => executeCompiled(db, statement, values) };
   }
 
   /**
@@ -87,7 +95,7 @@ export class TableLists {
   answer(list: CompiledList, key?: ReadKey): Promise<Buffer> {
     const values = key ? readKeyValues(key) : undefined;
     const shared = key ? `${list.key}\n${key.keyId} ${key.versions.key} ${key.versions.account}` : list.key;
-    return this.reads.read(shared, async () => Buffer.from(await runList(this.db, list, values)));
+    return this.reads.read(shared, async () => Buffer.from(await runList(this.db, this.statements, list, values)));
   }
 
   /**
@@ -106,7 +114,7 @@ export class TableLists {
       compiled.set(current, read);
     }
     const values = key ? { id, ...readKeyValues(key) } : { id };
-    const [row] = rowsOf<Record<string, unknown>>(await executeCompiled(this.db, read.statement, values));
+    const [row] = rowsOf<Record<string, unknown>>(await this.statements.run(read.statement, values));
     if (!row) throw recordNotFound(recordId);
     if (!read.src.fieldsJson) return JSON.stringify({ ok: true, record: recordOfRow(current.table, read.src, row) });
     const { id: rowId, createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
@@ -156,9 +164,9 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  * any size), else a count(*) of the matches. The kept count carries no row check: the page beside
  * it does, and a stale Table fails there.
  */
-async function totalOf(db: DbOrTx, list: CompiledList, values: Record<string, unknown> | undefined): Promise<number> {
+async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<number> {
   if (!list.count) return readCounter(db, tableSubject(list.table.id), 'records');
-  return Number(rowsOf<{ n: number }>(await executeCompiled(db, list.count, values))[0]?.n ?? 0);
+  return Number(rowsOf<{ n: number }>(await statements.run(list.count, values))[0]?.n ?? 0);
 }
 
 /**
@@ -166,10 +174,10 @@ async function totalOf(db: DbOrTx, list: CompiledList, values: Record<string, un
  * aggregate). With a total, the page and the count run side by side on two connections: each is
  * exact for its own snapshot.
  */
-async function runList(db: DbOrTx, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
+async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
   const { table, plan, src } = list;
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await executeCompiled(db, list.main, values));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return JSON.stringify({ ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) });
@@ -181,7 +189,9 @@ async function runList(db: DbOrTx, list: CompiledList, values: Record<string, un
       truncated,
     });
   }
-  const [result, total] = await Promise.all([executeCompiled(db, list.main, values), plan.includeTotal ? totalOf(db, list, values) : undefined]);
+  const [result, total] = plan.includeTotal
+    ? await Promise.all([statements.run(list.main, values), totalOf(db, statements, list, values)])
+    : [await statements.run(list.main, values), undefined];
   const raw = rowsOf<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
   const rows = raw.slice(0, plan.limit);

@@ -76,22 +76,16 @@ describe.each(dbKinds())('Table API: identical reads at once (%s)', (kind) => {
     expect(names((await getJson(h, t.path)).body)).toEqual(['Rex']);
 
     // The next read statement runs, then its answer is held back until the test lets it go.
-    // Every read runs through its handle's session (db/client.ts, executeCompiled).
-    type Prepared = { execute: (values?: unknown) => Promise<unknown> };
-    const session = h.deps.tableReads._.session as unknown as { prepareQuery: (...args: unknown[]) => Prepared };
-    const prepareQuery = session.prepareQuery;
+    // Every read's statements run through `tableLists.statements` (table-lists.ts).
+    const statementsOf = h.deps.tableLists.statements;
+    const run = statementsOf.run;
     const release = gate();
     let statements = 0;
-    session.prepareQuery = function (this: unknown, ...args: unknown[]) {
-      const prepared = prepareQuery.apply(this, args);
-      const execute = prepared.execute.bind(prepared);
-      prepared.execute = async (values) => {
-        const n = ++statements;
-        const answer = await execute(values);
-        if (n === 1) await release.promise;
-        return answer;
-      };
-      return prepared;
+    statementsOf.run = async (statement, values) => {
+      const n = ++statements;
+      const answer = await run(statement, values);
+      if (n === 1) await release.promise;
+      return answer;
     };
     try {
       const first = getJson(h, t.path);
@@ -110,7 +104,7 @@ describe.each(dbKinds())('Table API: identical reads at once (%s)', (kind) => {
       }
       expect(statements).toBe(2);
     } finally {
-      session.prepareQuery = prepareQuery;
+      statementsOf.run = run;
     }
   });
 });

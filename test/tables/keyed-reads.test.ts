@@ -5,9 +5,6 @@ import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';
 
-type Prepared = { execute: (values?: unknown) => Promise<unknown> };
-type Session = { prepareQuery: (...args: unknown[]) => Prepared };
-
 // A read with a personal key (x-svc-api-key): each node keeps the keys it looked up lately, and a
 // read with a kept key is one statement that checks, inside it, that the key and its account are
 // still the rows the node read (svc_personal_key_current, migration 0014; read-keys.ts). A change
@@ -28,26 +25,26 @@ describe.each(dbKinds())('Table API reads with a personal key (%s)', (kind) => {
   });
   afterAll(async () => h?.close());
 
-  /** Counts the personal-key lookups (main handle) and the Table API statements (read pool) from now on. */
+  /** Counts the personal-key lookups (main handle) and the Table API read statements (table-lists.ts `statements`) from now on. */
   function countStatements() {
     const db = h.deps.db as unknown as { execute: (q: unknown) => Promise<unknown> };
     const execute = db.execute;
-    const reads = h.deps.tableReads._.session as unknown as Session;
-    const prepareQuery = reads.prepareQuery;
+    const statements = h.deps.tableLists.statements;
+    const run = statements.run;
     const seen = { lookups: 0, reads: 0 };
     db.execute = function (this: unknown, q: unknown) {
       if (JSON.stringify((q as { queryChunks?: unknown }).queryChunks ?? '').includes('personal_keys')) seen.lookups++;
       return execute.call(this, q);
     };
-    reads.prepareQuery = function (this: unknown, ...args: unknown[]) {
+    statements.run = (statement, values) => {
       seen.reads++;
-      return prepareQuery.apply(this, args);
+      return run(statement, values);
     };
     return {
       seen,
       restore: () => {
         db.execute = execute;
-        reads.prepareQuery = prepareQuery;
+        statements.run = run;
       },
     };
   }
