@@ -144,15 +144,19 @@ async function timeInBlocks(n: number, block: number, fns: { run: () => Promise<
   for (let done = 0; done < n; done += block) {
     for (const [k, fn] of fns.entries()) {
       const db = postgresPids();
-      const before = [cpuMs([fn.pid]), cpuMs(db)];
+      const before = [fn.pid, ...db].map((pid) => cpuMs([pid]));
       for (let i = 0; i < block; i++) {
         const t = performance.now();
         await fn.run();
         times[k]!.push(performance.now() - t);
       }
-      const after = [cpuMs([fn.pid]), cpuMs(db)];
-      cpu[k]!.own += (after[0] ?? 0) - (before[0] ?? 0);
-      cpu[k]!.db += (after[1] ?? 0) - (before[1] ?? 0);
+      // A process gone meanwhile (another client's connection) counts for nothing.
+      const spent = [fn.pid, ...db].map((pid, j) => {
+        const after = cpuMs([pid]);
+        return after === undefined || before[j] === undefined ? 0 : after - before[j]!;
+      });
+      cpu[k]!.own += spent[0]!;
+      cpu[k]!.db += spent.slice(1).reduce((a, b) => a + b, 0);
     }
   }
   return { times, cpu };

@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { createAccount } from '../service/accounts/accounts.js';
+import { loadConfig } from '../service/config.js';
+import { openDb } from '../service/db/client.js';
+import { systemClock, type Deps } from '../service/deps.js';
+import { createLogger } from '../service/logger.js';
+import { accountOwner } from '../service/sites/owner.js';
+import { createSite } from '../service/sites/sites.js';
+import { SiteCache } from '../service/sites/site-cache.js';
+import { createTable } from '../service/tables/tables.js';
+
+const admin = postgres('postgres://postgres@127.0.0.1:5432/postgres', { max: 1 });
+await admin.unsafe('drop database if exists guardexp');
+await admin.unsafe('create database guardexp');
+await admin.end();
+const dbUrl = 'postgres://postgres@127.0.0.1:5432/guardexp';
+const database = await openDb({ databaseUrl: dbUrl });
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'guardexp-'));
+const deps = { config: loadConfig({ SVC_DATA_DIR: dataDir, DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent' }), db: database.db, clock: systemClock, log: createLogger('silent'), secret: 'x', siteCache: new SiteCache(0) } as unknown as Deps;
+const account = await createAccount(database.db, { email: 'g@example.com' });
+const site = await createSite(deps, accountOwner(account.id), { html: '<p>x</p>', slug: 'g', status: 'published' }).catch(async () => {
+  await database.db.execute(`insert into sites (id, slug, owner_account_id, published, status) values ('site_g', 'g', '${account.id}', true, 'published')` as never);
+  return { id: 'site_g', slug: 'g' };
+});
+const { table } = await createTable(deps, site, { name: 'Items', slug: 'items', schema: { fields: [{ name: 'name', label: 'Name', type: 'string' }] } });
+const sql = postgres(dbUrl, { max: 1 });
+await sql.unsafe(`insert into table_records (table_id, id, fields) select '${table.id}', g, jsonb_build_object('name', 'n' || g) from generate_series(1, 20000) g`);
+const [v] = await sql.unsafe(`select t.xmin::text as tv, s.xmin::text as sv from tables t join sites s on s.id = t.site_id where t.id = '${table.id}'`);
+console.log(JSON.stringify({ tid: table.id, tv: v.tv, sv: v.sv }));
+await sql.end();
+await database.close();
