@@ -116,9 +116,9 @@ async function timeAlternating(
   svc: () => Promise<void>,
   bare: () => Promise<void>,
   checked: () => Promise<void>,
-): Promise<number[][]> {
+): Promise<[number[], number[], number[]]> {
   for (let i = 0; i < warmUp; i++) for (const fn of [svc, bare, svc, checked]) await fn();
-  const out: number[][] = [[], [], []];
+  const out: [number[], number[], number[]] = [[], [], []];
   const timed = async (k: number, fn: () => Promise<void>) => {
     const t = performance.now();
     await fn();

@@ -5,7 +5,7 @@ import { rowsOf } from '../db/client.js';
 import { oauthGrants, personalKeys } from '../db/schema/index.js';
 import { hashCredential, PERSONAL_KEY_PREFIX } from '../accounts/personal-keys.js';
 import { countRequests, type RateLimitWindow } from '../http/rate-limit.js';
-import type { CredentialLookup } from './principal.js';
+import type { CredentialLookup, PersonalKeyVersions } from './principal.js';
 import { accountApiResource } from './resources.js';
 
 /** OAuth access tokens (issued by service/oauth/tokens.ts). */
@@ -51,16 +51,6 @@ interface PersonalKeyRow {
 
 /** A key's or grant's last use is recorded at most once a minute: reads must not turn into a write per request. */
 const USE_RECORDED_EVERY_MS = 60_000;
-
-/**
- * The row versions (`xmin`) of a personal key and of its account as a lookup found them (after
- * recording its use): what a node's cache of the key is checked against inside each read
- * (svc_personal_key_current, migration 0014; tables/read-keys.ts).
- */
-export interface PersonalKeyVersions {
-  key: string;
-  account: string;
-}
 
 /** A personal key's sign-in, with its row versions when it let the key in (null when another node recorded its use meanwhile). */
 type PersonalKeySignIn = SignIn & { versions: PersonalKeyVersions | null };

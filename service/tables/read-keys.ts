@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { hashCredential } from '../accounts/personal-keys.js';
-import type { PersonalKeyVersions } from '../auth/credentials.js';
-import type { Principal } from '../auth/principal.js';
+import type { PersonalKeyVersions, Principal } from '../auth/principal.js';
 import { sqlStateOf } from '../db/client.js';
 import { LruMap } from '../../shared/lru-map.js';
 
