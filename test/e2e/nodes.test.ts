@@ -229,6 +229,40 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     expect(query.status).toBe(200);
     expect((await query.json()).records).toEqual([expect.objectContaining({ fields: { city: 'Lyon', population: 522000 } })]);
   });
+  it('a personal key revoked through one node is refused at the next Table API read on every node that keeps it', async () => {
+    const [n1] = nodes;
+    const key = await accountKey();
+    const auth = { authorization: `Bearer ${key}` };
+    const published = await fetch(`${n1!.url}/api/v1/sites`, jsonInit('POST', { requestId: `keys-${Date.now()}`, html: '<h1>keys</h1>' }, auth));
+    const { site } = await published.json();
+    const made = await fetch(
+      `${n1!.url}/api/v1/sites/${site.id}/tables`,
+      jsonInit('POST', { name: 'Secrets', requireReadKey: true, schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }, auth),
+    );
+    const { table } = await made.json();
+    const written = await fetch(on(n1!, table.pathUrl), jsonInit('POST', { record: { a: 'secret' } }, { 'x-svc-write-key': table.writeKey }));
+    expect(written.status).toBe(201);
+    // Each node reads with the key twice: the second read is one statement with the key it keeps.
+    const read = (n: ServiceNode) => fetch(on(n, table.pathUrl), { headers: { 'x-svc-api-key': key } });
+    for (const n of nodes) for (let i = 0; i < 2; i++) expect((await read(n)).status).toBe(200);
+
+    const { url, token } = JSON.parse(fs.readFileSync(path.join(n1!.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
+    const [owner] = rowsOf<{ email: string; key_id: string }>(
+      await direct.db.execute(
+        sql`select a.email, k.id as key_id from accounts a join personal_keys k on k.account_id = a.id join sites s on s.owner_account_id = a.id where s.id = ${site.id}`,
+      ),
+    );
+    const revoked = await fetch(`${url}/_admin/key.revoke`, jsonInit('POST', { email: owner!.email, keyId: owner!.key_id }, { 'x-svc-admin-token': token }));
+    expect(revoked.status).toBe(200);
+    for (const n of nodes) {
+      const refused = await read(n);
+      expect(refused.status).toBe(401);
+      const body = await refused.text();
+      expect(body).toContain('the key is revoked');
+      expect(body).not.toContain('secret');
+    }
+  });
+
   it('a takedown through one node holds on every node at once: the site, its Table API, the account (suspend and restore)', async () => {
     const [n1, n2, n3] = nodes;
     const key = await accountKey();
