@@ -69,6 +69,21 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
   /** The same path on another node. */
   const on = (node: ServiceNode, url: string) => `${node.url}${new URL(url).pathname}${new URL(url).search}`;
 
+  /** A site published through `node` with one Table (`tableBody`: the Account API's create body). */
+  async function siteWithTable(node: ServiceNode, auth: Record<string, string>, requestId: string, tableBody: unknown) {
+    const published = await fetch(`${node.url}/api/v1/sites`, jsonInit('POST', { requestId, html: '<h1>up</h1>' }, auth));
+    const { site } = await published.json();
+    const made = await fetch(`${node.url}/api/v1/sites/${site.id}/tables`, jsonInit('POST', tableBody, auth));
+    const { table } = await made.json();
+    return { site, table };
+  }
+
+  /** An operator operation through `node`'s admin endpoint (its admin.json); resolves to the status. */
+  function adminOf(node: ServiceNode): (operation: string, input: unknown) => Promise<number> {
+    const { url, token } = JSON.parse(fs.readFileSync(path.join(node.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
+    return (operation, input) => fetch(`${url}/_admin/${operation}`, jsonInit('POST', input, { 'x-svc-admin-token': token })).then((r) => r.status);
+  }
+
   async function sitesOfWallet(address: string): Promise<number> {
     const rows = rowsOf<{ n: string }>(await direct.db.execute(sql`select count(*) as n from sites where owner_wallet = ${address.toLowerCase()}`));
     return Number(rows[0]!.n);
@@ -229,31 +244,28 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     expect(query.status).toBe(200);
     expect((await query.json()).records).toEqual([expect.objectContaining({ fields: { city: 'Lyon', population: 522000 } })]);
   });
+
   it('a personal key revoked through one node is refused at the next Table API read on every node that keeps it', async () => {
     const [n1] = nodes;
     const key = await accountKey();
     const auth = { authorization: `Bearer ${key}` };
-    const published = await fetch(`${n1!.url}/api/v1/sites`, jsonInit('POST', { requestId: `keys-${Date.now()}`, html: '<h1>keys</h1>' }, auth));
-    const { site } = await published.json();
-    const made = await fetch(
-      `${n1!.url}/api/v1/sites/${site.id}/tables`,
-      jsonInit('POST', { name: 'Secrets', requireReadKey: true, schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }, auth),
-    );
-    const { table } = await made.json();
+    const { site, table } = await siteWithTable(n1!, auth, `keys-${Date.now()}`, {
+      name: 'Secrets',
+      requireReadKey: true,
+      schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] },
+    });
     const written = await fetch(on(n1!, table.pathUrl), jsonInit('POST', { record: { a: 'secret' } }, { 'x-svc-write-key': table.writeKey }));
     expect(written.status).toBe(201);
     // Each node reads with the key twice: the second read is one statement with the key it keeps.
     const read = (n: ServiceNode) => fetch(on(n, table.pathUrl), { headers: { 'x-svc-api-key': key } });
     for (const n of nodes) for (let i = 0; i < 2; i++) expect((await read(n)).status).toBe(200);
 
-    const { url, token } = JSON.parse(fs.readFileSync(path.join(n1!.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
     const [owner] = rowsOf<{ email: string; key_id: string }>(
       await direct.db.execute(
         sql`select a.email, k.id as key_id from accounts a join personal_keys k on k.account_id = a.id join sites s on s.owner_account_id = a.id where s.id = ${site.id}`,
       ),
     );
-    const revoked = await fetch(`${url}/_admin/key.revoke`, jsonInit('POST', { email: owner!.email, keyId: owner!.key_id }, { 'x-svc-admin-token': token }));
-    expect(revoked.status).toBe(200);
+    expect(await adminOf(n1!)('key.revoke', { email: owner!.email, keyId: owner!.key_id })).toBe(200);
     for (const n of nodes) {
       const refused = await read(n);
       expect(refused.status).toBe(401);
@@ -267,21 +279,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const [n1, n2, n3] = nodes;
     const key = await accountKey();
     const auth = { authorization: `Bearer ${key}` };
-    const published = await fetch(`${n1!.url}/api/v1/sites`, jsonInit('POST', { requestId: `takedown-${Date.now()}`, html: '<h1>up</h1>' }, auth));
-    const { site } = await published.json();
-    const made = await fetch(
-      `${n1!.url}/api/v1/sites/${site.id}/tables`,
-      jsonInit('POST', { name: 'Notes', schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] } }, auth),
-    );
-    const { table } = await made.json();
+    const { site, table } = await siteWithTable(n1!, auth, `takedown-${Date.now()}`, {
+      name: 'Notes',
+      schema: { fields: [{ name: 'a', label: 'A', type: 'string' }] },
+    });
     // Every node serves and caches the site and the table first.
     for (const n of nodes) {
       expect((await fetch(on(n, site.pathUrl))).status).toBe(200);
       expect((await fetch(on(n, table.pathUrl))).status).toBe(200);
     }
-    const { url, token } = JSON.parse(fs.readFileSync(path.join(n1!.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
-    const admin = (operation: string, input: unknown) =>
-      fetch(`${url}/_admin/${operation}`, jsonInit('POST', input, { 'x-svc-admin-token': token })).then((r) => r.status);
+    const admin = adminOf(n1!);
 
     expect(await admin('site.suspend', { site: site.id, reason: 'cross-node takedown' })).toBe(200);
     for (const n of [n2, n3]) {
