@@ -56,9 +56,8 @@ const USE_RECORDED_EVERY_MS = 60_000;
 type PersonalKeySignIn = SignIn & { versions: PersonalKeyVersions | null };
 
 /** A personal key's lookup with the row versions a cache of it is checked against (tables/read-keys.ts). */
-export async function lookUpPersonalKey(deps: Deps, token: string): Promise<{ lookup: CredentialLookup; versions: PersonalKeyVersions | null }> {
-  const { lookup, versions } = await resolvePersonalKey(deps, token, null);
-  return { lookup, versions };
+export function lookUpPersonalKey(deps: Deps, token: string): Promise<PersonalKeySignIn> {
+  return resolvePersonalKey(deps, token, null);
 }
 
 async function resolvePersonalKey(deps: Deps, token: string, window: RateLimitWindow | null): Promise<PersonalKeySignIn> {
