@@ -5,7 +5,8 @@ import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
 import { X402_META } from './failures.js';
 import { paymentRequiredOf } from './results.js';
-import { type Toolset, toolsetOf } from './toolsets.js';
+import { iconsOf } from './icons.js';
+import { annotationsOf, type Toolset, toolsetOf } from './toolsets.js';
 import { rendersViews, viewMetaOf } from './views/views.js';
 
 /** What every tool declares: no output schema (structured content is returned without one). */
@@ -13,6 +14,7 @@ export interface ToolConfig {
   /** Text, or a function of the context's prices (read when the tool list is asked for, after `ctx.ready`). */
   description: string | (() => string);
   inputSchema: Record<string, z.core.$ZodType>;
+  /** Ignored: a tool's annotations come from the table that declares it (mcp/toolsets.ts annotationsOf). */
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
   /** What this session lists that does the same, said first when the tool's toolset is off ("account_publish_app does this for the account, free."). */
@@ -28,6 +30,9 @@ interface Entry {
   tool: RegisteredTool;
   /** A forwarded tool's input schema as its own server lists it (listed verbatim). */
   listedInputSchema?: Tool['inputSchema'];
+  /** What a host is told of the tool: annotationsOf(name), or a forwarded tool's own. */
+  annotations?: ToolAnnotations;
+  icons: Tool['icons'];
 }
 
 /** Each server's tools in registration order: what tools/list shows and enable_toolset switches on. */
@@ -59,11 +64,12 @@ export function addTool(
   }
   // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
   // listed by our handler below (installCompactToolList), never by the SDK's: it needs no description.
-  const { instead: _instead, strayArguments: _stray, ...listed } = config;
-  const sdkConfig = { ...listed, description: undefined };
+  const { instead: _instead, strayArguments: _stray, annotations: _annotations, ...listed } = config;
+  const annotations = annotationsOf(name);
+  const sdkConfig = { ...listed, annotations, description: undefined };
   const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
   if (!on) tool.disable();
-  remember(server, { name, toolset, config, tool });
+  remember(server, { name, toolset, config, tool, annotations, icons: iconsOf(toolset) });
 }
 
 /**
@@ -102,7 +108,15 @@ export function addForwardedTool(server: McpServer, ctx: McpContext, remote: Too
   const config: ToolConfig = { description: remote.description ?? '', inputSchema: {}, annotations: remote.annotations };
   const tool = server.registerTool(remote.name, { ...config, inputSchema: z.looseObject({}) } as never, afterReady(ctx, cb as never) as never);
   if (!on) tool.disable();
-  remember(server, { name: remote.name, toolset, config, tool, listedInputSchema: remote.inputSchema });
+  remember(server, {
+    name: remote.name,
+    toolset,
+    config,
+    tool,
+    listedInputSchema: remote.inputSchema,
+    annotations: remote.annotations,
+    icons: remote.icons ?? iconsOf(toolset),
+  });
 }
 
 /** A tool callback that first waits for the context's prices: no call quotes or caps on a price not yet known. */
@@ -168,23 +182,12 @@ export function compactInputSchema(shape: Record<string, z.core.$ZodType>): Tool
   return hit;
 }
 
-/** Annotations without the values the MCP spec already defaults to (destructive true, idempotent false, open world true). */
-function compactAnnotations(a: ToolAnnotations | undefined): ToolAnnotations | undefined {
-  if (!a) return undefined;
-  const out: ToolAnnotations = {};
-  if (a.readOnlyHint) out.readOnlyHint = true;
-  else {
-    if (a.destructiveHint === false) out.destructiveHint = false;
-    if (a.idempotentHint) out.idempotentHint = true;
-  }
-  if (a.openWorldHint === false) out.openWorldHint = false;
-  return Object.keys(out).length ? out : undefined;
-}
-
 /**
- * tools/list as a model pays for it: name, description, compact input schema, non-default
- * annotations. Replaces the SDK's listing (which adds `$schema`, `execution` and definitions to every
- * tool, and converts every schema again on every call).
+ * tools/list as a model pays for it: name, description, compact input schema; and for the host, every
+ * annotation and the toolset's icon (neither is shown to the model). Replaces the SDK's listing (which
+ * adds `$schema`, `execution` and definitions to every tool, and converts every schema again on every
+ * call). The order is registration order, the same for every request and every server built alike
+ * (the spec asks for a deterministic order: clients cache the list and models cache their prompt).
  *
  * A tool with a view (mcp/views/) adds `_meta.ui.resourceUri`, and nothing else, for a client that
  * renders views. `views: 'declared'` (a connection that lives: stdio) lists it only to a client whose
@@ -203,7 +206,7 @@ function listedTools(server: McpServer, withViews: boolean): Tool[] {
   return (registered.get(server) ?? [])
     .filter((e) => e.tool.enabled)
     .map((e) => {
-      const annotations = compactAnnotations(e.config.annotations);
+      const { annotations, icons } = e;
       const { description } = e.config;
       const meta = withViews ? { ...e.config._meta, ...viewMetaOf(e.name) } : e.config._meta;
       return {
@@ -211,6 +214,7 @@ function listedTools(server: McpServer, withViews: boolean): Tool[] {
         description: typeof description === 'function' ? description() : description,
         inputSchema: e.listedInputSchema ?? compactInputSchema(e.config.inputSchema),
         ...(annotations ? { annotations } : {}),
+        ...(icons?.length ? { icons } : {}),
         ...(meta && Object.keys(meta).length ? { _meta: meta } : {}),
       };
     });

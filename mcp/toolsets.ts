@@ -1,3 +1,7 @@
+import { ACCOUNT_OPERATIONS } from '../shared/account-api/operations.js';
+import type { AgentAction } from '../shared/agent-api/action.js';
+import { AGENT_ACTIONS, toolNameOf } from '../shared/agent-api/catalogue.js';
+
 /**
  * Toolsets: which tools a session lists. One table decides the group of every tool; the server
  * registers its tools, then keeps only those of the enabled toolsets (or, in dynamic mode, lists them
@@ -114,4 +118,67 @@ export function toolsetOf(tool: string, composites = true): Toolset {
   const t = (!composites && WHERE_COMPOSITES_ARE_NOT[tool]) || TOOLSET_OF[tool];
   if (!t) throw new Error(`tool ${tool} has no toolset in mcp/toolsets.ts`);
   return t;
+}
+
+/**
+ * What a tool does, as MCP's tool annotations say it to a host (which may confirm a destructive call
+ * or run a read-only one without asking). Every hint is given, never left to the spec's defaults: a
+ * host that reads a missing hint as unknown would confirm everything.
+ * - readOnly: changes nothing anywhere.
+ * - destructive: something is lost that no tool brings back (a record's old fields, a deleted app, a
+ *   dataset replaced, a function's code replaced). An app's files are versioned (rollback_app serves an
+ *   earlier version again), so writing them is not.
+ * - idempotent: the same call again changes nothing more (a paid one is paid again: the price is said
+ *   in the description and capped by the wallet).
+ * - openWorld: the tool reaches past svc and this machine's wallet: it pays (USDC settled on a public
+ *   chain), changes what the public web is served (a published app, a Table API, a live function),
+ *   or reads the chain. Reads of svc's own records and of the local ledger are a closed world.
+ */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+const hints = (readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean): ToolHints => ({
+  readOnlyHint: readOnly,
+  destructiveHint: destructive,
+  idempotentHint: idempotent,
+  openWorldHint: openWorld,
+});
+
+/**
+ * The hints of the tools that are neither an Agent API action (shared/agent-api: their own table) nor
+ * an Account API operation (shared/account-api/operations.ts: theirs).
+ */
+const OWN_TOOL_HINTS: Record<string, ToolHints> = {
+  table_query: hints(true, false, true, false),
+  table_schema: hints(true, false, true, false),
+  table_get_record: hints(true, false, true, false),
+  // A Table API is public: its records are what the web is served.
+  table_create_record: hints(false, false, false, true),
+  table_update_record: hints(false, true, true, true),
+  table_delete_record: hints(false, true, true, true),
+  // The balance is read from the chain; quotes and receipts from this machine.
+  wallet_status: hints(true, false, true, true),
+  quote: hints(true, false, true, false),
+  list_receipts: hints(true, false, true, false),
+  deploy_site: hints(false, false, false, true),
+  // replaceExisting drops the dataset's old records.
+  upload_dataset: hints(false, true, false, true),
+  list_toolsets: hints(true, false, true, false),
+  enable_toolset: hints(false, false, true, false),
+};
+
+/** A tool's annotations, from the one table that declares the tool. A tool in none is a programming error. */
+export function annotationsOf(tool: string): ToolHints {
+  const own = OWN_TOOL_HINTS[tool];
+  if (own) return own;
+  const action = (AGENT_ACTIONS as readonly AgentAction[]).find((a) => toolNameOf(a) === tool);
+  // Every action that writes pays, and publishes what it writes: open world; every read is svc's own.
+  if (action) return hints(action.readOnly, action.destructive, action.idempotent, !action.readOnly);
+  const op = ACCOUNT_OPERATIONS.find((o) => o.tool === tool);
+  if (op) return hints(op.readOnly, op.destructive, op.idempotent, op.openWorld);
+  throw new Error(`tool ${tool} has no annotations: mcp/toolsets.ts OWN_TOOL_HINTS, the Agent API catalogue or the Account API operations`);
 }

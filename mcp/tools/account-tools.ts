@@ -389,7 +389,6 @@ export function registerAccountTools(server: McpServer, ctx: McpContext): void {
       {
         description: `${op.description} Needs scope ${op.scope}. Free.`,
         inputSchema: shapeOf(op).input,
-        annotations: { readOnlyHint: op.readOnly, destructiveHint: op.destructive, idempotentHint: op.idempotent, openWorldHint: true },
       },
       (args: Record<string, unknown>) =>
         guarded(async () => {

@@ -118,7 +118,6 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
       {
         description: () => `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,
         inputSchema: shape.input,
-        annotations: { readOnlyHint: action.readOnly, destructiveHint: action.destructive, idempotentHint: action.idempotent, openWorldHint: true },
         instead: listedAccountTool(ctx, name),
       },
       (args: Record<string, unknown>, extra: Extra) =>

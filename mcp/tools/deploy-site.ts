@@ -173,7 +173,6 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
         description:
           'Publish a static site from inline files or a local folder in one call, for the account (SVC_API_KEY), free: a new app (or appId: its files replaced or added, the others kept); returns url and pathUrl. Sends progress.',
         inputSchema: AccountDeployArgs,
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       (async (args: DeployInput, extra: Extra): Promise<CallToolResult> => guarded(() => deployForAccount(ctx, args, deployFiles(ctx, args), extra))) as never,
       'account',
@@ -190,7 +189,6 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
       description: () =>
         `Publish a static site from inline files or a local folder in one call: creates the app (or updates appId), uploads, publishes; returns url and pathUrl. A new app of up to 99 files costs ${newSite()} USDC (quote prices any plan). Sends progress.`,
       inputSchema: DeployArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     (async (args: DeployInput, extra: Extra): Promise<CallToolResult> =>
       guarded(async () => {

@@ -8,7 +8,7 @@ import { accountToolListed } from './account-tools.js';
 import { describeFailure, readAnswer } from '../service-answer.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { forgetTableWriteKey, knownTableWriteKey } from '../table-write-keys.js';
-import { toolsetOf } from '../toolsets.js';
+import { annotationsOf, toolsetOf } from '../toolsets.js';
 
 const slug = (what: string) => z.string().min(1).max(63).describe(what);
 const target = {
@@ -147,8 +147,6 @@ interface TableTool {
   /** `{owner}` is where a session holding an account's credential says the account's own Tables need no key. */
   description: string;
   inputSchema: ToolConfig['inputSchema'];
-  /** readOnly, destructive, idempotent */
-  hints: [boolean, boolean, boolean];
   request: (a: TableArgs) => TableRequest;
   /** The answer in the tools' words (mcp/vocabulary.ts), where the Table API's differ. */
   answer?: (json: Record<string, unknown>) => Record<string, unknown>;
@@ -170,7 +168,6 @@ const TABLE_TOOLS: TableTool[] = [
     name: 'table_query',
     description: 'Read records of a Table: filters, sort, search, paging, aggregates, map area (fields as table_schema names them). Free.',
     inputSchema: QueryArgs,
-    hints: [true, false, true],
     request: ({ appName, table, writeKey, where, ...query }) => {
       const filters = (where as { field: string; op?: string; value: string | number | boolean }[] | undefined)?.map((f) => ({ ...f, value: String(f.value) }));
       const qs = tableQueryToSearchParams({ ...query, where: filters } as TableQueryInput).toString();
@@ -182,7 +179,6 @@ const TABLE_TOOLS: TableTool[] = [
     name: 'table_schema',
     description: 'Fields (names, types) of a Table, the methods its API allows, and its limits. Free.',
     inputSchema: SchemaArgs,
-    hints: [true, false, true],
     request: (a) => ({ method: 'GET', path: `${tablePath(a)}/schema` }),
     // The Table's id, named as the tools that take it (insert_table_records) name it.
     answer: ({ ok, id, ...rest }) => ({ ok, tableId: id, ...rest }),
@@ -191,7 +187,6 @@ const TABLE_TOOLS: TableTool[] = [
     name: 'table_get_record',
     description: 'One record of a Table by id. Free.',
     inputSchema: RecordArgs,
-    hints: [true, false, true],
     request: (a) => ({ method: 'GET', path: recordPath(a) }),
   },
   {
@@ -199,7 +194,6 @@ const TABLE_TOOLS: TableTool[] = [
     description:
       'Create a record, or many (records: all or none). Needs the write key{owner} unless the Table allows public inserts. A retry after a lost answer can create them again. Free.',
     inputSchema: CreateArgs,
-    hints: [false, false, false],
     request: (a) => {
       if ((a.record === undefined) === (a.records === undefined))
         throw new ToolFailure('table_create_record: give record (one object) or records (a list), one of the two. Nothing was done.');
@@ -213,7 +207,6 @@ const TABLE_TOOLS: TableTool[] = [
     name: 'table_update_record',
     description: 'Change some fields of one record; the others stay. Needs the write key{owner}. Free.',
     inputSchema: UpdateArgs,
-    hints: [false, false, true],
     request: (a) => ({ method: 'PATCH', path: recordPath(a), body: { fields: a.fields } }),
     strayArguments: (names) => `the fields to change go inside fields: ${asFields(names)}`,
   },
@@ -221,7 +214,6 @@ const TABLE_TOOLS: TableTool[] = [
     name: 'table_delete_record',
     description: 'Delete one record (cannot be undone). Needs the write key{owner}. Free.',
     inputSchema: RecordArgs,
-    hints: [false, true, true],
     request: (a) => ({ method: 'DELETE', path: recordPath(a) }),
   },
 ];
@@ -237,8 +229,7 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
   // account's own Tables need no key here.
   const ownerKeySent = Boolean(ctx.hosted?.credential ?? ctx.config.apiKey);
   for (const t of TABLE_TOOLS) {
-    const [readOnlyHint, destructiveHint, idempotentHint] = t.hints;
-    if (!readOnlyHint && ctx.config.readOnly) continue;
+    if (!annotationsOf(t.name).readOnlyHint && ctx.config.readOnly) continue;
     addTool(
       server,
       ctx,
@@ -246,7 +237,6 @@ export function registerTableTools(server: McpServer, ctx: McpContext): void {
       {
         description: t.description.replace('{owner}', ownerKeySent ? OWNER_KEY_SENT : ''),
         inputSchema: ctx.hosted ? t.inputSchema : { ...t.inputSchema, writeKey: localWriteKey },
-        annotations: { readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true },
         strayArguments: t.strayArguments,
       },
       (args: Record<string, unknown>) =>

@@ -284,7 +284,6 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
         description:
           'Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app of the account (SVC_API_KEY), free: uploads (in parts when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Sends progress.',
         inputSchema: UploadArgs,
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       },
       ((args: UploadInput, extra: Extra): Promise<CallToolResult> => guarded(() => uploadForAccount(ctx, args, extra))) as never,
       'account',
@@ -299,7 +298,6 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
       description: () =>
         `Turn a data file (CSV, XLSX, JSON, GeoJSON, Shapefile ZIP, Parquet) into a queryable Table API on an app: uploads (multipart when large), converts, returns the Table API url, pathUrl and inferred fields. From a local file or inline content. Costs at most ${atomicToUsdc(datasetPlan(ctx).planned)} USDC. Sends progress.`,
       inputSchema: UploadArgs,
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     (async (args: UploadInput, extra: Extra): Promise<CallToolResult> =>
       guarded(async () => {

@@ -62,7 +62,6 @@ function paidToolNames(ctx: McpContext): string[] {
 }
 
 export function registerWalletTools(server: McpServer, ctx: McpContext): void {
-  const ro = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
   addTool(
     server,
     ctx,
@@ -71,7 +70,6 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): void {
       description:
         'The paying wallet: address, USDC balance, spending (session, 24 h, total), the caps and the headroom left. Caps are set by the user in the MCP configuration; no tool can change them. Free.',
       inputSchema: {},
-      annotations: { ...ro, openWorldHint: true },
     },
     () => guarded(async () => okResult({ ...(await ctx.wallet.status()) })),
   );
@@ -86,7 +84,6 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): void {
         tool: z.string().optional().describe('Tool name, e.g. "deploy_site" or "create_app_from_html"; omit for all'),
         args: z.record(z.string(), z.unknown()).optional().describe('For deploy_site: its arguments (files or folder, appId or appName)'),
       },
-      annotations: ro,
     },
     ({ tool, args }: { tool?: string; args?: Record<string, unknown> }) =>
       guarded(async () => {
@@ -109,7 +106,6 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): void {
         limit: z.number().int().min(1).max(200).optional().describe('How many (default 10)'),
         tool: z.string().optional().describe('Only this tool'),
       },
-      annotations: ro,
     },
     ({ limit, tool }: { limit?: number; tool?: string }) => guarded(async () => okResult(await listReceipts(ctx, limit ?? 10, tool))),
   );

@@ -25,9 +25,12 @@ export interface AccountOperation {
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodObject;
+  /** Tool hints (MCP annotations; what each means: mcp/toolsets.ts ToolHints). */
   readOnly: boolean;
   destructive: boolean;
   idempotent: boolean;
+  /** Reaches past svc: changes what the public web is served (an app, a Table API, a live function) or runs code that may fetch anything. */
+  openWorld: boolean;
   /** Accepts personal keys only (spec §8: OAuth access tokens cannot invoke Functions). */
   personalKeyOnly?: boolean;
 }
@@ -42,9 +45,9 @@ export const SiteIdParams = z.object({ siteId: z.string().min(1).describe('Site 
 export const FunctionIdParams = z.object({ functionId: z.string().min(1).describe('Function identifier') });
 export const FunctionSlugParams = z.object({ slug: z.string().min(1).describe('Function slug') });
 
-const read = { readOnly: true, destructive: false, idempotent: true };
-const write = { readOnly: false, destructive: false, idempotent: false };
-const remove = { readOnly: false, destructive: true, idempotent: true };
+const read = { readOnly: true, destructive: false, idempotent: true, openWorld: false };
+const write = { readOnly: false, destructive: false, idempotent: false, openWorld: true };
+const remove = { readOnly: false, destructive: true, idempotent: true, openWorld: true };
 
 export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
   {
@@ -193,6 +196,8 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     params: SiteIdParams,
     body: CreateDatasetBodySchema,
     ...write,
+    // replaceExisting drops the dataset's old records.
+    destructive: true,
   },
   {
     tool: 'account_list_datasets',
@@ -232,6 +237,8 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     description: 'Create a function (draft): an ES module whose default export maps a request to a response. function_publish makes it live.',
     body: CreateFunctionBodySchema,
     ...write,
+    // A draft answers no one until function_publish.
+    openWorld: false,
   },
   {
     tool: 'function_get',
@@ -253,7 +260,10 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     params: FunctionIdParams,
     body: ReplaceDraftBodySchema,
     ...write,
+    // The draft it replaces is gone; nothing is served from a draft.
+    destructive: true,
     idempotent: true,
+    openWorld: false,
   },
   {
     tool: 'function_publish',
@@ -264,6 +274,8 @@ export const ACCOUNT_OPERATIONS: readonly AccountOperation[] = [
     description: 'Make the current draft the live version.',
     params: FunctionIdParams,
     ...write,
+    // The live code it replaces is not kept (only the draft was).
+    destructive: true,
     idempotent: true,
   },
   {

@@ -12,6 +12,7 @@ import { personalKeys } from '../../service/db/schema/index.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, fundedWallet, html } from '../payments/helpers.js';
+import { annotationsOf } from '../../mcp/toolsets.js';
 import { modelSize } from './helpers.js';
 
 // The hosted endpoint {base}/mcp on the service's own port, driven by the official SDK client with a
@@ -199,6 +200,31 @@ describe('hosted MCP endpoint', () => {
       );
     } finally {
       await client.close();
+    }
+  });
+
+  it('every tool of /mcp (all toolsets) and /mcp/x402 tells the host its four hints and its icon, in the same order on every request', async () => {
+    const key = (await h.account()).key;
+    const signedIn = await connect(key, '?toolsets=all');
+    const wallet = new Client({ name: 'hosted-test', version: '1.0.0' });
+    await wallet.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp/x402?toolsets=all`)));
+    try {
+      for (const client of [signedIn, wallet]) {
+        const { tools } = await client.listTools();
+        expect(tools.length).toBeGreaterThan(20);
+        for (const t of tools) {
+          expect(t.annotations, t.name).toEqual(annotationsOf(t.name));
+          expect(t.icons?.[0]?.src, t.name).toMatch(/^data:image\/svg\+xml;base64,/);
+        }
+        // Pooled servers answer in turn: each answer is the first, byte for byte.
+        const again = await Promise.all([client.listTools(), client.listTools(), client.listTools()]);
+        for (const a of again) expect(JSON.stringify(a.tools)).toBe(JSON.stringify(tools));
+      }
+      // The hosted endpoints carry no composites: the upload steps are theirs, with the hints of their actions.
+      const steps = (await wallet.listTools()).tools.find((t) => t.name === 'convert_data_file_to_api');
+      expect(steps?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+    } finally {
+      await Promise.all([signedIn.close(), wallet.close()]);
     }
   });
 

@@ -8,7 +8,8 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
-import { TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
+import { TOOLSET_ICONS } from '../../mcp/icons.js';
+import { annotationsOf, TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
@@ -44,7 +45,8 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       }
       const t = byName.get(name);
       expect(t, name).toBeDefined();
-      expect(t!.annotations?.readOnlyHint ?? false).toBe(a.readOnly);
+      expect(t!.annotations).toEqual(annotationsOf(name));
+      expect(t!.annotations?.readOnlyHint).toBe(a.readOnly);
       if (a.price !== '0') {
         expect(t!.description).toContain(`Costs ${a.price} USDC`);
         expect(Object.keys(t!.inputSchema.properties ?? {})).toContain('maxPrice');
@@ -71,8 +73,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     expect(q).toEqual(
       expect.arrayContaining(['appName', 'table', 'limit', 'offset', 'cursor', 'where', 'sort', 'q', 'fields', 'aggregate', 'groupBy', 'bbox']),
     );
-    expect(byName.get('table_delete_record')!.annotations).toMatchObject({ idempotentHint: true });
-    expect(byName.get('table_delete_record')!.annotations?.destructiveHint).toBeUndefined();
+    expect(byName.get('table_delete_record')!.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true });
   });
 
   // A user who gave svc-mcp a personal key and no wallet was listed 21 tools that pay (each refusing:
@@ -129,6 +130,50 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       }
     } finally {
       await all.close();
+    }
+  });
+
+  it('every tool tells the host its four hints (from the one table that declares it) and its toolset icon; the order is the same on every server and transport', async () => {
+    const all = await connectHttp({ ...env, SVC_TOOLSETS: 'all', SVC_API_KEY: 'svc_pat_unused', SVC_WALLET_PRIVATE_KEY: `0x${'22'.repeat(32)}` });
+    const again = await connectHttp({ ...env, SVC_TOOLSETS: 'all', SVC_API_KEY: 'svc_pat_unused', SVC_WALLET_PRIVATE_KEY: `0x${'22'.repeat(32)}` });
+    try {
+      const everything = (await all.client.listTools()).tools;
+      for (const t of everything) {
+        expect(t.annotations, t.name).toEqual(annotationsOf(t.name));
+        expect(Object.keys(t.annotations ?? {}).sort(), t.name).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
+        const toolset = ACCOUNT_OPERATIONS.find((o) => o.tool === t.name)?.toolset ?? toolsetOf(t.name);
+        expect(t.icons, t.name).toEqual(TOOLSET_ICONS[toolset]);
+      }
+      // What a host confirms: the tools that lose something for good, and only those.
+      expect(
+        everything
+          .filter((t) => t.annotations?.destructiveHint)
+          .map((t) => t.name)
+          .sort(),
+      ).toEqual([
+        'account_create_dataset',
+        'account_delete_app',
+        'account_write_app_files',
+        'convert_data_file_to_api',
+        'delete_app',
+        'function_delete',
+        'function_publish',
+        'function_update_draft',
+        'table_delete_record',
+        'table_update_record',
+        'upload_dataset',
+      ]);
+      // Deterministic: another server, the same list byte for byte, whichever server of a pool answers.
+      const lists = await Promise.all([all.client.listTools(), again.client.listTools(), again.client.listTools()]);
+      for (const l of lists) expect(JSON.stringify(l.tools)).toBe(JSON.stringify(everything));
+      // The default list over stdio is the one HTTP lists, in the same order.
+      expect((await stdio.listTools()).tools.map((t) => t.name)).toEqual((await http.client.listTools()).tools.map((t) => t.name));
+      // Icons are one per toolset (~380 characters each, base64 SVG) and the hints ~95: what a host reads costs the wire at most 520 characters a tool.
+      const icons = new Set(everything.map((t) => JSON.stringify(t.icons)));
+      expect(icons.size).toBeLessThanOrEqual(8);
+      for (const t of everything) expect(JSON.stringify({ annotations: t.annotations, icons: t.icons }).length, t.name).toBeLessThanOrEqual(520);
+    } finally {
+      await Promise.all([all.close(), again.close()]);
     }
   });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { UI_EXTENSION, VIEW_MIME_TYPE } from '../../mcp/views/views.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { asModelSees, BIN, connectHttp } from './helpers.js';
+import { BIN, connectHttp } from './helpers.js';
 
 // MCP Apps views on both faces: svc-mcp (stdio, streamable HTTP) and the hosted /mcp and /mcp/x402.
 // What a client sees in tools/list, resources/list and resources/read, with and without the UI
@@ -42,7 +42,13 @@ const hosted = (pathname: string, key?: string) =>
   new StreamableHTTPClientTransport(new URL(`${h.url}${pathname}`), key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : undefined);
 
 /** The tools as listed, without their `_meta.ui`: what a client that renders no view reads of them. */
-const withoutViews = (tools: Tool[]) => JSON.stringify(tools.map(asModelSees));
+const withoutViews = (tools: Tool[]) =>
+  JSON.stringify(
+    tools.map(({ _meta, ...tool }) => {
+      const { ui: _ui, ...other } = _meta ?? {};
+      return Object.keys(other).length ? { ...tool, _meta: other } : tool;
+    }),
+  );
 const viewOf = (tools: Tool[], name: string) => (tools.find((t) => t.name === name)?._meta as { ui?: { resourceUri?: string } } | undefined)?.ui?.resourceUri;
 
 /** resources/read of a view as a host does it: one HTML document, its MIME type, and the CSP it asks for. */
