@@ -209,6 +209,7 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
   const { systemClock } = await import('../service/deps.js');
   const { createLogger } = await import('../service/logger.js');
   const { SiteCache } = await import('../service/sites/site-cache.js');
+  const { PurgeOutbox } = await import('../service/cdn/purge-outbox.js');
   const { LocalBlobStore } = await import('../service/storage/local-store.js');
   const { createAccount } = await import('../service/accounts/accounts.js');
   const { accountOwner } = await import('../service/sites/owner.js');
@@ -226,7 +227,16 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
     // PGlite as the service opens it; PostgreSQL's scratch database is migrated once by `run`.
     const database = embedded ? await (await import('../cli/runtime.js')).openDatabase(config) : await openDb({ databaseUrl: dbUrl, migrate: false });
     const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'), 'http://127.0.0.1:1', 'bench');
-    const deps = { config, db: database.db, blobs, clock: systemClock, log: createLogger('silent'), secret: 'bench', siteCache: new SiteCache(0) } as never;
+    const deps = {
+      config,
+      db: database.db,
+      blobs,
+      clock: systemClock,
+      log: createLogger('silent'),
+      secret: 'bench',
+      siteCache: new SiteCache(0),
+      purges: new PurgeOutbox(database.db, null, systemClock, createLogger('silent'), 0),
+    } as never;
     const account = await createAccount(database.db, { email: `bench-${randomBytes(4).toString('hex')}@example.com` });
     const site = await createSite(deps, accountOwner(account.id), {
       html: '<p>bench</p>',

@@ -11,6 +11,7 @@ import { openDb, type DbOrTx } from '../service/db/client.js';
 import { systemClock, type Deps } from '../service/deps.js';
 import { createLogger } from '../service/logger.js';
 import { SiteCache } from '../service/sites/site-cache.js';
+import { PurgeOutbox } from '../service/cdn/purge-outbox.js';
 import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
 import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
@@ -408,6 +409,7 @@ export async function run(): Promise<void> {
         log: createLogger('silent'),
         secret: 'bench',
         siteCache: new SiteCache(0),
+        purges: new PurgeOutbox(database.db, null, systemClock, createLogger('silent'), 0),
       } as unknown as Deps;
       const account = await createAccount(database.db, { email: 'bench@example.com' });
       const site = await createSite(deps, accountOwner(account.id), { html: '<p>bench</p>', slug: 'bench', status: 'published' }).catch(async () => {

@@ -12,6 +12,8 @@ import { SiteTraffic } from '../service/sites/traffic-counter.js';
 import { SiteCache } from '../service/sites/site-cache.js';
 import { createMetrics } from '../service/metrics/metrics.js';
 import { followSiteChanges } from '../service/sites/site-changes.js';
+import { PurgeOutbox } from '../service/cdn/purge-outbox.js';
+import { purgeAdapterFor } from '../service/cdn/purge-adapters.js';
 import type { BlobStore } from '../service/storage/blob-store.js';
 import { LocalBlobStore } from '../service/storage/local-store.js';
 import { AddressLimiter } from '../service/http/address-limits.js';
@@ -38,6 +40,14 @@ async function createBlobStore(config: Config, secret: string): Promise<BlobStor
  */
 function tableReadSettings(config: Config): Record<string, string> {
   return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))), plan_cache_mode: 'force_custom_plan' };
+}
+
+/**
+ * When a purge is repeated (PurgeOutbox): after every node's serving cache has dropped the site row
+ * it held at the change (its TTL) and a request in flight then has ended (5 s).
+ */
+function cdnSettleMs(config: Config): number {
+  return config.siteCacheTtlMs + 5000;
 }
 
 /** Built with dist/ (bin/build.mjs); absent when the sources run without a build. */
@@ -75,18 +85,22 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
+    purges: new PurgeOutbox(database.db, config.cdn ? purgeAdapterFor(config.cdn) : null, clock, log, cdnSettleMs(config)),
     traffic: new SiteTraffic(),
     tableLists: new TableLists(tableReads.db, metrics),
     facilitator: createFacilitator(config, log),
     metrics,
     addressLimits,
   };
-  const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log);
+  // A change's notification arrives when it committed: every node then drains the purge outbox (one takes the rows).
+  const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log, () => void deps.purges.drainWithin(0));
+  const stopPurging = deps.purges.start();
   return {
     deps,
     database,
     close: async () => {
       await stopFollowingSiteChanges();
+      await stopPurging();
       await stopSyncingAddressLimits();
       await deps.facilitator.close(); // stops the dev chain's anvil
       await tableReads.close();

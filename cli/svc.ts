@@ -94,7 +94,10 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
   const runtime = await createRuntime(config);
   try {
     const { runAdminOperation } = await import('../service/admin/operations.js');
-    return await runAdminOperation(runtime.deps, name, input);
+    const result = await runAdminOperation(runtime.deps, name, input);
+    // No node may be running to purge what the operation changed: purge it here (the outbox keeps what fails).
+    await runtime.deps.purges.drainWithin(10_000);
+    return result;
   } finally {
     await runtime.close();
     lock.release();

@@ -22,6 +22,7 @@ import { consentRoutes } from './dashboard/consent.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
+import { purgeAfterChanges } from './cdn/purge-outbox.js';
 import { siteRoutes } from './sites/routes.js';
 import { tableRoutes } from './tables/routes.js';
 import { TABLE_API_CORS, tableApiRoutes } from './tables/table-api.js';
@@ -45,6 +46,7 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(deps));
+  app.use('*', purgeAfterChanges(deps.purges));
   // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
   app.use('*', siteHostMiddleware(deps));
   app.route('/', sitePathRoutes(deps));

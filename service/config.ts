@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseX402Config, type X402Config } from './payments/x402-config.js';
 import { DEFAULT_PASSWORD_HASH_COST, PASSWORD_HASH_COSTS } from './auth/passwords.js';
 import { type AddressLimits, parseAddressLimits } from './http/address-surfaces.js';
+import { type CdnConfig, parseCdnConfig } from './cdn/cdn-config.js';
 
 const bool = z
   .string()
@@ -55,6 +56,11 @@ const EnvSchema = z.object({
   SVC_METRICS_TOKEN: optionalText,
   SVC_SHUTDOWN_TIMEOUT_SECONDS: int(25),
   SVC_SITE_CACHE_TTL_MS: int(30_000),
+  SVC_CDN_PURGE: optionalText,
+  SVC_CDN_MAX_AGE: z.coerce.number().int().min(1).optional(),
+  SVC_CDN_PURGE_URL: optionalText,
+  SVC_CDN_PURGE_TOKEN: optionalText,
+  SVC_CDN_ZONE: optionalText,
   SVC_VERSIONS_KEEP_LAST: int(20),
   SVC_VERSIONS_KEEP_DAYS: int(30),
   SVC_TRAFFIC_FLUSH_MS: int(5_000),
@@ -174,6 +180,8 @@ export interface Config {
   /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
   shutdownTimeoutMs: number;
   siteCacheTtlMs: number;
+  /** A CDN in front of hosted sites (SVC_CDN_*; service/cdn/cdn-config.ts); null: none. */
+  cdn: CdnConfig | null;
   /** log2 of scrypt's N for dashboard and site passwords (service/auth/passwords.ts). */
   passwordHashCost: number;
   /** `svc serve` also serves the MCP server (streamable HTTP, loopback) here; null = off. */
@@ -270,6 +278,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.SVC_METRICS_TOKEN,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     siteCacheTtlMs: e.SVC_SITE_CACHE_TTL_MS,
+    cdn: parseCdnConfig(e),
     passwordHashCost: e.SVC_PASSWORD_HASH_COST,
     mcpPort: parseMcpPort(e.SVC_MCP_PORT, e.PORT),
     limits: {

@@ -4,6 +4,7 @@ import type { Db } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
+import type { PurgeOutbox } from './cdn/purge-outbox.js';
 import type { SiteTraffic } from './sites/traffic-counter.js';
 import type { TableLists } from './tables/table-lists.js';
 import type { Metrics } from './metrics/metrics.js';
@@ -35,6 +36,8 @@ export interface Deps {
   secret: string;
   /** Node-local cache of the site-serving hot path; writers invalidate it. */
   siteCache: SiteCache;
+  /** The CDN purge outbox: changes of sites write the keys they made stale; any node purges them (inert without a CDN). */
+  purges: PurgeOutbox;
   /** Node-local counts of what hosted sites served, flushed to the database every few seconds. */
   traffic: SiteTraffic;
   /** Node-local Table API reads: the tables read before (checked inside each statement) and the reads in flight. */

@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { siteFiles, sites } from '../db/schema/index.js';
+import { siteFiles, sites, siteVersions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
 import { clientIp } from '../http/client-ip.js';
@@ -14,6 +14,7 @@ import { signUnlockCookie, unlockCookieName, UNLOCK_TTL_SECONDS, verifyUnlockCoo
 import { notFoundPage, passwordPage, suspendedPage } from './site-pages.js';
 import { SLUG_PATTERN } from './slugs.js';
 import { PREVIEW_PREFIX, previewFile } from './version-records.js';
+import { sharedCacheHeaders } from '../cdn/surrogate-keys.js';
 
 const UNLOCK_PATH = '__svc/unlock';
 /**
@@ -36,6 +37,7 @@ async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
       published: sites.published,
       entryPoint: sites.entryPoint,
       contentVersion: sites.contentVersion,
+      version: sql<number>`(select coalesce(max(${siteVersions.version}), 0) from ${siteVersions} where ${siteVersions.siteId} = ${sites.id})`.mapWith(Number),
       suspended: sql<boolean>`(${sites.suspendedAt} is not null or ${sites.ownerSuspension} is not null)`,
     })
     .from(sites)
@@ -57,6 +59,7 @@ async function loadFile(deps: Deps, site: CachedSite, path: string): Promise<Cac
     const body = await deps.blobs.get(file.blobKey);
     file = body ? { ...file, body } : null;
   }
+  if (file && deps.config.cdn && site.visibility === 'public') file.shared = sharedCacheHeaders(deps.config.cdn.maxAgeSeconds, site, path);
   deps.siteCache.setFile(site, path, file);
   return file;
 }
@@ -141,7 +144,11 @@ async function servePreview(deps: Deps, c: Context, site: CachedSite, rest: stri
   return res;
 }
 
-/** The headers of a file's answer (a 304 sends the same, without content-length). */
+/**
+ * The headers of a file's answer (a 304 sends the same, without content-length). Browsers revalidate
+ * every time; a shared cache keeps only a public site's file, and only with a CDN configured (then
+ * with its lifetime and surrogate keys, `file.shared`); a private site's files are `private`.
+ */
 export function fileHeaders(site: CachedSite, file: CachedFile, pathMode: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': file.contentType,
@@ -149,6 +156,7 @@ export function fileHeaders(site: CachedSite, file: CachedFile, pathMode: boolea
     'cache-control': site.visibility === 'public' ? 'public, max-age=0, must-revalidate' : 'private, no-cache',
     'x-content-type-options': 'nosniff',
   };
+  if (file.shared && site.visibility === 'public') Object.assign(headers, file.shared);
   if (pathMode) headers['content-security-policy'] = PATH_MODE_CSP;
   return headers;
 }

@@ -5,6 +5,8 @@
  * files are kept for one contentVersion, so once a node sees the new version it never serves an old
  * file (and drops the old version's files when it caches the first new one).
  */
+import type { SharedCacheHeaders } from '../cdn/surrogate-keys.js';
+
 export interface CachedSite {
   id: string;
   slug: string;
@@ -13,6 +15,8 @@ export interface CachedSite {
   published: boolean;
   entryPoint: string;
   contentVersion: number;
+  /** Its current version (docs/versions.md; 0 before the first): the version key of its answers. */
+  version: number;
   /** Suspended by the operator, on its own or through its owner (it answers 451). */
   suspended: boolean;
 }
@@ -24,6 +28,8 @@ export interface CachedFile {
   blobKey: string;
   /** Bytes of small files; large ones are streamed from the blob store each time. */
   body?: Buffer;
+  /** With a CDN in front, the shared-cache headers of a public site's file (made once, when cached). */
+  shared?: SharedCacheHeaders;
 }
 
 /** A cached file whose bytes are held (small enough): what the fast path answers. */

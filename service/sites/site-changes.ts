@@ -3,6 +3,7 @@ import type { Database, DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
 import type { Logger } from '../logger.js';
 import type { SiteCache } from './site-cache.js';
+import { keysToPurge, type SiteChange } from '../cdn/surrogate-keys.js';
 
 /**
  * Cross-node invalidation of the site cache: a change to a site row is announced with `pg_notify`
@@ -18,14 +19,22 @@ interface SiteKey {
   slug: string;
 }
 
-/** Drops the site from this node's cache now, and from every node's (this one again) when `db` commits. */
-export async function siteChanged(deps: Deps, db: DbOrTx, site: SiteKey): Promise<void> {
+/**
+ * Drops the site from this node's cache now, and from every node's (this one again) when `db`
+ * commits; with a CDN in front, records what the change made stale there (`change`: all of the
+ * site unless the caller names the files) in the purge outbox, in the same transaction.
+ */
+export async function siteChanged(deps: Deps, db: DbOrTx, site: SiteKey, change: SiteChange = { all: true }): Promise<void> {
   deps.siteCache.invalidate(site);
   await db.execute(sql`select pg_notify(${SITE_CHANGES_CHANNEL}, ${JSON.stringify({ id: site.id, slug: site.slug })})`);
+  await deps.purges.enqueue(db, keysToPurge(site.id, change));
 }
 
-/** Keeps `cache` in step with changes made by any node; returns the function that stops listening. */
-export function followSiteChanges(database: Database, cache: SiteCache, log: Logger): () => Promise<void> {
+/**
+ * Keeps `cache` in step with changes made by any node, and calls `onChange` after each (a change
+ * committed); returns the function that stops listening.
+ */
+export function followSiteChanges(database: Database, cache: SiteCache, log: Logger, onChange: () => void = () => {}): () => Promise<void> {
   return database.listen(
     SITE_CHANGES_CHANNEL,
     (payload) => {
@@ -36,6 +45,8 @@ export function followSiteChanges(database: Database, cache: SiteCache, log: Log
         log.warn('site change notification not understood; site cache cleared', { payload: payload.slice(0, 200) });
         cache.clear();
       }
+      // After the cache dropped the site: a purge this starts cannot be refilled from this node's old copy.
+      onChange();
     },
     () => cache.clear(),
   );

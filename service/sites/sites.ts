@@ -477,6 +477,7 @@ export interface SiteFilesCommit {
  */
 export async function recordSiteFiles(deps: Deps, site: SiteRow, commit: SiteFilesCommit, db: DbOrTx = deps.db): Promise<SiteRow> {
   const now = deps.clock.now();
+  const stale = deps.purges.enabled ? await pathsChangedBy(db, site, commit) : [];
   if (commit.remove?.length) await db.delete(siteFiles).where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, [...commit.remove])));
   for (const f of commit.write) {
     await db
@@ -499,8 +500,38 @@ export async function recordSiteFiles(deps: Deps, site: SiteRow, commit: SiteFil
     .returning();
   if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
   await recordVersion(deps, db, row, commit);
-  await siteChanged(deps, db, site);
+  await siteChanged(deps, db, site, { paths: stale });
   return row;
+}
+
+/**
+ * The paths whose answers `commit` changes, for the CDN's purge: files removed, files written with
+ * other bytes or type than they had (a rollback or a redeploy rewrites many unchanged ones), and the
+ * old entry point when "/" moves away from it (the answer of "/" carries its entry point's key).
+ */
+async function pathsChangedBy(db: DbOrTx, site: SiteRow, commit: SiteFilesCommit): Promise<string[]> {
+  const paths = commit.write.map((f) => f.path);
+  const before = new Map(
+    paths.length
+      ? (
+          await db
+            .select({ path: siteFiles.path, sha256: siteFiles.sha256, contentType: siteFiles.contentType })
+            .from(siteFiles)
+            .where(and(eq(siteFiles.siteId, site.id), inArray(siteFiles.path, paths)))
+        ).map((r) => [r.path, r])
+      : [],
+  );
+  const changed = commit.write.filter((f) => {
+    const was = before.get(f.path);
+    return was?.sha256 !== f.sha256 || was.contentType !== f.contentType;
+  });
+  const stale = [...changed.map((f) => f.path), ...(commit.remove ?? [])];
+  if (commit.entryPoint !== undefined) {
+    // Read here, under the owner's lock the caller holds: `site` may have been read before it.
+    const [now] = await db.select({ entryPoint: sites.entryPoint }).from(sites).where(eq(sites.id, site.id));
+    if (now && now.entryPoint !== commit.entryPoint) stale.push(now.entryPoint);
+  }
+  return stale;
 }
 
 /** Changes site fields (visibility, password, published, status, entry point) and invalidates the cache. */
@@ -510,14 +541,17 @@ export async function updateSite(
   patch: Partial<Pick<SiteRow, 'visibility' | 'passwordHash' | 'published' | 'status' | 'entryPoint'>>,
   db: DbOrTx = deps.db,
 ): Promise<SiteRow> {
-  const [row] = await db
-    .update(sites)
-    .set({ ...patch, updatedAt: deps.clock.now(), contentVersion: sql`${sites.contentVersion} + 1` })
-    .where(eq(sites.id, site.id))
-    .returning();
-  if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
-  await siteChanged(deps, db, site);
-  return row;
+  // One transaction (a savepoint inside the caller's): the purge the change records commits with it.
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(sites)
+      .set({ ...patch, updatedAt: deps.clock.now(), contentVersion: sql`${sites.contentVersion} + 1` })
+      .where(eq(sites.id, site.id))
+      .returning();
+    if (!row) throw new AppError('not_found', `site ${site.id} was deleted meanwhile`);
+    await siteChanged(deps, tx, site);
+    return row;
+  });
 }
 
 /**

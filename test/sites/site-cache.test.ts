@@ -9,6 +9,7 @@ const site = (contentVersion: number, id = 'site-1', slug = 'blog'): CachedSite 
   published: true,
   entryPoint: 'index.html',
   contentVersion,
+  version: contentVersion,
   suspended: false,
 });
 const file = (bytes: number, sha = 'a'): CachedFile => ({ contentType: 'text/html', sha256: sha, size: bytes, blobKey: `k-${sha}`, body: Buffer.alloc(bytes) });

@@ -11,3 +11,4 @@ export * from './abuse.js';
 export * from './operator.js';
 export * from './site-versions.js';
 export * from './counters.js';
+export * from './cdn.js';
