@@ -2,7 +2,6 @@ import { eq, inArray, lte, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
 import type { Db, DbOrTx } from '../db/client.js';
 import { cdnPurges } from '../db/schema/index.js';
-import type { Clock } from '../deps.js';
 import type { Logger } from '../logger.js';
 import type { PurgeAdapter } from './purge-adapters.js';
 
@@ -31,7 +30,7 @@ export class PurgeOutbox {
   constructor(
     private readonly db: Db,
     private readonly adapter: PurgeAdapter | null,
-    private readonly clock: Clock,
+    private readonly clock: { now(): Date },
     private readonly log: Logger,
     private readonly settleMs: number,
   ) {}
