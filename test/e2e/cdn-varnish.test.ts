@@ -108,7 +108,7 @@ describe.skipIf(missing !== null)(`Varnish in front of two nodes${missing ? ` (s
   it('serves public files from the cache, both URL forms; a change made on either node is served within a second', async () => {
     const [a, b] = nodes as [ServiceNode, ServiceNode];
     const site = await publish(a, '<h1>first</h1>');
-    const forms = [
+    const forms: { path: string; headers: Record<string, string> }[] = [
       { path: `/s/${site.slug}/`, headers: {} },
       { path: '/', headers: { host: `${site.slug}.sites.test` } },
     ];
