@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
 import { loadMcpConfig } from '../mcp/config.js';
 import type { HostedCaller, McpContext } from '../mcp/context.js';

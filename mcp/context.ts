@@ -7,7 +7,7 @@ import type { Scope } from '../shared/scopes.js';
 import type { McpConfig } from './config.js';
 import type { ToolsetChoice } from './toolsets.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 
 /** Everything a tool needs; built once per process and shared by every MCP session. */
 export interface McpContext {

@@ -85,9 +85,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
     process.on('SIGTERM', stop);
     return;
   }
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const server = buildMcpServer(ctx);
-  await server.connect(new StdioServerTransport());
+  // Both eras on one stdio connection: the opening exchange (initialize or server/discover) picks it,
+  // and the connection keeps a server of its own (plus one for a discover probe a 2025 client drops).
+  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+  serveStdio(() => buildMcpServer(ctx));
   console.error(`svc-mcp: stdio → ${config.serviceUrl}; ${who}`);
   void ctx.ready.then(() => console.error(`svc-mcp: prices from ${ctx.pricesSource}`));
 }

@@ -1,5 +1,5 @@
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { type CallToolResult, ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
@@ -196,7 +196,7 @@ export function compactInputSchema(shape: Record<string, z.core.$ZodType>): Tool
  * every client, which costs a client without views the `_meta` keys alone.
  */
 export function installCompactToolList(server: McpServer, ready: Promise<void>, views: 'declared' | 'always' = 'declared'): void {
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.server.setRequestHandler('tools/list', async () => {
     await ready;
     return { tools: listedTools(server, views === 'always' || rendersViews(server.server.getClientCapabilities())) };
   });

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { AGENT_ACTIONS, toolNameOf } from '../shared/agent-api/catalogue.js';
 import type { AgentAction } from '../shared/agent-api/action.js';
 import { loadPrices, type McpContext } from './context.js';

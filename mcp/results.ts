@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isWalletError } from '../wallet/errors.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
 

@@ -1,17 +1,20 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  createMcpHandler,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  isJsonContentType,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
+  type McpHttpHandler,
+  type McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  parseJSONRPCMessage,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 
 /** The SDK's own limit on a batch (server/requestBody.js), kept so both paths refuse the same POSTs. */
 const MAX_BATCH_SIZE = 100;
@@ -36,6 +39,16 @@ const MAX_BATCH_SIZE = 100;
  */
 export class McpServerPool {
   private readonly idle: Connected[] = [];
+  /**
+   * The 2026-07-28 era (a request that carries the per-request `_meta` envelope): the SDK's own entry,
+   * with a server built for each request (the modern era has no `initialize` whose answer a pooled
+   * server could share; docs/mcp.md, "Eras"). It checks what that revision adds (the envelope, the
+   * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers against the body) and answers
+   * `server/discover`. 2025-era requests never reach it: they are answered below, as before.
+   */
+  private readonly modern: McpHttpHandler;
+  /** The `prepare` of each request the modern entry is answering, for the server it builds. */
+  private readonly preparing = new WeakMap<Request, (server: McpServer) => void>();
 
   constructor(
     private readonly build: () => McpServer,
@@ -43,7 +56,16 @@ export class McpServerPool {
     private readonly maxIdle = 16,
     /** Largest request body read; a bigger one is answered 413 without reading the rest. */
     private readonly maxBodyBytes = 1024 * 1024,
-  ) {}
+  ) {
+    this.modern = createMcpHandler(
+      ({ requestInfo }) => {
+        const server = this.build();
+        if (requestInfo) this.preparing.get(requestInfo)?.(server);
+        return server;
+      },
+      { legacy: 'reject', maxRequestBodySize: maxBodyBytes },
+    );
+  }
 
   /** `prepare` gives the server this request's caller (the hosted endpoint) before it answers. */
   async handle(req: Request, prepare?: (server: McpServer) => void): Promise<Response> {
@@ -55,6 +77,7 @@ export class McpServerPool {
     } catch {
       parsed = undefined; // answered below, after the header checks, as the SDK's transport answers it
     }
+    if (parsed !== undefined && claimsModernEra(req, parsed)) return this.#modern(req, parsed, prepare);
     if (parsed !== undefined && (asksForProgress(parsed) || !this.reuse)) return this.#stream(req, parsed, prepare);
     const messages = messagesOf(req, parsed);
     if (!Array.isArray(messages)) return messages;
@@ -65,6 +88,12 @@ export class McpServerPool {
     if (this.idle.length < this.maxIdle) this.idle.push(connected);
     if (answers.length === 0) return new Response(null, { status: 202 });
     return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+
+  /** A 2026-07-28 request, by the SDK's entry (it reads the parsed body and the request's headers). */
+  async #modern(req: Request, parsed: unknown, prepare?: (server: McpServer) => void): Promise<Response> {
+    if (prepare) this.preparing.set(req, prepare);
+    return this.modern.fetch(req, { parsedBody: parsed });
   }
 
   /** On the SDK's transport, by a server of its own, answered as a stream. */
@@ -148,9 +177,11 @@ function messagesOf(req: Request, parsed: unknown): JSONRPCMessage[] | Response 
   if (Array.isArray(parsed) && parsed.length > MAX_BATCH_SIZE) return refuse(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
   const messages: JSONRPCMessage[] = [];
   for (const raw of Array.isArray(parsed) ? parsed : [parsed]) {
-    const message = JSONRPCMessageSchema.safeParse(raw);
-    if (!message.success) return refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
-    messages.push(message.data);
+    try {
+      messages.push(parseJSONRPCMessage(raw));
+    } catch {
+      return refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
+    }
   }
   if (messages.some(isInitializeRequest)) {
     if (messages.length > 1) return refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
@@ -195,6 +226,25 @@ async function readBody(req: Request, maxBytes: number): Promise<string | null> 
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/**
+ * Whether a POST speaks the 2026-07-28 era: a message carries the per-request `_meta` envelope's
+ * protocol version, or the MCP-Protocol-Version header names a modern revision (the SDK's entry then
+ * answers what is missing). Everything else, refusals of malformed bodies included, is answered as
+ * the 2025 transport answers it.
+ */
+function claimsModernEra(req: Request, body: unknown): boolean {
+  const header = req.headers.get('mcp-protocol-version');
+  if (header !== null && header >= MODERN_ERA) return true;
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+    return meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+  });
+}
+
+/** The first revision of the modern era (revisions are dates: later ones sort after it). */
+const MODERN_ERA = '2026-07-28';
 
 function asksForProgress(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { ACCOUNT_OPERATIONS } from '../shared/account-api/operations.js';
 import { atomicToUsdc } from '../shared/money.js';
 import { callPaidTool } from '../wallet/mcp-payer.js';
@@ -29,7 +29,7 @@ export async function connectUpstream(serviceUrl: string, apiKey: string | undef
   let cursor: string | undefined;
   do {
     const page = await client.listTools(cursor ? { cursor } : undefined);
-    tools.push(...page.tools);
+    tools.push(...(page.tools as Tool[]));
     cursor = page.nextCursor;
   } while (cursor);
   return { client, tools, close: () => client.close() };

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { CreateFunctionBodySchema, InvokeFunctionBodySchema } from '../../shared/account-api/functions.js';
 import { slugFromName } from '../../shared/slug.js';

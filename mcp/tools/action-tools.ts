@@ -1,6 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
@@ -8,6 +6,7 @@ import { usdcToAtomic } from '../../shared/money.js';
 import { X402_META } from '../failures.js';
 import { accountToolInstead, callAction } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
+import type { Extra } from './paid-steps.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
 import { accountToolNote, composesForAccount } from './account-tools.js';
@@ -15,8 +14,6 @@ import { guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { maxPriceArg } from '../schemas.js';
 import { answerInToolWords, asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Whether a tool can neither write nor pay: the only kind SVC_READ_ONLY=1 keeps. */
 export function isReadOnlyAction(action: AgentAction, price: string): boolean {
@@ -133,7 +130,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           const hasBody = action.method === 'POST' || action.method === 'PATCH';
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, {
             maxPrice,
-            meta: extra._meta,
+            meta: extra.mcpReq._meta,
             tool: () => ({
               name,
               description: `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,

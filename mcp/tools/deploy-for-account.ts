@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { McpContext } from '../context.js';
 import { ToolFailure, okResult } from '../results.js';
 import { SITE_UPLOAD_MAX_FILES } from '../../shared/agent-api/actions/common.js';

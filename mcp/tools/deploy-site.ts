@@ -1,5 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { SITE_UPLOAD_MAX_FILES } from '../../shared/agent-api/actions/common.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';

@@ -1,5 +1,4 @@
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerContext } from '@modelcontextprotocol/server';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
@@ -12,7 +11,8 @@ import { priceOf, type McpContext } from '../context.js';
  * checked against the caps before the first payment, the payments made so far, progress notifications.
  */
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** A tool handler's request context (the SDK's): its `_meta` (progress token, payment) and notifications. */
+export type Extra = ServerContext;
 
 export const action = (name: string): AgentAction => actionByName(name)!;
 
@@ -44,10 +44,10 @@ export class Progress {
 
   async report(message: string): Promise<void> {
     this.#done++;
-    const progressToken = this.#extra._meta?.progressToken;
+    const progressToken = this.#extra.mcpReq._meta?.progressToken;
     if (progressToken === undefined) return;
-    await this.#extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: this.#done, total: this.total, message } })
+    await this.#extra.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken, progress: this.#done, total: this.total, message } })
       .catch(() => undefined);
   }
 }

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { TableFilterSchema, TableQuerySchema, tableQueryToSearchParams, type TableQueryInput } from '../../shared/tables/query.js';
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';

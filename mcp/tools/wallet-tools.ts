@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, actionByName, toolNameOf } from '../../shared/agent-api/catalogue.js';

@@ -1,5 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { ClientCapabilities } from '@modelcontextprotocol/server';
 import { DATASET_VIEW } from './dataset-view.js';
 import { SITE_VIEW } from './site-view.js';
 import { TABLE_VIEW } from './table-view.js';

@@ -1,0 +1,206 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { loadMcpConfig } from '../../mcp/config.js';
+import { startMcpHttp } from '../../mcp/http.js';
+import { createMcpContext } from '../../mcp/server.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { devChain, fundedWallet } from '../payments/helpers.js';
+import { BIN } from './helpers.js';
+
+// Both MCP eras on every face, driven by the official v2 client (@modelcontextprotocol/client) in each
+// of its modes: `legacy` (the 2025 initialize handshake), `auto` (server/discover, falling back) and
+// pinned to 2026-07-28 (no fallback). The 2025 clients' own tests are the other test files, unchanged.
+const MODES = [
+  ['legacy', { mode: 'legacy' }, 'legacy'],
+  ['auto', { mode: 'auto' }, 'modern'],
+  ['pinned 2026-07-28', { mode: { pin: '2026-07-28' } }, 'modern'],
+] as const;
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-eras-'));
+let h: Harness;
+let key: string;
+let payer: PrivateKeyAccount;
+let svcMcpHttp: { url: string; close(): Promise<void> };
+
+beforeAll(async () => {
+  h = await startHarness('pglite', { SVC_X402_MODE: 'dev' }, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  payer = await fundedWallet(h, 1_000_000n);
+  key = (await h.account()).key;
+  const ctx = await createMcpContext(loadMcpConfig(svcMcpEnv()));
+  svcMcpHttp = await startMcpHttp(ctx, 0);
+}, 120_000);
+afterAll(async () => {
+  await svcMcpHttp?.close();
+  await h?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** svc-mcp with the account's key and no wallet: the account's tools, deploy_site with progress. */
+const svcMcpEnv = (): Record<string, string> => ({
+  SVC_URL: h.url,
+  SVC_API_KEY: key,
+  SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
+  SVC_TABLE_KEYS_FILE: 'off',
+  SVC_TOOLSETS: 'default,advanced',
+});
+
+type Mode = (typeof MODES)[number][1];
+
+async function connect(mode: Mode, transport: StreamableHTTPClientTransport | StdioClientTransport): Promise<Client> {
+  const client = new Client({ name: 'eras-test', version: '1.0.0' }, { versionNegotiation: mode } as never);
+  await client.connect(transport);
+  return client;
+}
+
+const FACES = {
+  'hosted /mcp (personal key)': (mode: Mode) =>
+    connect(
+      mode,
+      new StreamableHTTPClientTransport(new URL(`${h.url}/mcp?toolsets=default,advanced`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    ),
+  'hosted /mcp/x402': (mode: Mode) => connect(mode, new StreamableHTTPClientTransport(new URL(`${h.url}/mcp/x402?toolsets=default,advanced`))),
+  'svc-mcp over streamable HTTP': (mode: Mode) => connect(mode, new StreamableHTTPClientTransport(new URL(svcMcpHttp.url))),
+  'svc-mcp over stdio': (mode: Mode) =>
+    connect(
+      mode,
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN],
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...svcMcpEnv() },
+        stderr: 'ignore',
+      }),
+    ),
+};
+
+const textOf = (r: { content?: unknown }) => ((r.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+describe.each(Object.entries(FACES))('%s', (_face, open) => {
+  it.each(MODES)(
+    'serves the v2 client in %s mode: era, tools, a free call, a view',
+    async (_mode, mode, era) => {
+      const client = await open(mode);
+      try {
+        expect(client.getProtocolEra()).toBe(era);
+        if (era === 'modern') expect(client.getServerVersion()).toMatchObject({ name: 'svc' });
+        const { tools } = await client.listTools();
+        expect(tools.map((t) => t.name)).toContain('list_pricing');
+        const priced = await client.callTool({ name: 'list_pricing', arguments: {} });
+        expect(priced.isError).toBeFalsy();
+        expect(JSON.parse(textOf(priced))).toHaveProperty('pricing');
+        const { resources } = await client.listResources();
+        expect(resources.map((r) => r.uri)).toContain('ui://svc/site');
+        const { contents } = await client.readResource({ uri: 'ui://svc/site' });
+        expect((contents[0] as { text: string }).text).toMatch(/^<!doctype html>/);
+      } finally {
+        await client.close();
+      }
+    },
+    60_000,
+  );
+});
+
+describe('server/discover', () => {
+  it.each(['/mcp', '/mcp/x402'])('answers on %s with the 2026-07-28 revision, the server and its capabilities', async (pathname) => {
+    const res = await fetch(`${h.url}${pathname}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'server/discover',
+        ...(pathname === '/mcp' ? { authorization: `Bearer ${key}` } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const { result } = (await res.json()) as { result: Record<string, unknown> & { _meta: Record<string, unknown> } };
+    expect(result).toMatchObject({
+      resultType: 'complete',
+      supportedVersions: expect.arrayContaining(['2026-07-28']),
+      capabilities: { tools: {}, resources: {} },
+    });
+    expect(result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc' });
+  });
+});
+
+describe('progress and paid calls on 2026-07-28', () => {
+  const PINNED = { mode: { pin: '2026-07-28' } } as const;
+
+  it.each(['svc-mcp over streamable HTTP', 'svc-mcp over stdio'] as const)(
+    '%s: deploy_site reports progress to a pinned client',
+    async (face) => {
+      const client = await FACES[face](PINNED);
+      try {
+        const seen: number[] = [];
+        const r = await client.callTool(
+          {
+            name: 'deploy_site',
+            arguments: {
+              appName: `eras-${face.includes('stdio') ? 'stdio' : 'http'}`,
+              files: [{ path: 'index.html', content: '<h1>eras</h1>' }],
+              visibility: 'public',
+            },
+          },
+          { onprogress: (p: { progress: number }) => seen.push(p.progress) } as never,
+        );
+        expect(r.isError, textOf(r)).toBeFalsy();
+        // Two steps, two notifications. The v2 client handles a notification a tick after a response
+        // read with it, so over stdio the last one can come after the call has resolved: one at least.
+        expect(seen.length).toBeGreaterThan(0);
+        expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      } finally {
+        await client.close();
+      }
+    },
+    60_000,
+  );
+
+  it.each([
+    ['/mcp/x402', undefined],
+    ['/mcp', 'key'],
+  ] as const)(
+    '%s: a paid tool asks for payment, is paid once through _meta, and a replay charges nothing',
+    async (pathname, signedIn) => {
+      const headers = signedIn ? { authorization: `Bearer ${key}` } : undefined;
+      const client = await connect(PINNED, new StreamableHTTPClientTransport(new URL(`${h.url}${pathname}?toolsets=apps`), { requestInit: { headers } }));
+      try {
+        const args = { appName: `eras-paid-${signedIn ? 'key' : 'x402'}`, html: '<p>paid</p>' };
+        const unpaid = await client.callTool({ name: 'create_app_from_html', arguments: args });
+        expect(unpaid.isError).toBe(true);
+        const required = unpaid.structuredContent as { accepts: { amount: string; payTo: string }[] };
+        const price = BigInt(required.accepts[0]!.amount);
+        const signer = new x402Client();
+        registerExactEvmScheme(signer, { signer: payer as never });
+        const payment = await signer.createPaymentPayload(required as never);
+        const before = await devChain(h).balanceOf(payer.address);
+        const paid = await client.callTool({ name: 'create_app_from_html', arguments: args, _meta: { 'x402/payment': payment } });
+        expect(paid.isError, textOf(paid)).toBeFalsy();
+        expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true });
+        expect(before - (await devChain(h).balanceOf(payer.address))).toBe(price);
+        const replay = await client.callTool({
+          name: 'create_app_from_html',
+          arguments: { ...args, appName: `${args.appName}-again` },
+          _meta: { 'x402/payment': payment },
+        });
+        expect(replay.isError).toBe(true);
+        expect(before - (await devChain(h).balanceOf(payer.address))).toBe(price);
+      } finally {
+        await client.close();
+      }
+    },
+    60_000,
+  );
+});
