@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
@@ -14,7 +15,8 @@ import { SiteCache } from '../service/sites/site-cache.js';
 import { PurgeOutbox } from '../service/cdn/purge-outbox.js';
 import { accountOwner } from '../service/sites/owner.js';
 import { createSite } from '../service/sites/sites.js';
-import { compileAggregateQuery, compileListQuery, parseTableQuery, recordSource } from '../service/tables/query.js';
+import { compileAggregateQuery, compileListQuery, encodeCursor, parseTableQuery, recordSource } from '../service/tables/query.js';
+import { columnTableName, createColumnTable, finishColumnTable } from '../service/db/column-storage.js';
 import { API_KEY_HEADER, WRITE_KEY_HEADER } from '../service/tables/access.js';
 import { createPersonalKey } from '../service/accounts/personal-keys.js';
 import { recordByIdStatement } from '../service/tables/record-rows.js';
@@ -38,8 +40,10 @@ import { cpuMs, freePort, profileFlags, seededRandom, spawnService, UNREACHED_LI
  * with ≤ 0.5 ms of our own.
  */
 const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000);
-/** BENCH_TABLES_FLOOR_ONLY=1: only the comparison with the bare server (section 3), e.g. while profiling it. */
+/** BENCH_TABLES_FLOOR_ONLY=1: only the comparisons with the bare servers (sections 3 and 4), e.g. while profiling them. */
 const FLOOR_ONLY = process.env.BENCH_TABLES_FLOOR_ONLY === '1';
+/** BENCH_TABLES_SECTIONS=4: only section 4 (the hand-written floor, issue 53), the run short enough to repeat. */
+const ONLY_HAND_WRITTEN = process.env.BENCH_TABLES_SECTIONS === '4';
 /** Sequential requests per row of section 3 (aggregates: a tenth). */
 const FLOOR_REQUESTS = Number(process.env.BENCH_TABLES_FLOOR_REQUESTS ?? 300);
 /** BENCH_TABLES_FLOOR_CASES=1,4: only these rows of section 3 (0-based), e.g. to profile one request. */
@@ -287,6 +291,95 @@ async function measureBesideBareServer(
   }
 }
 
+/** Section 4's read shapes: the Table API's request, and the bare floor server's path for it (bench/bare/table-floor.mjs). */
+const FLOOR_SHAPES: { label: string; path: string; bare: string; aggregate?: boolean }[] = [
+  { label: 'first page (50)', path: '?limit=50', bare: 'first' },
+  { label: 'one record', path: '/7', bare: 'one' },
+  { label: 'filter + sort (50)', path: '?field=category&value=cat-7&sortField=price&sortDir=desc&limit=50', bare: 'filter-sort' },
+  { label: 'search q (50)', path: '?q=item%20123&searchFields=name&limit=50', bare: 'search' },
+  { label: 'date range (50)', path: '?dateField=day&dateFrom=2021-01-01&dateTo=2021-01-31&limit=50', bare: 'date-range' },
+  { label: 'bbox (50)', path: '?bbox=-20,-20,20,20&limit=50', bare: 'bbox' },
+  { label: 'aggregate avg by category', path: '?aggregate=avg&aggregateField=price&groupBy=category', bare: 'aggregate', aggregate: true },
+  { label: 'compact, 2 fields (50)', path: '?compact=true&fields=name,price&limit=50', bare: 'compact' },
+  { label: 'cursor at id 15,000 (50)', path: `?limit=50&cursor=${encodeCursor({ s: 'id', v: [], id: 15000 })}`, bare: 'cursor' },
+];
+/** BENCH_TABLES_FLOOR_ROUNDS: svc/bare pairs per shape in section 4 (aggregates a tenth), after a fifth as many of warm-up. */
+const FLOOR_ROUNDS = Number(process.env.BENCH_TABLES_FLOOR_ROUNDS ?? 300);
+
+/**
+ * Section 4 (issue 53): every read shape on both storages, the Table API beside the simplest server a
+ * user could write for the same answer (bench/bare/table-floor.mjs: hand-written SQL, postgres.js,
+ * JSON.stringify; nothing of svc's compiler). The records' dataset twin is a column table with the
+ * same rows. Each pair's answers are first checked to be the same JSON; then svc and the bare server
+ * are timed in turn, request by request, and each server's CPU per request read from /proc.
+ */
+async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string, svcPid: number, site: { id: string; slug: string }, records: TableRow) {
+  const { table: cols } = await createTable(deps, site, { name: 'Items columns', slug: 'items-columns', schema: SCHEMA, kind: 'dataset', storage: 'columns' });
+  await deps.db.transaction(async (tx) => {
+    await createColumnTable(tx, cols.id, SCHEMA.fields);
+    await tx.execute(
+      sql`insert into ${sql.raw(columnTableName(cols.id))} select id, fields->>'name', fields->>'category', (fields->>'price')::float8, (fields->>'qty')::float8, (fields->>'active')::boolean, (fields->>'day')::date, (fields->>'lat')::float8, (fields->>'lon')::float8 from table_records where table_id = ${records.id} order by id`,
+    );
+    await finishColumnTable(tx, cols.id);
+  });
+  const port = await freePort();
+  const bare = spawn(process.execPath, [...profileFlags(), 'bench/bare/table-floor.mjs'], {
+    env: {
+      ...process.env,
+      BARE_DATABASE_URL: dbUrl,
+      BARE_PORT: String(port),
+      BARE_TABLE: records.id,
+      BARE_COLUMNS: columnTableName(cols.id),
+      BARE_CREATED: cols.createdAt.toISOString(),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitForHttp(`http://127.0.0.1:${port}/records/first`);
+    console.log(
+      `4) beside the simplest hand-written server for the same answer (bench/bare/table-floor.mjs), svc and bare in turn, ${FLOOR_ROUNDS} pairs per row (aggregates a tenth); p50 ms:`,
+    );
+    console.log(`${'shape'.padEnd(28)} ${'storage'.padEnd(8)} ${'svc'.padStart(7)} ${'bare'.padStart(7)} ${'ratio'.padStart(7)}   CPU µs/request svc / bare`);
+    const body = async (url: string) => {
+      const res = await fetch(url);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${url}: ${res.status} ${text}`);
+      return text;
+    };
+    for (const shape of FLOOR_SHAPES) {
+      for (const [storage, slug] of [
+        ['records', 'items'],
+        ['columns', 'items-columns'],
+      ] as const) {
+        const svcUrl = `${base}/api/data/${site.slug}/${slug}${shape.path}`;
+        const bareUrl = `http://127.0.0.1:${port}/${storage}/${shape.bare}`;
+        const [mine, theirs] = [JSON.parse(await body(svcUrl)), JSON.parse(await body(bareUrl))];
+        if (!isDeepStrictEqual(mine, theirs))
+          throw new Error(
+            `${shape.label} (${storage}): the two answers differ\nsvc:  ${JSON.stringify(mine).slice(0, 600)}\nbare: ${JSON.stringify(theirs).slice(0, 600)}`,
+          );
+        const n = shape.aggregate ? Math.ceil(FLOOR_ROUNDS / 10) : FLOOR_ROUNDS;
+        const svcGet = async () => void (await body(svcUrl));
+        const bareGet = async () => void (await body(bareUrl));
+        for (let i = 0; i < Math.ceil(n / 5); i++) for (const fn of [svcGet, bareGet]) await fn();
+        const cpuBefore = [cpuMs([svcPid]), cpuMs([bare.pid!])];
+        const [svcTimes, bareTimes] = await timeInterleaved(n, svcGet, bareGet);
+        const cpu = [cpuMs([svcPid]), cpuMs([bare.pid!])].map((after, k) =>
+          after === undefined || cpuBefore[k] === undefined ? '?' : (((after - cpuBefore[k]!) * 1000) / n).toFixed(0),
+        );
+        const [a, b] = [pct(svcTimes, 50)!, pct(bareTimes, 50)!];
+        console.log(
+          `${shape.label.padEnd(28)} ${storage.padEnd(8)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(7)} ${`${(a / b).toFixed(2)}x`.padStart(7)}   ${cpu.join(' / ')}`,
+        );
+      }
+    }
+    console.log('Goal (issue 53): each ≤ 1.1x (≤ 1.25x at worst), both storages. The answers of each pair were checked to be the same JSON first.');
+  } finally {
+    bare.kill('SIGTERM');
+    await new Promise((r) => bare.once('exit', r));
+  }
+}
+
 /**
  * Inserts into a hand-made Table: `POST` of one record through the Table API beside the very
  * statement the service runs (insertRecordsStatement: the record's id from the Table's sequence), sequential
@@ -479,7 +572,7 @@ export async function run(): Promise<void> {
         printLatencies(`${c.label} [${n}]`, api, sqlTimes);
       };
       console.log(`\nTable API on ${ROWS.toLocaleString('en')} records, sequential requests, PostgreSQL ${version}`);
-      if (!FLOOR_ONLY) {
+      if (!FLOOR_ONLY && !ONLY_HAND_WRITTEN) {
         console.log('1) no field indexes (GIN on fields + btree (table_id, id) only):');
         header();
         for (const c of cases.slice(0, 2)) await measure(c);
@@ -487,28 +580,30 @@ export async function run(): Promise<void> {
       const ti = performance.now();
       const indexed = await indexTableFields(database.db, table);
       await database.db.execute('analyze table_records' as never);
-      if (!FLOOR_ONLY) {
+      if (!FLOOR_ONLY && !ONLY_HAND_WRITTEN) {
         console.log(`2) after indexTableFields (${indexed.join(', ')}: ${((performance.now() - ti) / 1000).toFixed(1)} s, concurrently):`);
         header();
         for (const c of cases) await measure(c);
       }
-      await measureBesideBareServer(
-        database.db,
-        dbUrl,
-        base,
-        svc.pid!,
-        table,
-        [
-          { label: 'list: first page (limit 50)', qs: 'limit=50' },
-          { label: 'record: GET one', qs: '', recordId: 7 },
-          { label: cases[0]!.label, qs: cases[0]!.qs },
-          { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
-          // What a signed-in caller adds: the check of the key this node keeps, in the read's statement
-          // (service/tables/read-keys.ts).
-          { label: 'list: first page, personal key', qs: 'limit=50', headers: { [API_KEY_HEADER]: personalKey } },
-        ].filter((_, i) => FLOOR_CASES === null || FLOOR_CASES.includes(i)),
-      );
-      if (!FLOOR_ONLY) await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
+      await measureAgainstHandWritten(deps, dbUrl, base, svc.pid!, site, table);
+      if (!ONLY_HAND_WRITTEN)
+        await measureBesideBareServer(
+          database.db,
+          dbUrl,
+          base,
+          svc.pid!,
+          table,
+          [
+            { label: 'list: first page (limit 50)', qs: 'limit=50' },
+            { label: 'record: GET one', qs: '', recordId: 7 },
+            { label: cases[0]!.label, qs: cases[0]!.qs },
+            { label: cases[2]!.label, qs: cases[2]!.qs, aggregate: true },
+            // What a signed-in caller adds: the check of the key this node keeps, in the read's statement
+            // (service/tables/read-keys.ts).
+            { label: 'list: first page, personal key', qs: 'limit=50', headers: { [API_KEY_HEADER]: personalKey } },
+          ].filter((_, i) => FLOOR_CASES === null || FLOOR_CASES.includes(i)),
+        );
+      if (!FLOOR_ONLY && !ONLY_HAND_WRITTEN) await measureRecordRequests(database.db, site, base, direct, await measureInserts(deps, site, base, direct));
       const [floor] = await timeInterleaved(
         200,
         async () => void (await (await fetch(`${base}/healthz`)).arrayBuffer()),

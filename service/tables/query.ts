@@ -492,6 +492,8 @@ export interface RecordSource {
   output(f: FieldRef): SQL;
   /** Select list of a record page: `id` and what `rowFields` reads. */
   selectList: SQL;
+  /** The columns a page's inner select keeps of each row, for `selectList` to be computed from (compileListQuery). */
+  rowColumns: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
   /**
    * A row's fields as the JSON text the database wrote (`records`: the jsonb as text), to be placed
@@ -542,6 +544,7 @@ function recordsSource(tableId: string, guard: SQL | null): RecordSource {
     // The fields as text: a page places them in its answer as they are (table-lists.ts), instead of
     // the driver parsing each record's JSON for the answer to encode it again.
     selectList: sql`r.id, r.fields::text as fields`,
+    rowColumns: sql`r.id, r.fields`,
     rowFields: (row) => JSON.parse(row.fields as string) as Record<string, unknown>,
     fieldsJson: (row) => row.fields as string,
   };
@@ -570,6 +573,7 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     text: column,
     output: (f) => columnOutputExpr(f.name, f.type),
     selectList: columnSelectList(schema.fields),
+    rowColumns: sql`r.*`,
     rowFields: (row) => columnRowFields(row, schema.fields),
   };
 }
@@ -678,9 +682,15 @@ function orderSql(src: RecordSource, sort: SortKey[]): SQL {
   );
 }
 
-/** The page query; fetches limit+1 rows to know whether a next page exists. */
+/**
+ * The page query; fetches limit+1 rows to know whether a next page exists. The answer's columns
+ * (the fields as text, dates formatted) are computed in the outer select, for the kept rows only:
+ * in one flat select PostgreSQL computes them for every matching row before the sort keeps a page
+ * (docs/performance.md, issue 53). The subquery's order is the page's: nothing above it reorders.
+ */
 export function compileListQuery(src: RecordSource, plan: TableQueryPlan): SQL {
-  return sql`select ${src.selectList} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
+  const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
+  return sql`select ${src.selectList} from (${page}) r`;
 }
 
 export function compileCountQuery(src: RecordSource, plan: TableQueryPlan): SQL {
