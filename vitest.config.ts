@@ -14,6 +14,7 @@ export const PROCESS_SUITES = [
   'test/functions/cli.test.ts',
   'test/dashboard/browser.test.ts',
   'test/chaos/postgres-stop.test.ts',
+  'test/e2e/replica-reads.test.ts',
   'test/e2e/serve-mcp.test.ts',
   'test/payments/dev-chain-state.test.ts',
   'test/e2e/shutdown.test.ts',

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../service/config.js';
 import { openDb, type Database } from '../service/db/client.js';
+import { ReadPools } from '../service/db/read-pools.js';
 import { unpackPgliteTemplate } from '../service/db/pglite-template.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
 import { packagePath } from '../service/package-root.js';
@@ -71,6 +72,17 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
   const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
   const metrics = createMetrics();
+  // Each replica: a read pool with the same session settings as the primary's (its main pool is never used).
+  const replicas = await Promise.all(config.replicas.urls.map((url) => openDb({ databaseUrl: url, migrate: false, poolMax: 1 })));
+  const replicaReads = replicas.map((replica) => replica.openPool(tableReadSettings(config), config.databasePoolMax));
+  const readPools = new ReadPools(
+    database.db,
+    tableReads.db,
+    replicaReads.map((r) => r.db),
+    config.replicas,
+    metrics.registry,
+  );
+  await readPools.start();
   const clock = overrides.clock ?? systemClock;
   const addressLimits = new AddressLimiter(database.db, clock, config.addressLimits, (e) =>
     log.warn('per-address limits: the shared counts could not be synced; this node limits alone until they are', { error: (e as Error).message }),
@@ -80,6 +92,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     config,
     db: database.db,
     tableReads: tableReads.db,
+    readPools,
     blobs: await createBlobStore(config, secret),
     clock,
     log,
@@ -103,6 +116,8 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
       await stopPurging();
       await stopSyncingAddressLimits();
       await deps.facilitator.close(); // stops the dev chain's anvil
+      await readPools.stop();
+      await Promise.all([...replicaReads, ...replicas].map((r) => r.close()));
       await tableReads.close();
       await database.close();
     },

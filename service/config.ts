@@ -28,6 +28,10 @@ const EnvSchema = z.object({
   SVC_DATA_DIR: z.string().default('./.svc'),
   DATABASE_URL: optionalText,
   SVC_DATABASE_POOL_MAX: int(10),
+  DATABASE_READ_URL: optionalText,
+  SVC_REPLICA_MAX_LAG_MS: int(1000),
+  SVC_REPLICA_WAIT_MS: int(100),
+  SVC_REPLICA_CHECK_MS: int(250),
   SVC_PGLITE_SHARED_BUFFERS: z
     .string()
     .regex(/^[1-9]\d*(kB|MB|GB)$/, 'a size such as 32MB (kB, MB or GB)')
@@ -160,6 +164,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL connections per node (SVC_DATABASE_POOL_MAX). */
   databasePoolMax: number;
+  /** Streaming replicas for public reads (DATABASE_READ_URL, comma-separated; db/read-pools.ts). */
+  replicas: ReplicasConfig;
   /** The embedded database's buffer pool (PGlite's shared_buffers; SVC_PGLITE_SHARED_BUFFERS; unset: openDb's default). */
   pgliteSharedBuffers?: string;
   s3?: S3Config;
@@ -216,6 +222,17 @@ export interface DatasetsConfig {
   tmpDir: string;
 }
 
+export interface ReplicasConfig {
+  /** `postgres://…` of each replica; none: every read on the primary. */
+  urls: string[];
+  /** A replica further behind the primary than this is out of rotation until it catches up (SVC_REPLICA_MAX_LAG_MS). */
+  maxLagMs: number;
+  /** How long a read of a client that just wrote waits for a replica to replay its write before reading the primary (SVC_REPLICA_WAIT_MS). */
+  waitMs: number;
+  /** How often each node measures every replica's lag (SVC_REPLICA_CHECK_MS). */
+  checkMs: number;
+}
+
 export interface TablesConfig {
   /** Upper bound of one Table API query (SET LOCAL statement_timeout); 0 = none. */
   statementTimeoutMs: number;
@@ -250,6 +267,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } catch {
     throw new Error(`invalid configuration:\n  SVC_BASE_URL: not a URL: ${baseUrl}`);
   }
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL)
+    throw new Error('invalid configuration:\n  DATABASE_READ_URL: replicas of a PostgreSQL primary need DATABASE_URL');
   if (e.S3_ENDPOINT && !e.S3_BUCKET) throw new Error('invalid configuration:\n  S3_BUCKET: required when S3_ENDPOINT is set');
   return {
     port: e.PORT,
@@ -259,6 +278,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: path.resolve(e.SVC_DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.SVC_DATABASE_POOL_MAX,
+    replicas: {
+      urls: (e.DATABASE_READ_URL ?? '')
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean),
+      maxLagMs: e.SVC_REPLICA_MAX_LAG_MS,
+      waitMs: e.SVC_REPLICA_WAIT_MS,
+      checkMs: Math.max(10, e.SVC_REPLICA_CHECK_MS),
+    },
     pgliteSharedBuffers: e.SVC_PGLITE_SHARED_BUFFERS,
     s3: e.S3_BUCKET
       ? {

@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import type { AddressLimiter } from './http/address-limits.js';
 import type { Db } from './db/client.js';
+import type { ReadPools } from './db/read-pools.js';
 import type { Logger } from './logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
@@ -29,6 +30,8 @@ export interface Deps {
    * timeout and custom plans (no transaction per read); on PGlite the same handle as `db`.
    */
   tableReads: Db;
+  /** Which pool answers a public read: a streaming replica (DATABASE_READ_URL) or the primary (db/read-pools.ts). */
+  readPools: ReadPools;
   blobs: BlobStore;
   clock: Clock;
   log: Logger;

@@ -25,6 +25,7 @@ const state = (up: boolean) => (up ? 'up' : 'down');
 /**
  * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: this node should get traffic).
  * Not ready while stopping (SIGTERM drain) or when the database or the blob store does not answer.
+ * Each replica's state and lag are shown (`replicas`, when DATABASE_READ_URL names any).
  * The chain (or remote facilitator) is reported but does not make a node unready: every node shares
  * it, so failing readiness on it would take the whole service off the load balancer, free routes
  * included, while paid calls already answer 503 without charging.
@@ -40,7 +41,9 @@ export function healthRoutes(deps: Deps, isStopping: () => boolean): Hono {
     ]);
     const stopping = isStopping();
     const ok = database && blobs && !stopping;
-    const body = { ok, database: state(database), blobs: state(blobs), chain: state(chain), ...(stopping ? { stopping: true } : {}) };
+    // Replicas never make a node unready: their reads go to the primary (db/read-pools.ts).
+    const replicas = deps.readPools.enabled ? { replicas: deps.readPools.status() } : {};
+    const body = { ok, database: state(database), blobs: state(blobs), chain: state(chain), ...replicas, ...(stopping ? { stopping: true } : {}) };
     return c.json(body, ok ? 200 : 503, ok ? {} : { 'retry-after': '5' });
   });
   return r;

@@ -41,17 +41,18 @@ interface TableRead {
  */
 export function withTableReadFastPath(deps: Deps, app: RequestListener): RequestListener {
   return (req, res) => {
-    const read = req.method === 'GET' ? tableReadFor(deps, req) : undefined;
+    const address = req.method === 'GET' ? clientIpOfRequest(req, deps.config.trustProxy) : '';
+    const read = req.method === 'GET' ? tableReadFor(deps, req, address) : undefined;
     // A read refused by its address's limit goes to the app, which refuses it again (not counted
     // twice: a refusal is not counted) with the Table API's 429.
-    if (read && deps.addressLimits.take('table-read', clientIpOfRequest(req, deps.config.trustProxy)) === null) {
+    if (read && deps.addressLimits.take('table-read', address) === null) {
       countedRequests.add(req);
       answer(deps, req, res, read, app);
     } else app(req, res);
   };
 }
 
-function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
+function tableReadFor(deps: Deps, req: IncomingMessage, address: string): TableRead | undefined {
   const url = req.url ?? '/';
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
@@ -75,10 +76,12 @@ function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
     return undefined; // the app says why
   }
   // A read with a personal key carries the check of the key this node keeps (readWithPersonalKey).
+  // One with no key at all is public: a replica may answer it (db/read-pools.ts); a keyed one, the primary.
+  const route = personalKey === undefined && writeKey === undefined ? deps.readPools.publicRead(address) : undefined;
   let read: (key?: ReadKey) => Promise<Uint8Array | string>;
   if (recordId !== undefined) {
     // The query string of a record read means nothing, as in the app.
-    read = (key) => deps.tableLists.recordAnswer(current, recordId, key);
+    read = (key) => deps.tableLists.recordAnswer(current, recordId, key, route);
   } else {
     const search = query === -1 ? '' : url.slice(query);
     let list: CompiledList;
@@ -87,7 +90,7 @@ function tableReadFor(deps: Deps, req: IncomingMessage): TableRead | undefined {
     } catch {
       return undefined; // the app says why
     }
-    read = (key) => deps.tableLists.answer(list, key);
+    read = (key) => deps.tableLists.answer(list, key, route);
   }
   const run = personalKey === undefined ? () => read() : () => readWithPersonalKey(deps, current, personalKey, read);
   return { key, run, path, route: recordId === undefined ? LIST_ROUTE : RECORD_ROUTE };

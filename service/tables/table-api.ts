@@ -1,6 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
 import { isDataException, sqlStateOf } from '../db/client.js';
+import type { ReadRoute } from '../db/read-pools.js';
+import { clientIp } from '../http/client-ip.js';
 import { isSiteSuspended, siteSuspendedNotice } from '../sites/suspension.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/app-error.js';
@@ -102,7 +104,10 @@ export function tableApiRoutes(deps: Deps): Hono<AppEnv> {
       'GET',
       'read',
       noBody,
-      async (c, current) => c.body(await deps.tableLists.recordAnswer(current, c.req.param('recordId')!), 200, { 'content-type': 'application/json' }),
+      async (c, current, _body, fresh) =>
+        c.body(await deps.tableLists.recordAnswer(current, c.req.param('recordId')!, undefined, readRouteOf(deps, c, fresh)), 200, {
+          'content-type': 'application/json',
+        }),
       (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
     ),
   );
@@ -178,13 +183,24 @@ function listRecords(deps: Deps) {
     'GET',
     'read',
     async (c) => new URL(c.req.url).search,
-    async (c, current, search) => {
-      const answer = (await deps.tableLists.answer(deps.tableLists.list(current, search))) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
+    async (c, current, search, fresh) => {
+      const list = deps.tableLists.list(current, search);
+      const answer = (await deps.tableLists.answer(list, undefined, readRouteOf(deps, c, fresh))) as Uint8Array<ArrayBuffer>; // never a SharedArrayBuffer
       return c.body(answer, 200, { 'content-type': 'application/json' });
     },
     // A timeout or a value its column refuses is answered, never run again.
     (e) => tableReadError(e, deps.config.tables.statementTimeoutMs),
   );
+}
+
+/**
+ * Where a record read runs (db/read-pools.ts): a public read (no key) of a cached table row may run
+ * on a replica; a read with a key, or on a row just looked up on the primary (its versions may be
+ * newer than a replica's: after a stale row, a replica would refuse the check again), on the primary.
+ */
+function readRouteOf(deps: Deps, c: Context<AppEnv>, fresh: boolean): ReadRoute {
+  const keyed = c.req.header(WRITE_KEY_HEADER) !== undefined || c.req.header(API_KEY_HEADER) !== undefined;
+  return keyed || fresh ? deps.readPools.primary : deps.readPools.publicRead(clientIp(c, deps.config.trustProxy));
 }
 
 /**
@@ -226,7 +242,14 @@ function withCurrentTable<B>(
       }
       body ??= { value: await readBody(c) };
       try {
-        return await run(c, current, body.value, !cached);
+        const response = await run(c, current, body.value, !cached);
+        // The writer's next public reads see this write, on whichever replica (db/read-pools.ts).
+        // Committed already: a failure to learn its position is logged, never answered as the write's.
+        if (op !== 'read')
+          await deps.readPools
+            .wrote(clientIp(c, deps.config.trustProxy))
+            .catch((e: unknown) => deps.log.warn('read-your-writes: the write position could not be read', { error: (e as Error).message }));
+        return response;
       } catch (e) {
         if (attempt >= 3 || !(builtOnStaleRows(e) || (cached && refusedByCachedRow(e)))) throw finalError(e);
         rows.delete(key);

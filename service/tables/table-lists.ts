@@ -4,6 +4,7 @@ import { TABLE_LIMITS } from '../../shared/tables/schema.js';
 import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, rowsOf } from '../db/client.js';
 import { readCounter, tableSubject } from '../db/counters.js';
 import type { TableRow } from '../db/schema/tables.js';
+import type { ReadRoute } from '../db/read-pools.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { CoalescedReads } from './coalesced-reads.js';
 import {
@@ -38,7 +39,8 @@ export interface CompiledList {
 
 /** Runs the compiled statements of Table API reads (db/client.ts, `executeCompiled`). */
 export interface ReadStatements {
-  run(statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown>;
+  /** `db`: the pool the read's route chose (db/read-pools.ts); the primary's read pool when not given. */
+  run(statement: CompiledStatement, values?: Record<string, unknown>, db?: DbOrTx): Promise<unknown>;
 }
 
 /** Compiled list reads kept per node: a query string asked again skips the parse and the rendering. */
@@ -68,7 +70,7 @@ export class TableLists {
     metrics: Pick<Metrics, 'tableReads'>,
   ) {
     this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
-    this.statements = { run: (statement, values) => executeCompiled(db, statement, values) };
+    this.statements = { run: (statement, values, on = db) => executeCompiled(on, statement, values) };
   }
 
   /**
@@ -92,10 +94,11 @@ export class TableLists {
    * when the table row it was compiled from is stale (table-rows.ts). A keyed list is answered with
    * the check of `key` (rejecting with SV002 when it changed); reads with the same key share a run.
    */
-  answer(list: CompiledList, key?: ReadKey): Promise<Buffer> {
+  answer(list: CompiledList, key?: ReadKey, route?: ReadRoute): Promise<Buffer> {
     const values = key ? readKeyValues(key) : undefined;
-    const shared = key ? `${list.key}\n${key.keyId} ${key.versions.key} ${key.versions.account}` : list.key;
-    return this.reads.read(shared, async () => Buffer.from(await runList(this.db, this.statements, list, values)));
+    const shared = (key ? `${list.key}\n${key.keyId} ${key.versions.key} ${key.versions.account}` : list.key) + (route?.label ? `\n${route.label}` : '');
+    const run = (db: DbOrTx) => runList(db, this.statements, list, values);
+    return this.reads.read(shared, async () => Buffer.from(route ? await route.run(run) : await run(this.db)));
   }
 
   /**
@@ -103,7 +106,7 @@ export class TableLists {
    * `answer` does; with `key`, carries its check as a keyed list does. A record's fields are placed
    * in the answer as the database wrote them, as a page's are (runList).
    */
-  async recordAnswer(current: VersionedTable, recordId: string, key?: ReadKey): Promise<string> {
+  async recordAnswer(current: VersionedTable, recordId: string, key?: ReadKey, route?: ReadRoute): Promise<string> {
     const id = parseRecordId(recordId);
     if (id === null) throw recordNotFound(recordId);
     const compiled = key ? this.keyedRecords : this.records;
@@ -114,7 +117,9 @@ export class TableLists {
       compiled.set(current, read);
     }
     const values = key ? { id, ...readKeyValues(key) } : { id };
-    const [row] = rowsOf<Record<string, unknown>>(await this.statements.run(read.statement, values));
+    const statement = read.statement;
+    const run = (db: DbOrTx) => this.statements.run(statement, values, db);
+    const [row] = rowsOf<Record<string, unknown>>(route ? await route.run(run) : await run(this.db));
     if (!row) throw recordNotFound(recordId);
     if (!read.src.fieldsJson) return JSON.stringify({ ok: true, record: recordOfRow(current.table, read.src, row) });
     const { id: rowId, createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
@@ -166,7 +171,7 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  */
 async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<number> {
   if (!list.count) return readCounter(db, tableSubject(list.table.id), 'records');
-  return Number(rowsOf<{ n: number }>(await statements.run(list.count, values))[0]?.n ?? 0);
+  return Number(rowsOf<{ n: number }>(await statements.run(list.count, values, db))[0]?.n ?? 0);
 }
 
 /**
@@ -177,7 +182,7 @@ async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledLis
 async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
   const { table, plan, src } = list;
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values));
+    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return JSON.stringify({ ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) });
@@ -190,8 +195,8 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
     });
   }
   const [result, total] = plan.includeTotal
-    ? await Promise.all([statements.run(list.main, values), totalOf(db, statements, list, values)])
-    : [await statements.run(list.main, values), undefined];
+    ? await Promise.all([statements.run(list.main, values, db), totalOf(db, statements, list, values)])
+    : [await statements.run(list.main, values, db), undefined];
   const raw = rowsOf<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
   const rows = raw.slice(0, plan.limit);

@@ -13,6 +13,7 @@ import { createRuntime, type Runtime } from '../../cli/runtime.js';
 import { serviceListener } from '../../cli/server.js';
 import { SCOPES, type Scope } from '../../shared/scopes.js';
 import { openTestDatabase, type DbKind } from './db.js';
+import type { Database } from '../../service/db/client.js';
 
 export interface Harness {
   deps: Deps;
@@ -36,10 +37,11 @@ let counter = 0;
 export async function startHarness(
   kind: DbKind = 'pglite',
   env: Record<string, string> = {},
-  options: { clock?: Clock; adminToken?: string; mount?: (app: ReturnType<typeof buildApp>, deps: Deps) => Promise<void> } = {},
+  options: { clock?: Clock; adminToken?: string; mount?: (app: ReturnType<typeof buildApp>, deps: Deps) => Promise<void>; database?: Database } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-  const database = await openTestDatabase(kind);
+  // `options.database`: a database of the test's own (closed with the harness), instead of a fresh one of `kind`.
+  const database = options.database ?? (await openTestDatabase(kind));
   // Bind first so the base URL (used in presigned URLs and site links) is the real address. The
   // listener is the real server's: the site fast path, then the app with the Node bindings (client
   // addresses work).

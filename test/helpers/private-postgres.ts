@@ -13,6 +13,8 @@ export interface PrivatePostgres {
   start(): Promise<void>;
   /** Stops it and removes its folder. */
   close(): Promise<void>;
+  /** A streaming replica of this server (pg_basebackup -R) on a port of its own, started and replaying. */
+  replica(): Promise<PrivatePostgres>;
 }
 
 /** The folder of PostgreSQL's server binaries (initdb, pg_ctl), or why there is none. */
@@ -30,7 +32,7 @@ export function postgresBinaries(): { bin: string } | { missing: string } {
   return { missing: `no initdb/pg_ctl under ${root}` };
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(replicaOf?: { port: number }): Promise<PrivatePostgres> {
   const found = postgresBinaries();
   if ('missing' in found) throw new Error(found.missing);
   const asRoot = process.getuid?.() === 0;
@@ -44,7 +46,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     await promisify(execFile)(file, argv, { timeout: 60_000 });
   };
   const port = await freePort();
-  await run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  // A replica starts from a copy of the primary, with its standby.signal and primary_conninfo (-R).
+  if (replicaOf) await run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(replicaOf.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--no-sync']);
+  else await run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=60`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
   const stop = (mode: 'fast' | 'immediate' = 'fast') => run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
@@ -53,6 +57,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop,
     start,
+    replica: () => startPrivatePostgres({ port }),
     close: async () => {
       try {
         await stop('immediate');
