@@ -13,6 +13,7 @@ const USAGE = `svc: self-hostable site hosting for AI agents
 
 Usage (${CLI_COMMAND === 'npm run svc --' ? 'in this clone' : 'installed'}):
   ${CLI} serve                                    start the service (same as npm start)
+  ${CLI} mcp [svc-mcp's arguments]                svc-mcp, the MCP server (stdio; --help for its own)
   ${CLI} account create --email <email>           create an account
   ${CLI} account password --email <email>         set the dashboard password (read from stdin); ends its sessions
   ${CLI} account versions --email <email> [--keep-last <n>] [--keep-days <d>] [--reset]
@@ -300,6 +301,7 @@ async function functionSecret(i: Invocation): Promise<unknown> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'mcp') return runSvcMcp();
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const [group, action] = positionals;
   if (values.help || !group) {
@@ -317,6 +319,18 @@ export async function main(argv: string[]): Promise<void> {
     return v;
   };
   await command({ config, positionals, values, need });
+}
+
+/**
+ * `svc-agent-host mcp`: the package's MCP server, svc-mcp, as a command of the package's own bin.
+ * `npx svc-agent-host@<version> mcp` is how the MCP Registry's npm entry (server.json) starts it: a
+ * registry client runs a package's default bin. svc-mcp reads its arguments from process.argv, so
+ * `mcp` is taken out before its bin (which picks the bundle or the sources) is loaded.
+ */
+async function runSvcMcp(): Promise<void> {
+  process.argv.splice(2, 1);
+  const [{ packagePath }, { pathToFileURL }] = await Promise.all([import('../service/package-root.js'), import('node:url')]);
+  await import(pathToFileURL(packagePath('bin', 'svc-mcp.mjs')).href);
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {

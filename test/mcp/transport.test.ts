@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import nodeHttp from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
@@ -174,6 +175,23 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
       for (const t of everything) expect(JSON.stringify({ annotations: t.annotations, icons: t.icons }).length, t.name).toBeLessThanOrEqual(520);
     } finally {
       await Promise.all([all.close(), again.close()]);
+    }
+  });
+
+  it("svc-agent-host mcp is svc-mcp over stdio (how the MCP Registry's npm entry starts it: the package's default bin)", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.resolve(import.meta.dirname, '../../bin/svc.mjs'), 'mcp'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'svc-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect(client.getServerVersion()?.name).toBe('svc');
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual((await stdio.listTools()).tools.map((t) => t.name));
+    } finally {
+      await client.close();
     }
   });
 
