@@ -14,8 +14,6 @@ export interface ToolConfig {
   /** Text, or a function of the context's prices (read when the tool list is asked for, after `ctx.ready`). */
   description: string | (() => string);
   inputSchema: Record<string, z.core.$ZodType>;
-  /** Ignored: a tool's annotations come from the table that declares it (mcp/toolsets.ts annotationsOf). */
-  annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
   /** What this session lists that does the same, said first when the tool's toolset is off ("account_publish_app does this for the account, free."). */
   instead?: string;
@@ -64,7 +62,7 @@ export function addTool(
   }
   // The SDK's overloads cannot be named generically; ToolConfig is the shape they take. Tools are
   // listed by our handler below (installCompactToolList), never by the SDK's: it needs no description.
-  const { instead: _instead, strayArguments: _stray, annotations: _annotations, ...listed } = config;
+  const { instead: _instead, strayArguments: _stray, ...listed } = config;
   const annotations = annotationsOf(name);
   const sdkConfig = { ...listed, annotations, description: undefined };
   const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
@@ -105,7 +103,7 @@ function toolsetOff(ctx: McpContext, name: string, toolset: Toolset, instead: st
 export function addForwardedTool(server: McpServer, ctx: McpContext, remote: Tool, cb: (args: Record<string, unknown>) => unknown, toolset: Toolset): void {
   const on = ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) return;
-  const config: ToolConfig = { description: remote.description ?? '', inputSchema: {}, annotations: remote.annotations };
+  const config: ToolConfig = { description: remote.description ?? '', inputSchema: {} };
   const tool = server.registerTool(remote.name, { ...config, inputSchema: z.looseObject({}) } as never, afterReady(ctx, cb as never) as never);
   if (!on) tool.disable();
   remember(server, {

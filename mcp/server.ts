@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
+import { SERVER_ICONS } from './icons.js';
 import { serviceFetch } from './service-fetch.js';
 import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, installX402ErrorForm, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
@@ -55,9 +56,18 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
   return ctx;
 }
 
+/**
+ * How long a 2026-07-28 client may keep this server's tools/list (`ttlMs`, `cacheScope`): a minute,
+ * for this client only. The list depends on the caller's credential (its scopes, on the hosted
+ * endpoints) and on configuration; a minute bounds how long a changed price in a description stays
+ * unseen. In dynamic mode a call (enable_toolset) changes the list: not cached.
+ */
+function toolListCacheHint(ctx: McpContext): { ttlMs: number; cacheScope: 'private' } {
+  return { ttlMs: ctx.toolsets.dynamic ? 0 : 60_000, cacheScope: 'private' };
+}
+
 /** Dynamic mode: the agent lists toolsets and enables one; the client hears notifications/tools/list_changed. */
 function registerToolsetTools(server: McpServer, ctx: McpContext): void {
-  const ro = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
   const state = (t: Toolset) => ({
     toolset: t,
     description: TOOLSETS[t],
@@ -68,7 +78,7 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
     server,
     ctx,
     'list_toolsets',
-    { description: 'Toolsets of this server, whether each is enabled, and what it holds. Free.', inputSchema: {}, annotations: ro },
+    { description: 'Toolsets of this server, whether each is enabled, and what it holds. Free.', inputSchema: {} },
     () => guarded(async () => okResult({ toolsets: TOOLSET_NAMES.filter((t) => toolsOf(server, t).length).map(state) })),
     null,
   );
@@ -79,7 +89,6 @@ function registerToolsetTools(server: McpServer, ctx: McpContext): void {
     {
       description: 'Enable a toolset for this session (list_toolsets names them); its tools then appear in the tool list. Free.',
       inputSchema: { toolset: z.enum(TOOLSET_NAMES as [Toolset, ...Toolset[]]) },
-      annotations: { ...ro, readOnlyHint: false },
     },
     ({ toolset }: { toolset: Toolset }) =>
       guarded(async () => {
@@ -137,8 +146,12 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
  */
 export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 'always' } = {}): McpServer {
   const server = new McpServer(
-    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
-    { capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} }, instructions: instructionsFor(ctx) },
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, icons: SERVER_ICONS },
+    {
+      capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} },
+      instructions: instructionsFor(ctx),
+      cacheHints: { 'tools/list': toolListCacheHint(ctx) },
+    },
   );
   if (ctx.upstream) {
     // A hosted svc's /mcp answers the service tools; the wallet that pays them is ours. The composites
