@@ -141,6 +141,8 @@ async function checkedAddress(deps: Deps, url: URL): Promise<string> {
   const loopbackAllowed = deps.config.oauth.loopbackClientMetadata && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !loopbackAllowed) throw new Error('a client_id URL must use https');
   if (url.username || url.password || url.hash) throw new Error('a client_id URL must not carry credentials or a fragment');
+  // MCP 2026-07-28 (client registration) and the draft: the document URL names a document, never a site's root.
+  if (url.pathname === '/') throw new Error('a client_id URL must have a path (https://host/client.json), not only a host');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true, verbatim: true });
   const first = addresses[0];

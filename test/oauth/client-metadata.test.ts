@@ -59,9 +59,11 @@ async function consentPage(h: Harness, clientId: string, challenge = 'x'.repeat(
 }
 
 describe('Client ID Metadata Documents', () => {
-  it('advertises support in the authorization server metadata', async () => {
+  it('advertises support in the authorization server metadata, beside the registration endpoint older clients use', async () => {
     const meta = await (await fetch(`${dev.url}/.well-known/oauth-authorization-server`)).json();
+    // A 2026-07-28 client uses a metadata document when this is true and registers (RFC 7591) only when it is not.
     expect(meta.client_id_metadata_document_supported).toBe(true);
+    expect(meta.registration_endpoint).toBe(`${dev.url}/api/oauth/register`);
   });
 
   it('a client named by its document URL completes PKCE and its token works', async () => {
@@ -115,6 +117,16 @@ describe('Client ID Metadata Documents', () => {
       'has a redirect_uri that is not https',
       () => serveJson('/badredir.json', { client_id: `${base}/badredir.json`, redirect_uris: ['http://evil.example/cb'] }),
       /must use https/,
+    ],
+    [
+      'sits at the root of its host (the URL has no path)',
+      () => {
+        routes.set('/', (res) =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: `${base}/`, redirect_uris: [REDIRECT] })),
+        );
+        return `${base}/`;
+      },
+      /must have a path/,
     ],
   ])('refuses a document that %s', async (_label, make, message) => {
     forgetClientMetadata();
