@@ -4,6 +4,7 @@ import { loadMcpConfig } from '../mcp/config.js';
 import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
+import { tracedFetch } from '../mcp/trace-context.js';
 import { parseToolsets, type Toolset } from '../mcp/toolsets.js';
 import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
@@ -142,13 +143,14 @@ class HostedMcp {
 
   /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */
   #forwarder(signedIn: SignedIn | undefined): typeof fetch {
-    if (!signedIn) return this.#inProcess;
+    // The tool call's trace goes with each request it makes (mcp/trace-context.ts): the request log joins them.
+    if (!signedIn) return tracedFetch(this.#inProcess);
     const inProcess = this.#inProcessWith(signedIn.env);
-    return ((input: string | URL | Request, init?: RequestInit) => {
+    return tracedFetch(((input: string | URL | Request, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', signedIn.authorization);
       return inProcess(input, { ...init, headers });
-    }) as typeof fetch;
+    }) as typeof fetch);
   }
 
   /** The pool of one kind of caller; the least recently created kind is dropped past MAX_POOLS. */

@@ -6,6 +6,7 @@ import type { McpContext } from './context.js';
 import { X402_META } from './failures.js';
 import { paymentRequiredOf } from './results.js';
 import { iconsOf } from './icons.js';
+import { inTraceOf } from './trace-context.js';
 import { annotationsOf, type Toolset, toolsetOf } from './toolsets.js';
 import { rendersViews, viewMetaOf } from './views/views.js';
 
@@ -237,7 +238,9 @@ export function installToolCallHints(server: McpServer, options: { readOnly: boo
   handlers.set('tools/call', async (request, extra) => {
     const name = request.params?.name;
     const hint = typeof name === 'string' ? callHint(server, name, request.params?.arguments, options.readOnly) : undefined;
-    return hint ? { isError: true, content: [{ type: 'text', text: hint }] } : sdkCall(request, extra);
+    if (hint) return { isError: true, content: [{ type: 'text', text: hint }] };
+    // The service requests the tool makes join the call's trace (`_meta.traceparent`).
+    return inTraceOf((request.params as { _meta?: Record<string, unknown> } | undefined)?._meta, () => sdkCall(request, extra));
   });
 }
 

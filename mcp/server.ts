@@ -6,6 +6,7 @@ import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
 import { SERVER_ICONS } from './icons.js';
 import { serviceFetch } from './service-fetch.js';
+import { tracedFetch } from './trace-context.js';
 import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, installX402ErrorForm, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { registerResources } from './resources.js';
@@ -36,7 +37,8 @@ const PAID_BY_YOUR_WALLET = ` The Agent API tools (create_app_from_html…) are 
  * what this server registers.
  */
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
-  const fetchImpl = options.fetch ?? serviceFetch(config.serviceUrl);
+  // Every request to the service carries the trace of the tool call that made it (mcp/trace-context.ts).
+  const fetchImpl = tracedFetch(options.fetch ?? serviceFetch(config.serviceUrl));
   const upstream = config.transport === 'mcp' ? await connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
   const ctx: McpContext = {
     config,

@@ -15,6 +15,7 @@ import {
   type Transport,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { inTraceOf } from './trace-context.js';
 
 /** The SDK's own limit on a batch (server/requestBody.js), kept so both paths refuse the same POSTs. */
 const MAX_BATCH_SIZE = 100;
@@ -68,7 +69,14 @@ export class McpServerPool {
   }
 
   /** `prepare` gives the server this request's caller (the hosted endpoint) before it answers. */
-  async handle(req: Request, prepare?: (server: McpServer) => void): Promise<Response> {
+  handle(req: Request, prepare?: (server: McpServer) => void): Promise<Response> {
+    // The POST's trace headers: the trace of the service requests its tool calls make (a call's own
+    // `_meta.traceparent` overrides it, mcp/register.ts).
+    const headers = { traceparent: req.headers.get('traceparent'), tracestate: req.headers.get('tracestate') };
+    return inTraceOf(headers, () => this.#handle(req, prepare));
+  }
+
+  async #handle(req: Request, prepare?: (server: McpServer) => void): Promise<Response> {
     const text = await readBody(req, this.maxBodyBytes);
     if (text === null) return jsonError(413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`, { connection: 'close' });
     let parsed: unknown;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
+import { type TraceContext, traceContextOf } from '../../shared/trace-context.js';
 import type { Deps } from '../deps.js';
 import type { AppEnv } from './env.js';
 
@@ -17,12 +18,23 @@ export interface AnsweredRequest {
   status: number;
   ms: number;
   requestId: string;
+  /** The caller's W3C trace context (`traceparent` header), when well-formed: the line joins its trace. */
+  trace?: TraceContext;
 }
 
 /** Metrics by route pattern and one access log line (SVC_LOG_LEVEL=warn turns the line off). */
 export function recordRequest(deps: Deps, r: AnsweredRequest): void {
   deps.metrics.http.record(r.method, r.route, r.status, r.ms / 1000);
-  deps.log.info('request', { method: r.method, path: r.path, route: r.route, status: r.status, ms: Math.round(r.ms * 10) / 10, requestId: r.requestId });
+  const trace = r.trace ? { traceparent: r.trace.traceparent, ...(r.trace.tracestate ? { tracestate: r.trace.tracestate } : {}) } : {};
+  deps.log.info('request', {
+    method: r.method,
+    path: r.path,
+    route: r.route,
+    status: r.status,
+    ms: Math.round(r.ms * 10) / 10,
+    requestId: r.requestId,
+    ...trace,
+  });
 }
 
 /** Request id (kept from `x-request-id` when well-formed), metrics by route pattern, one access log line. */
@@ -35,6 +47,15 @@ export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
     c.res.headers.set('x-request-id', requestId);
     // The pattern of the handler that answered; a middleware that answered (sites on their own host,
     // CORS preflights) or no route at all gives its own pattern, e.g. `*`.
-    recordRequest(deps, { method: c.req.method, path: c.req.path, route: routePath(c), status: c.res.status, ms: performance.now() - started, requestId });
+    const trace = traceContextOf({ traceparent: c.req.header('traceparent'), tracestate: c.req.header('tracestate') });
+    recordRequest(deps, {
+      method: c.req.method,
+      path: c.req.path,
+      route: routePath(c),
+      status: c.res.status,
+      ms: performance.now() - started,
+      requestId,
+      trace,
+    });
   };
 }
