@@ -231,6 +231,12 @@ export async function quoteAmount(
   if (amount > 0n && !ctx.wallet.address) refusal = 'no wallet configured (SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE)';
   else {
     try {
+      // The payee pinned for the service, as a payment checks it: a quote says the call would be refused.
+      // (A service that cannot be reached is the call's to report: the quote sends nothing else.)
+      if (amount > 0n)
+        await ctx.wallet.terms().catch((e: unknown) => {
+          if (isWalletError(e) && e.code === 'payee_changed') throw e;
+        });
       check(totals);
     } catch (e) {
       if (!isWalletError(e)) throw e;

@@ -10,11 +10,14 @@ const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action,
                                    streamable HTTP at http://H:N/mcp (default 127.0.0.1:8788)
   svc-mcp --new-wallet FILE        write a new private key to FILE (mode 0600, never overwrites)
                                    and print its address; then set SVC_WALLET_KEY_FILE=FILE
+  svc-mcp --accept-payee URL       accept the recipient/network/asset the service at URL names now
+                                   as its pinned payee (after it really changed; see docs/mcp.md)
 
 Environment: SVC_URL, SVC_WALLET_PRIVATE_KEY | SVC_WALLET_KEY_FILE, SVC_MAX_USDC_PER_CALL,
 SVC_MAX_USDC_PER_SESSION, SVC_MAX_USDC_PER_DAY, SVC_MAX_USDC_TOTAL, SVC_SPEND_LEDGER,
 SVC_ALLOWED_ORIGINS, SVC_API_KEY, SVC_TRANSPORT=http|mcp, SVC_TABLE_WRITE_KEY, SVC_TABLE_KEYS_FILE,
-SVC_READ_ONLY=1, SVC_TOOLSETS (see docs/mcp.md).
+SVC_READ_ONLY=1, SVC_TOOLSETS, SVC_PAY_TO, SVC_APPROVAL_ABOVE, SVC_MAX_USDC_PER_TOOL,
+SVC_MAX_PAID_CALLS_PER_HOUR (see docs/mcp.md).
 Package: svc-agent-host (from the registry: npx -y -p svc-agent-host svc-mcp). A running svc serves
 this server too, at its own version: its start banner gives the npx command (<svc>/mcp/svc-mcp.tgz
 redirects to the current package).`;
@@ -27,6 +30,11 @@ function arg(args: string[], name: string): string | undefined {
 export async function main(args: string[] = process.argv.slice(2)): Promise<void> {
   if (args.includes('--help') || args.includes('-h')) {
     console.error(USAGE);
+    return;
+  }
+  if (args.includes('--accept-payee')) {
+    const { acceptPayeeFromCli } = await import('../wallet/accept-payee.js');
+    process.exitCode = await acceptPayeeFromCli(arg(args, '--accept-payee') ?? '', process.env);
     return;
   }
   const newWallet = arg(args, '--new-wallet');

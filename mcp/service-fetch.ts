@@ -27,10 +27,12 @@ export function serviceFetch(serviceUrl: string): typeof fetch {
     const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
     const body = init.body;
     const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
-    if (!url || url.origin !== origin || !plainBody || (init.redirect !== undefined && init.redirect !== 'follow')) return fetch(input, init);
+    // `manual` (paid calls: never followed) is what this path does for every method but GET and HEAD.
+    const follow = init.redirect === undefined || init.redirect === 'follow';
+    if (!url || url.origin !== origin || !plainBody || !(follow || init.redirect === 'manual')) return fetch(input, init);
     const method = (init.method ?? 'GET').toUpperCase();
     const response = await exchange(client, agent, url, method, init, body as string | Uint8Array | undefined);
-    if (response.status >= 300 && response.status < 400 && response.headers.has('location') && (method === 'GET' || method === 'HEAD')) {
+    if (response.status >= 300 && response.status < 400 && response.headers.has('location') && follow && (method === 'GET' || method === 'HEAD')) {
       return fetch(input, init);
     }
     return response;

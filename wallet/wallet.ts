@@ -8,6 +8,7 @@ import type { WalletConfig } from './config.js';
 import { GET_A_WALLET, WalletError, isWalletError, noWalletToPay } from './errors.js';
 import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
+import { PayeePins } from './payees.js';
 
 /** One x402 v1 requirement as x402-fetch hands it to the selector (after its own zod parse). */
 interface Requirement {
@@ -89,6 +90,18 @@ function isOpen(e: LedgerEntry): boolean {
   }
 }
 
+const isRedirect = (res: Response) => res.status >= 300 && res.status < 400;
+
+/** A paid call's answer, unless it is a redirect: that is refused (never followed), saying what it cost. */
+function refuseRedirect(res: Response, req: PaidRequest, cost: string, spent: 'none' | 'maybe' = 'none'): Response {
+  if (!isRedirect(res)) return res;
+  throw new WalletError(
+    'redirect_refused',
+    `The service answered ${req.method} ${req.url} with a redirect (HTTP ${res.status} to ${res.headers.get('location') ?? 'nowhere'}); a paid call never follows one. ${cost} Check SVC_URL (the service's own address, e.g. https rather than http); tell the user.`,
+    spent,
+  );
+}
+
 /** Seconds past an authorization's validBefore before it is taken as unusable (clock skew). */
 const EXPIRY_MARGIN_SECONDS = 60;
 
@@ -104,7 +117,7 @@ function describeMismatch(r: Requirement, t: PaymentTerms, maxTimeout: number): 
   if (r.scheme !== 'exact') why.push(`scheme ${r.scheme}`);
   if (r.network !== t.v1Network) why.push(`network ${r.network} (expected ${t.v1Network})`);
   if (!sameAddress(r.asset, t.asset)) why.push(`asset ${r.asset} (expected USDC ${t.asset})`);
-  if (!sameAddress(r.payTo, t.recipient)) why.push(`recipient ${r.payTo} (the service's discovery document names ${t.recipient})`);
+  if (!sameAddress(r.payTo, t.recipient)) why.push(`recipient ${r.payTo} (the payee pinned for this service is ${t.recipient})`);
   if (r.extra?.name !== t.domainName || r.extra?.version !== t.domainVersion) why.push(`EIP-712 domain ${String(r.extra?.name)}/${String(r.extra?.version)}`);
   if (r.maxTimeoutSeconds > maxTimeout) why.push(`validity ${r.maxTimeoutSeconds} s (at most ${maxTimeout} s)`);
   return why.join(', ');
@@ -153,6 +166,8 @@ export function sameAddress(a: string, b: string): boolean {
  */
 export class Wallet {
   readonly ledger: SpendLedger;
+  /** The payee each service URL first published (or SVC_PAY_TO): terms() checks every discovery answer against it. */
+  readonly payees: PayeePins;
   readonly #account: PrivateKeyAccount | undefined;
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
@@ -166,22 +181,35 @@ export class Wallet {
     this.#fetch = options.fetch ?? fetch;
     this.#now = options.now ?? Date.now;
     this.ledger = new SpendLedger(config.ledgerPath, options.now);
+    this.payees = new PayeePins(config.payeesPath, options.now);
   }
 
   get address(): Address | null {
     return this.#account?.address ?? null;
   }
 
-  /** Payment terms from the configured service's discovery document, fetched once per process. */
+  /**
+   * Payment terms from the configured service's discovery document, fetched once per process and
+   * checked against the payee pinned for the service (pinned now if it has none): a discovery answer
+   * naming another recipient, network or asset is refused (`payee_changed`) before anything is signed.
+   */
   terms(refresh = false): Promise<PaymentTerms> {
     if (!this.#terms || refresh) {
-      const p = fetchDiscovery(this.config.serviceUrl, this.#fetch).then(termsFromDiscovery);
+      const p = this.discoveredTerms().then(async (terms) => {
+        await this.payees.verify(this.config.serviceUrl, { recipient: terms.recipient, network: terms.caip2, asset: terms.asset }, this.config.payTo);
+        return terms;
+      });
       p.catch(() => {
         if (this.#terms === p) this.#terms = undefined;
       });
       this.#terms = p;
     }
     return this.#terms;
+  }
+
+  /** The terms the service's discovery names right now, unchecked against the pin (what --accept-payee shows the person). */
+  async discoveredTerms(): Promise<PaymentTerms> {
+    return termsFromDiscovery(await fetchDiscovery(this.config.serviceUrl, this.#fetch));
   }
 
   originAllowed(url: string): boolean {
@@ -203,6 +231,8 @@ export class Wallet {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
     if (!this.#account) throw noWalletToPay(action, price);
+    // The payee first: a service whose payee changed is refused before any request.
+    await this.terms();
     let totals = await this.ledger.totals();
     try {
       assertWithinCaps(amount, totals, this.config.caps, action);
@@ -360,7 +390,10 @@ export class Wallet {
     return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const headers = (init?.headers ?? {}) as Record<string, string>;
       const xPayment = headers['X-PAYMENT'];
-      if (!xPayment) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
+      // A paid call never follows a redirect: the payment would go wherever the redirect points.
+      const send = async (what: string) =>
+        refuseRedirect(await this.#fetch(input, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeout) }), req, what);
+      if (!xPayment) return send('Nothing was signed or paid.');
       const payload = b64json(xPayment) as {
         network?: string;
         payload?: { authorization?: { from: string; to: string; value: string; nonce?: string; validBefore?: string } };
@@ -371,7 +404,7 @@ export class Wallet {
       }
       const amount = BigInt(auth.value);
       // A zero-value authorization (identity proof of free actions such as list_apps) moves no money.
-      if (amount === 0n) return this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
+      if (amount === 0n) return send('Nothing was paid.');
       const reserved = await this.ledger.reserve(
         {
           action: req.action,
@@ -390,7 +423,7 @@ export class Wallet {
       state.sent = true;
       let res: Response;
       try {
-        res = await this.#fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
+        res = await this.#fetch(input, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeout) });
       } catch (e) {
         await this.ledger.settle(reserved.id, { status: 'unknown', note: (e as Error).message });
         const why = (e as Error).name === 'TimeoutError' ? `timed out after ${timeout} ms` : (e as Error).message;
@@ -399,6 +432,21 @@ export class Wallet {
           `The paid request for ${req.action} got no answer (${why}); the ${atomicToUsdc(amount)} USDC payment may have been taken and is counted as spent until the chain tells (wallet_status checks it: charged, or released once its authorization expired unused). Check with list_apps / list_receipts before retrying, so the work is not done twice.`,
           'maybe',
           { price: atomicToUsdc(amount) },
+        );
+      }
+      if (isRedirect(res)) {
+        // Not followed: the signed payment stays here. Whether whoever answered can use it is not known.
+        state.entry =
+          (await this.ledger.settle(reserved.id, {
+            status: 'unknown',
+            httpStatus: res.status,
+            note: `redirect to ${res.headers.get('location') ?? '?'} not followed`,
+          })) ?? reserved;
+        return refuseRedirect(
+          res,
+          req,
+          `The ${atomicToUsdc(amount)} USDC payment was sent with the request and is counted as spent until the chain tells (wallet_status checks it).`,
+          'maybe',
         );
       }
       state.entry = (await this.#recordOutcome(reserved, res)) ?? reserved;
