@@ -1,6 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
+import { PersonAsker, type UsedRequestStates } from '../mcp/ask-person.js';
 import { loadMcpConfig } from '../mcp/config.js';
+import { getOrCreateSecret } from '../service/db/settings.js';
+import { siwxNonces } from '../service/db/schema/index.js';
 import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
@@ -126,7 +129,7 @@ class HostedMcp {
     const forward = this.#forwarder(signedIn);
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
-    this.#shared ??= createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
+    this.#shared ??= this.#sharedContext();
     const common = await this.#shared;
     // Servers are reused by callers whose tools are the same (toolsets, scopes, kind of credential);
     // each request hands its server the caller's credential.
@@ -139,6 +142,26 @@ class HostedMcp {
       return server;
     });
     return pool.handle(c.req.raw, (server) => Object.assign(this.#contexts.get(server)!, { fetch: forward, hosted }));
+  }
+
+  /** What every caller's servers share: prices, and the asker that confirms destructive tools (mcp/ask-person.ts). */
+  async #sharedContext(): Promise<McpContext> {
+    const ctx = await createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
+    const db = this.#deps.db;
+    const key = await getOrCreateSecret(db, 'mcp-request-state');
+    // A used confirmation's id, kept with its expiry where every node sees it: the single-use nonce
+    // table of sign-in proofs (pruned past expiry), under a prefix of its own.
+    const used: UsedRequestStates = {
+      async claim(id, expiresAt) {
+        const claimed = await db
+          .insert(siwxNonces)
+          .values({ nonce: `mcp-ask:${id}`, address: 'mcp', expiresAt })
+          .onConflictDoNothing()
+          .returning({ nonce: siwxNonces.nonce });
+        return claimed.length === 1;
+      },
+    };
+    return { ...ctx, askPerson: new PersonAsker({ key, used }) };
   }
 
   /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */

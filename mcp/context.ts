@@ -1,3 +1,4 @@
+import type { PersonAsker } from './ask-person.js';
 import type { TableWriteKeys } from './table-write-keys.js';
 import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
@@ -43,6 +44,11 @@ export interface McpContext {
   upstream?: Upstream;
   /** The write keys of Tables this server's wallet created (table-write-keys.ts; unused when hosted). */
   tableWriteKeys: TableWriteKeys;
+  /**
+   * Asks the person before a destructive tool acts (hosted endpoint: `input_required`, mcp/ask-person.ts);
+   * absent, or a client that cannot be asked: the tool acts as before.
+   */
+  askPerson?: PersonAsker;
 }
 
 /** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */

@@ -5,6 +5,7 @@ import { slugFromName } from '../../shared/slug.js';
 import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
 import { PublishSiteBodySchema } from '../../shared/account-api/sites.js';
 import type { McpContext } from '../context.js';
+import type { Extra } from './paid-steps.js';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
@@ -371,6 +372,42 @@ export async function callAccountTool(ctx: McpContext, tool: string, args: Recor
 }
 
 /**
+ * The tools that destroy what cannot be brought back, and the question put to the person before they
+ * act (mcp/ask-person.ts), naming what will be lost, as the service describes it now.
+ */
+const CONFIRMED: Record<string, (ctx: McpContext, args: Record<string, unknown>) => Promise<string>> = {
+  account_delete_app: async (ctx, args) => {
+    const app = await describe(ctx, `/api/v1/sites/${encodeURIComponent(String(args.appId ?? args.siteId))}`);
+    const name = app?.name ?? args.appId ?? args.siteId;
+    return `Delete the app ${String(name)}${app?.url ? ` (${app.url})` : ''} with all its files, Tables and datasets? This cannot be undone.`;
+  },
+  function_delete: async (ctx, args) => {
+    const fn = await describe(ctx, `/api/v1/functions/${encodeURIComponent(String(args.functionId))}`);
+    return `Delete the function ${String(fn?.slug ?? fn?.name ?? args.functionId)} with its secrets and memory? Its slug becomes free. This cannot be undone.`;
+  },
+  account_rollback_app: async (ctx, args) => {
+    const app = await describe(ctx, `/api/v1/sites/${encodeURIComponent(String(args.appId ?? args.siteId))}`);
+    return `Roll the app ${String(app?.name ?? args.appId)} back to version ${String(args.version)}? What it serves now stops being served at once.`;
+  },
+};
+
+/** The form of a confirmation: one box the person ticks (accepting with it unticked is declining). */
+const CONFIRM_FORM = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const, title: 'Yes, do it' } }, required: ['confirm'] };
+
+/** A resource of the account as the service shows it (name, url…), or undefined when it cannot be read. */
+async function describe(ctx: McpContext, path: string): Promise<Record<string, string> | undefined> {
+  try {
+    const res = await ctx.fetch(`${ctx.config.serviceUrl}${path}`);
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as Record<string, unknown>;
+    const inner = (body.site ?? body.function ?? body) as Record<string, string>;
+    return inner;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * One tool per Account API operation (shared/account-api/operations.ts), generated from the API's own
  * request schemas and acting as the caller: the signed-in account on the hosted endpoint (only the
  * operations its scopes allow are listed), or SVC_API_KEY's account in svc-mcp.
@@ -390,8 +427,24 @@ export function registerAccountTools(server: McpServer, ctx: McpContext): void {
         description: `${op.description} Needs scope ${op.scope}. Free.`,
         inputSchema: shapeOf(op).input,
       },
-      (args: Record<string, unknown>) =>
+      (args: Record<string, unknown>, extra: Extra) =>
         guarded(async () => {
+          const confirmation = CONFIRMED[op.tool];
+          if (confirmation && ctx.askPerson) {
+            const asked = await ctx.askPerson.ask(
+              extra,
+              { tool: op.tool, args, caller: ctx.hosted?.credential ?? '' },
+              { message: await confirmation(ctx, args), requestedSchema: CONFIRM_FORM },
+            );
+            if (asked.kind === 'ask') return asked.result as never;
+            if (asked.kind === 'refused') throw new ToolFailure(`${op.tool}: ${asked.why}. Nothing was done; call ${op.tool} again to be asked again.`);
+            if (asked.kind === 'accepted' && asked.content.confirm !== true) asked.kind = 'declined' as never;
+            if (asked.kind === 'declined' || asked.kind === 'cancelled')
+              return okResult(
+                { done: false, answer: asked.kind },
+                `${op.tool}: the person ${asked.kind === 'declined' ? 'declined' : 'did not answer'}. Nothing was done.`,
+              );
+          }
           const { body, summary } = await callOperation(ctx, op, args);
           return okResult(body, summary);
         }),

@@ -204,3 +204,53 @@ describe('progress and paid calls on 2026-07-28', () => {
     60_000,
   );
 });
+
+describe('input_required: a destructive tool asks the person first (hosted /mcp, 2026-07-28)', () => {
+  const open = async (answer?: 'accept' | 'decline') => {
+    const client = new Client({ name: 'eras-ask', version: '1.0.0' }, {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: answer ? { elicitation: { form: {} } } : {},
+    } as never);
+    const asked: string[] = [];
+    if (answer)
+      client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
+        asked.push(req.params.message);
+        return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
+      });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    return { client, asked };
+  };
+  const publish = async (client: Client, appName: string) => {
+    const r = await client.callTool({
+      name: 'account_publish_app',
+      arguments: { appName, requestId: appName, files: [{ path: 'index.html', content: '<p>x</p>' }] },
+    });
+    expect(r.isError, textOf(r)).toBeFalsy();
+  };
+  const exists = async (client: Client, appName: string) => !(await client.callTool({ name: 'account_get_app', arguments: { appId: appName } })).isError;
+
+  it('declined: the person was asked, naming the app, and nothing was deleted; accepted: deleted', async () => {
+    const { client: declining, asked } = await open('decline');
+    await publish(declining, 'eras-keep-me');
+    const kept = await declining.callTool({ name: 'account_delete_app', arguments: { appId: 'eras-keep-me' } });
+    expect(textOf(kept)).toContain('declined. Nothing was done');
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toContain('eras-keep-me');
+    expect(await exists(declining, 'eras-keep-me')).toBe(true);
+    const { client: accepting } = await open('accept');
+    const gone = await accepting.callTool({ name: 'account_delete_app', arguments: { appId: 'eras-keep-me' } });
+    expect(gone.isError, textOf(gone)).toBeFalsy();
+    expect(await exists(accepting, 'eras-keep-me')).toBe(false);
+    await declining.close();
+    await accepting.close();
+  }, 60_000);
+
+  it('a client that cannot be asked gets the tool as before (no question, the app deleted)', async () => {
+    const { client } = await open();
+    await publish(client, 'eras-no-ask');
+    const gone = await client.callTool({ name: 'account_delete_app', arguments: { appId: 'eras-no-ask' } });
+    expect(gone.isError, textOf(gone)).toBeFalsy();
+    expect(await exists(client, 'eras-no-ask')).toBe(false);
+    await client.close();
+  }, 60_000);
+});
