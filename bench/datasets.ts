@@ -206,13 +206,13 @@ async function worker(mode: Mode, dbUrl: string, file: string): Promise<void> {
   const embedded = dbUrl === 'pglite';
   const { loadConfig } = await import('../service/config.js');
   const { openDb } = await import('../service/db/client.js');
-  const { systemClock } = await import('../service/deps.js');
-  const { createLogger } = await import('../service/logger.js');
+  const { systemClock } = await import('../service/kernel/clock.js');
+  const { createLogger } = await import('../service/kernel/logger.js');
   const { SiteCache } = await import('../service/sites/site-cache.js');
   const { PurgeOutbox } = await import('../service/cdn/purge-outbox.js');
   const { LocalBlobStore } = await import('../service/storage/local-store.js');
   const { createAccount } = await import('../service/accounts/accounts.js');
-  const { accountOwner } = await import('../service/sites/owner.js');
+  const { accountOwner } = await import('../service/db/owner.js');
   const { createSite } = await import('../service/sites/sites.js');
   const { createUpload } = await import('../service/datasets/uploads.js');
   const { planConversion, convertDataFile } = await import('../service/datasets/datasets.js');

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import { ADDRESS_SURFACES } from '../service/http/address-surfaces.js';
+import { ADDRESS_SURFACES } from '../service/kernel/config.js';
 
 /** Shared helpers of `npm run bench`: load on loopback only, bounded in count and time. */
 export interface LoadResult {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import type { DbOrTx } from '../service/db/client.js';
 import { AddressLimiter } from '../service/http/address-limits.js';
-import { ADDRESS_SURFACES, DEFAULT_ADDRESS_LIMITS } from '../service/http/address-surfaces.js';
+import { DEFAULT_ADDRESS_LIMITS } from '../service/http/address-surfaces.js';
+import { ADDRESS_SURFACES } from '../service/kernel/config.js';
 import { benchServiceEnv, cliPersonalKey, formatRatio, interleavedLoads, load, printTable, spawnService, waitForHttp } from './lib.js';
 
 /**

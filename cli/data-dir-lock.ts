@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { svcCommand } from '../service/cli-command.js';
+import { svcCommand } from '../service/kernel/cli-command.js';
 
 /** What `<data dir>/serve.lock` holds while a service runs on the folder. */
 interface LockBody {

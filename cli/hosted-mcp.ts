@@ -13,9 +13,9 @@ import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { mcpDiscoveryOf } from '../service/payments/bazaar.js';
-import { AppError } from '../service/http/app-error.js';
+import { AppError } from '../service/kernel/app-error.js';
 import { publicCors } from '../service/http/cors.js';
-import type { AppEnv } from '../service/http/env.js';
+import type { AppEnv } from '../service/kernel/request-env.js';
 import { limitByAddress } from '../service/http/limit-by-address.js';
 import { builtSvcMcpPackage, mountSvcMcpPackage, svcMcpCommand, type SvcMcpPackage } from './svc-mcp-package.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../service/logger.js';
+import type { Logger } from '../service/kernel/logger.js';
 
 /**
  * postgres.js 3.4.9 (the newest) can write to a connection the server has just closed and throw

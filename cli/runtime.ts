@@ -1,12 +1,13 @@
 import path from 'node:path';
-import type { Config } from '../service/config.js';
+import type { Config } from '../service/kernel/config.js';
 import { openDb, type Database } from '../service/db/client.js';
 import { ReadPools } from '../service/db/read-pools.js';
 import { unpackPgliteTemplate } from '../service/db/pglite-template.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
-import { packagePath } from '../service/package-root.js';
-import { systemClock, type Clock, type Deps } from '../service/deps.js';
-import { createLogger, type Logger } from '../service/logger.js';
+import { packagePath } from '../service/kernel/package-root.js';
+import type { Deps } from '../service/deps.js';
+import { systemClock, type Clock } from '../service/kernel/clock.js';
+import { createLogger, type Logger } from '../service/kernel/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
 import { TableLists } from '../service/tables/table-lists.js';
 import { SiteTraffic } from '../service/sites/traffic-counter.js';

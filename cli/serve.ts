@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import type { Config } from '../service/config.js';
-import { svcCommand } from '../service/cli-command.js';
+import type { Config } from '../service/kernel/config.js';
+import { svcCommand } from '../service/kernel/cli-command.js';
 import { ensurePortFree, lockDataDir } from './data-dir-lock.js';
 import { mountHostedMcp } from './hosted-mcp.js';
 import { outliveLostLogStream, surviveKnownDriverFaults } from './process-faults.js';

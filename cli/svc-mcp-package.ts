@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
-import { packagePath } from '../service/package-root.js';
-import { AppError } from '../service/http/app-error.js';
-import type { AppEnv } from '../service/http/env.js';
+import { packagePath } from '../service/kernel/package-root.js';
+import { AppError } from '../service/kernel/app-error.js';
+import type { AppEnv } from '../service/kernel/request-env.js';
 
 /**
  * The svc-mcp package this service serves (bin/pack-svc-mcp.mjs builds it into dist/): a user of a

@@ -3,9 +3,9 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
 import type { AdminOperationName } from '../service/admin/operations.js';
-import type { Config } from '../service/config.js';
+import type { Config } from '../service/kernel/config.js';
 import { SCOPES, parseScopeList } from '../shared/scopes.js';
-import { CLI_COMMAND, svcCommand } from '../service/cli-command.js';
+import { CLI_COMMAND, svcCommand } from '../service/kernel/cli-command.js';
 
 // Written with the command that works here (npm run svc -- in a clone, svc-agent-host when installed).
 const CLI = CLI_COMMAND;
@@ -329,7 +329,7 @@ export async function main(argv: string[]): Promise<void> {
  */
 async function runSvcMcp(): Promise<void> {
   process.argv.splice(2, 1);
-  const [{ packagePath }, { pathToFileURL }] = await Promise.all([import('../service/package-root.js'), import('node:url')]);
+  const [{ packagePath }, { pathToFileURL }] = await Promise.all([import('../service/kernel/package-root.js'), import('node:url')]);
   await import(pathToFileURL(packagePath('bin', 'svc-mcp.mjs')).href);
 }
 

@@ -8,13 +8,13 @@ import { PAYMENT_REQUEST_HEADERS, PAYMENT_RESPONSE_HEADERS } from './payments/co
 import type { Deps } from './deps.js';
 import { registerAccountApiDocs } from './discovery/account-api-doc.js';
 import { functionRoutes } from './functions/routes.js';
-import { AppError } from './http/app-error.js';
+import { AppError } from './kernel/app-error.js';
 import { requireJsonBody } from './http/json-body.js';
-import type { AppEnv } from './http/env.js';
+import type { AppEnv } from './kernel/request-env.js';
 import { respondWithError } from './http/handle-error.js';
 import { requestLog } from './http/request-log.js';
 import { limitByAddress } from './http/limit-by-address.js';
-import type { AddressSurface } from './http/address-surfaces.js';
+import type { AddressSurface } from './kernel/config.js';
 import { healthRoutes } from './http/health.js';
 import { createApiRouter } from './http/openapi.js';
 import { datasetRoutes } from './datasets/routes.js';
@@ -30,7 +30,7 @@ import { LocalBlobStore } from './storage/local-store.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { localUploadRoutes } from './storage/upload-routes.js';
 import { usageRoutes } from './usage/routes.js';
-import { SERVICE_VERSION } from './version.js';
+import { SERVICE_VERSION } from './kernel/version.js';
 import { agentHandlers } from './agent-handlers.js';
 
 export interface BuildAppOptions {

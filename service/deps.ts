@@ -1,8 +1,9 @@
-import type { Config } from './config.js';
+import type { Clock } from './kernel/clock.js';
+import type { Config } from './kernel/config.js';
 import type { AddressLimiter } from './http/address-limits.js';
 import type { Db } from './db/client.js';
 import type { ReadPools } from './db/read-pools.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './kernel/logger.js';
 import type { Facilitator } from './payments/facilitator.js';
 import type { SiteCache } from './sites/site-cache.js';
 import type { PurgeOutbox } from './cdn/purge-outbox.js';
@@ -10,12 +11,6 @@ import type { SiteTraffic } from './sites/traffic-counter.js';
 import type { TableLists } from './tables/table-lists.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { BlobStore } from './storage/blob-store.js';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /**
  * Everything the service needs, passed in explicitly. `buildApp(deps)` makes the HTTP app from it;

@@ -1,9 +1,9 @@
 import { desc, eq } from 'drizzle-orm';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { abuseReports, sites } from '../db/schema/index.js';
 import type { DbOrTx } from '../db/client.js';
-import { newId } from '../db/ids.js';
-import { AppError } from '../http/app-error.js';
+import { newId } from '../kernel/ids.js';
+import { AppError } from '../kernel/app-error.js';
 import { siteSlugFromHost } from '../sites/serving.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 

@@ -1,11 +1,11 @@
-import { svcCommand } from '../cli-command.js';
+import { svcCommand } from '../kernel/cli-command.js';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { DbOrTx } from '../db/client.js';
 import { isUniqueViolation, onlyRow } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { accounts } from '../db/schema/index.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 export const EmailSchema = z
   .string()

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Scope } from '../../shared/scopes.js';
 import { type DbOrTx, onlyRow } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { personalKeys } from '../db/schema/index.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 export const PERSONAL_KEY_PREFIX = 'svc_pat_';
 

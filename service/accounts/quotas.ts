@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { DbOrTx } from '../db/client.js';
 import { accountLimits, sites } from '../db/schema/index.js';
-import type { SiteOwner } from '../sites/owner.js';
+import type { SiteOwner } from '../db/owner.js';
 
 /**
  * The quotas that apply to one owner (docs/operator.md, "Per-account limits"): the service-wide

@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { deleteFunctionSecret, findOwnedFunction, listFunctionSecretNames, setAllowUserInvoke, setFunctionSecret } from '../functions/functions.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { setAccountPassword } from '../dashboard/passwords.js';
 import { runFaucet } from '../payments/faucet.js';
 import { reconcileOrphanedPayments } from '../payments/reconcile.js';

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { clientIp, isLoopback } from '../http/client-ip.js';
 import { runAdminOperation } from './operations.js';
 

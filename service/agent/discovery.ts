@@ -3,7 +3,7 @@ import type { AgentAction } from '../../shared/agent-api/action.js';
 import { describeApi, listPricing, type DiscoveryDocumentSchema, type PricingResponseSchema } from '../../shared/agent-api/actions/apps.js';
 import { AGENT_ACTIONS, responseSchemaOf } from '../../shared/agent-api/catalogue.js';
 import { X402_CURRENCY, X402_NETWORK } from '../../shared/agent-api/network.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Deps } from '../deps.js';
 import { DevChainFacilitator } from '../payments/dev-chain/dev-facilitator.js';
 import { priceOf } from '../payments/prices.js';

@@ -1,4 +1,4 @@
-import { svcCommand } from '../cli-command.js';
+import { svcCommand } from '../kernel/cli-command.js';
 import { createHash } from 'node:crypto';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
@@ -6,7 +6,7 @@ import type { AgentHandler, AgentWork } from './handler.js';
 import { walletBlock } from './wallet-block.js';
 import type { DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { decodePaymentHeader, type PaymentAttempt } from '../payments/decode-payment.js';
 import { settleOnce } from '../payments/collect.js';
 import type { VerifiedPayment } from '../payments/facilitator.js';

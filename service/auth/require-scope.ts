@@ -1,12 +1,12 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../../shared/scopes.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
-import type { AppEnv } from '../http/env.js';
+import { AppError } from '../kernel/app-error.js';
+import type { AppEnv } from '../kernel/request-env.js';
 import { enforceRateLimit, rateLimitWindow } from '../http/rate-limit.js';
 import { signIn } from './credentials.js';
 import { assertAudience, gatewayPrincipal, resourceOfRequest, viaMcpGateway } from './resources.js';
-import type { Principal } from './principal.js';
+import type { Principal } from '../kernel/request-env.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Deps } from '../deps.js';
-import type { AppError } from '../http/app-error.js';
-import type { Principal } from './principal.js';
+import type { AppError } from '../kernel/app-error.js';
+import type { Principal } from '../kernel/request-env.js';
 
 /**
  * The protected resources of RFC 8707 / RFC 9728: the Account API and the hosted MCP endpoint. An

@@ -1,25 +1,10 @@
+import type { CdnConfig, CdnPurgeKind } from '../kernel/config.js';
+
 /**
  * A CDN (or any shared cache) in front of hosted sites (docs/operator.md, "With a CDN"). Off unless
  * SVC_CDN_PURGE names how to purge: without purges a shared cache would keep serving a changed site
  * for its whole lifetime, so the shared-cache headers are only sent when svc can purge them.
  */
-export type CdnPurgeKind = 'varnish' | 'fastly' | 'cloudflare' | 'webhook';
-
-export interface CdnConfig {
-  purge: CdnPurgeKind;
-  /** How long a shared cache keeps a hosted file (s-maxage, CDN-Cache-Control), in seconds. */
-  maxAgeSeconds: number;
-  /**
-   * Where purges go: the Varnish servers (each gets every purge), the webhook, or the API's base
-   * (Fastly: https://api.fastly.com; Cloudflare: https://api.cloudflare.com/client/v4).
-   */
-  urls: string[];
-  /** Fastly: its API token (Fastly-Key); Cloudflare: an API token with Cache Purge; webhook: a bearer token, optional. */
-  token?: string;
-  /** Fastly: the service ID; Cloudflare: the zone ID. */
-  zone?: string;
-}
-
 export interface CdnEnv {
   SVC_CDN_PURGE?: string;
   SVC_CDN_MAX_AGE?: number;

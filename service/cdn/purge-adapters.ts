@@ -1,4 +1,4 @@
-import type { CdnConfig } from './cdn-config.js';
+import type { CdnConfig } from '../kernel/config.js';
 
 /**
  * How keys are purged at one kind of CDN. `purge` resolves once the CDN accepted every key (each

@@ -2,7 +2,7 @@ import { eq, inArray, lte, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
 import type { Db, DbOrTx } from '../db/client.js';
 import { cdnPurges } from '../db/schema/index.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { PurgeAdapter } from './purge-adapters.js';
 
 /** Rows one node takes at a time; it holds them for `LEASE_MS` (another node takes them after, should it die). */

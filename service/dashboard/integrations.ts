@@ -4,8 +4,8 @@ import { deleteFunctionSecret, listOwnedFunctions, setAllowUserInvoke, setFuncti
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { tables } from '../db/schema/index.js';
-import { AppError } from '../http/app-error.js';
-import { accountOwner } from '../sites/owner.js';
+import { AppError } from '../kernel/app-error.js';
+import { accountOwner } from '../db/owner.js';
 import { getOwnedSite } from '../sites/sites.js';
 import { assertSiteActive } from '../sites/suspension.js';
 import { hashWriteKey, listSiteTables, WRITE_KEY_PREFIX } from '../tables/tables.js';

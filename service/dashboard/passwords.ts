@@ -2,7 +2,7 @@ import { and, eq, gt, ne } from 'drizzle-orm';
 import { hashPassword } from '../auth/passwords.js';
 import { accounts, dashboardSessions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
 export const MAX_PASSWORD_LENGTH = 200;

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { toAppError } from '../http/handle-error.js';
-import { accountOwner } from '../sites/owner.js';
+import { accountOwner } from '../db/owner.js';
 import { getOwnedSite, listOwnedSites, viewSite } from '../sites/sites.js';
 import { readSiteTraffic } from '../sites/traffic.js';
 import { listVersions, rollbackSite } from '../sites/versions.js';

@@ -13,7 +13,7 @@ import {
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, jsonBody, securityFor, jsonResponse } from '../http/openapi.js';
-import { accountOwner } from '../sites/owner.js';
+import { accountOwner } from '../db/owner.js';
 import { getChangeableSite, getOwnedSite } from '../sites/sites.js';
 import { createDatasetFromInline, createDatasetFromUpload, listDatasets, type DatasetMade } from './datasets.js';
 import { assertUploadToken, checkCompletion, completeUpload, createUpload } from './uploads.js';

@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { and, eq, lt, notExists, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { datasets, datasetUploads } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import type { CompletedPart } from '../storage/blob-store.js';
 import { ACCEPTED_KINDS, detectKind, kindInfo } from './formats.js';
 import type { DataFileKind } from './records.js';

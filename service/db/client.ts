@@ -11,7 +11,7 @@ import { PgliteSession } from 'drizzle-orm/pglite/session';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
 import * as schema from './schema/index.js';
-import { packagePath } from '../package-root.js';
+import { packagePath } from '../kernel/package-root.js';
 import { oneCallClient, type QueryClient } from './pglite-one-call.js';
 
 export type Schema = typeof schema;

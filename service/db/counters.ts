@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from './client.js';
 import { rowsOf } from './client.js';
-import type { SiteOwner } from '../sites/owner.js';
+import type { SiteOwner } from './owner.js';
 import { ownerKey } from './owner-key.js';
 
 /**

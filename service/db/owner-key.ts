@@ -1,4 +1,4 @@
-import type { SiteOwner } from '../sites/owner.js';
+import type { SiteOwner } from './owner.js';
 
 /**
  * A stable key for per-owner quotas, rate limits and kept counts: `acct:<id>` or `wallet:<address>`,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { ReplicasConfig } from '../config.js';
+import type { ReplicasConfig } from '../kernel/config.js';
 import { LruMap } from '../../shared/lru-map.js';
 import { type DbOrTx, isDatabaseUnavailable, rowsOf, sqlStateOf } from './client.js';
 

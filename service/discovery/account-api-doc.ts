@@ -2,8 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../shared/scopes.js';
 import type { Deps } from '../deps.js';
-import type { AppEnv } from '../http/env.js';
-import { SERVICE_VERSION } from '../version.js';
+import type { AppEnv } from '../kernel/request-env.js';
+import { SERVICE_VERSION } from '../kernel/version.js';
 import { closeRequestBodies } from './closed-request-bodies.js';
 
 export const DiscoverySchema = z

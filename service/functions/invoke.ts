@@ -1,9 +1,9 @@
 import { and, eq, isNotNull, notExists, or, sql } from 'drizzle-orm';
 import { FORWARDABLE_HEADERS, INVOKE_MAX_RESPONSE_BYTES, type InvokeFunctionBody, type InvokeFunctionResponse } from '../../shared/account-api/functions.js';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../kernel/request-env.js';
 import { accounts, functionInvocationCounts, functions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { callerIdentity, callerMemory } from './caller-memory.js';
 import { loadSecretValues } from './functions.js';

@@ -16,8 +16,8 @@ import {
 } from '../../shared/account-api/functions.js';
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
-import type { AppEnv } from '../http/env.js';
+import { AppError } from '../kernel/app-error.js';
+import type { AppEnv } from '../kernel/request-env.js';
 import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
 import {
   createFunction,

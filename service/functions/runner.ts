@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { inProcessRunner, SandboxPool, type SandboxRunner } from './sandbox-pool.js';
 
 let shared: { size: number; runner: SandboxPool } | null = null;

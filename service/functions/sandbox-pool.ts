@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { runInSandbox, type SandboxHost, type SandboxInput, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
 import type { FromWorker, ToWorker } from './sandbox-worker.js';
-import { packagePath } from '../package-root.js';
+import { packagePath } from '../kernel/package-root.js';
 
 /** Runs one invocation in a sandbox; the service uses the worker pool, tests and benches may use either. */
 export interface SandboxRunner {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, rowsOf } from '../db/client.js';
-import { AppError } from './app-error.js';
-import type { AddressLimits, AddressSurface } from './address-surfaces.js';
+import { AppError } from '../kernel/app-error.js';
+import type { AddressLimits, AddressSurface } from '../kernel/config.js';
 
 const WINDOW_MS = 60_000;
 /** A node syncs early once an address has used this share of its limit since the last sync. */

@@ -1,15 +1,4 @@
-/**
- * The anonymous surfaces limited per client address (docs/public-operation.md). Each counts the
- * requests one address makes in a minute:
- *   - `agent`: every request to the Agent API (`/api/x402…`): its free actions and unpaid quotes;
- *   - `mcp-x402`: POSTs to the hosted wallet MCP endpoint `/mcp/x402`;
- *   - `table-read` / `table-write`: Table API GETs / POST, PATCH, PUT and DELETE;
- *   - `invoke`: `POST /api/v1/functions/invoke/:slug`;
- *   - `signin`, `signup`, `abuse`: the dashboard's sign-in and sign-up forms, the public report form.
- */
-export const ADDRESS_SURFACES = ['agent', 'mcp-x402', 'table-read', 'table-write', 'invoke', 'signin', 'signup', 'abuse'] as const;
-export type AddressSurface = (typeof ADDRESS_SURFACES)[number];
-export type AddressLimits = Record<AddressSurface, number>;
+import { ADDRESS_SURFACES, type AddressLimits, type AddressSurface } from '../kernel/config.js';
 
 /** Requests per address per minute; 0 turns a surface's limit off. */
 export const DEFAULT_ADDRESS_LIMITS: AddressLimits = {

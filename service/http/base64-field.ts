@@ -1,4 +1,4 @@
-import { invalidField } from './app-error.js';
+import { invalidField } from '../kernel/app-error.js';
 
 /**
  * A request field holding base64 (an inline file's content): its bytes, or a 400 naming the field

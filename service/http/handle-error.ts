@@ -3,8 +3,8 @@ import { HTTPException } from 'hono/http-exception';
 import { ZodError } from 'zod';
 import type { ErrorBody } from '../../shared/errors.js';
 import { isDatabaseUnavailable, isNulCharacter } from '../db/client.js';
-import type { Logger } from '../logger.js';
-import { AppError } from './app-error.js';
+import type { Logger } from '../kernel/logger.js';
+import { AppError } from '../kernel/app-error.js';
 
 /** Turns zod issues into `[{field, message}]`, naming each bad field with its path. */
 export function zodIssues(err: ZodError): { field: string; message: string }[] {

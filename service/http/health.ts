@@ -1,6 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
-import type { Deps } from '../deps.js';
+import type { Db } from '../db/client.js';
+import type { ReadPools } from '../db/read-pools.js';
+
+/** A part whose readiness is asked: the blob store, the payment facilitator. */
+interface Pingable {
+  ping(): Promise<unknown>;
+}
 
 /** How long a readiness probe waits for each part. */
 const PROBE_MS = 2000;
@@ -30,7 +36,7 @@ const state = (up: boolean) => (up ? 'up' : 'down');
  * it, so failing readiness on it would take the whole service off the load balancer, free routes
  * included, while paid calls already answer 503 without charging.
  */
-export function healthRoutes(deps: Deps, isStopping: () => boolean): Hono {
+export function healthRoutes(deps: { db: Db; readPools: ReadPools; blobs: Pingable; facilitator: Pingable }, isStopping: () => boolean): Hono {
   const r = new Hono();
   r.get('/healthz', (c) => c.json({ ok: true }));
   r.get('/readyz', async (c) => {

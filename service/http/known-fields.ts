@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { fieldPath, undeclaredFields } from '../../shared/undeclared-fields.js';
-import { AppError } from './app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 /**
  * Refuses a body naming a field its schema does not declare, at any depth through objects and arrays

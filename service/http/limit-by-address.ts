@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Deps } from '../deps.js';
-import type { AddressSurface } from './address-surfaces.js';
+import type { AddressSurface, Config } from '../kernel/config.js';
+import type { AddressLimiter } from './address-limits.js';
 import { clientIp, socketAddress } from './client-ip.js';
 
 /** Requests a fast path counted already before handing them to the app. */
@@ -12,7 +12,10 @@ export const countedRequests = new WeakSet<IncomingMessage>();
  * A request that came in no socket is a hosted MCP tool's in-process call: the POST that carried it
  * was counted on its own surface already.
  */
-export function limitByAddress(deps: Deps, surface: AddressSurface | ((c: Context) => AddressSurface | null)): MiddlewareHandler {
+export function limitByAddress(
+  deps: { config: Config; addressLimits: AddressLimiter },
+  surface: AddressSurface | ((c: Context) => AddressSurface | null),
+): MiddlewareHandler {
   return async (c, next) => {
     const which = typeof surface === 'function' ? surface(c) : surface;
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;

@@ -2,7 +2,7 @@ import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../../shared/scopes.js';
 import { ErrorBodySchema } from '../../shared/errors.js';
-import type { AppEnv } from './env.js';
+import type { AppEnv } from '../kernel/request-env.js';
 import { validationError } from './handle-error.js';
 import { checksDeclaredFields } from '../../shared/undeclared-fields.js';
 import { refuseUndeclaredFields } from './known-fields.js';

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { type DbOrTx, rowsOf } from '../db/client.js';
 import { rateLimitWindows } from '../db/schema/index.js';
-import { AppError } from './app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 /** The fixed window (shared by all nodes) a request made at `at` is counted in. */
 export interface RateLimitWindow {

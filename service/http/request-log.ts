@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { type TraceContext, traceContextOf } from '../../shared/trace-context.js';
-import type { Deps } from '../deps.js';
-import type { AppEnv } from './env.js';
+import type { Logger } from '../kernel/logger.js';
+import type { AppEnv } from '../kernel/request-env.js';
+
+/** What the request log uses: the logger and this node's HTTP counters (service/metrics). */
+interface RequestLogDeps {
+  log: Logger;
+  metrics: { http: { record(method: string, route: string, status: number, seconds: number): void } };
+}
 
 /** The caller's `x-request-id` when well-formed (one value, as Node's headers may hold several), else a new one. */
 export function requestIdOf(incoming: string | string[] | undefined): string {
@@ -23,7 +29,7 @@ export interface AnsweredRequest {
 }
 
 /** Metrics by route pattern and one access log line (SVC_LOG_LEVEL=warn turns the line off). */
-export function recordRequest(deps: Deps, r: AnsweredRequest): void {
+export function recordRequest(deps: RequestLogDeps, r: AnsweredRequest): void {
   deps.metrics.http.record(r.method, r.route, r.status, r.ms / 1000);
   const trace = r.trace ? { traceparent: r.trace.traceparent, ...(r.trace.tracestate ? { tracestate: r.trace.tracestate } : {}) } : {};
   deps.log.info('request', {
@@ -38,7 +44,7 @@ export function recordRequest(deps: Deps, r: AnsweredRequest): void {
 }
 
 /** Request id (kept from `x-request-id` when well-formed), metrics by route pattern, one access log line. */
-export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
+export function requestLog(deps: RequestLogDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const requestId = requestIdOf(c.req.header('x-request-id'));
     c.set('requestId', requestId);

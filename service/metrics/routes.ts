@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
-import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { clientIp, isLoopback } from '../http/client-ip.js';
-import type { AppEnv } from '../http/env.js';
+import type { Config } from '../kernel/config.js';
+import type { AppEnv } from '../kernel/request-env.js';
+import type { Metrics } from './metrics.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -16,7 +17,7 @@ function sameSecret(given: string, expected: string): boolean {
  * address, never X-Forwarded-For) are answered: the figures say how busy the service is and which
  * routes fail, which is the operator's business.
  */
-export function metricsRoutes(deps: Deps): Hono<AppEnv> {
+export function metricsRoutes(deps: { config: Config; metrics: Metrics }): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   r.get('/metrics', async (c) => {
     const token = deps.config.metricsToken;

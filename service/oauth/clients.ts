@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { isScope, type Scope } from '../../shared/scopes.js';
 import { type DbOrTx, onlyRow } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { oauthClients } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { OAuthError } from './oauth-error.js';

@@ -5,7 +5,7 @@ import { hashCredential } from '../accounts/personal-keys.js';
 import { ACCESS_TOKEN_PREFIX } from '../auth/credentials.js';
 import { accountApiResource } from '../auth/resources.js';
 import type { DbOrTx } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { accounts, oauthClients, oauthGrants, oauthTokens } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { OAuthError } from './oauth-error.js';

@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { auditLog } from '../db/schema/index.js';
 
 export type AuditTargetKind = (typeof auditLog.$inferSelect)['targetKind'];

@@ -24,7 +24,7 @@ import { signSettlerTransaction } from './settler-signature.js';
 import { jsonRpcTransport, type JsonRpcTransport } from './json-rpc-transport.js';
 import { USDC_ABI } from '../../shared/usdc-abi.js';
 import { transferAuthorizationTypedData } from './verify-payment.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 
 export interface ChainFacilitatorOptions {
   rpcUrl: string;

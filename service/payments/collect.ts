@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import type { PaymentDeps } from './payment-deps.js';
 import type { ChainFacilitator } from './chain-facilitator.js';
 import type { VerifiedPayment } from './facilitator.js';
 import { markSettled, markUnpaid, type SettledPayment } from './payment-store.js';
@@ -9,7 +9,7 @@ import { markSettled, markUnpaid, type SettledPayment } from './payment-store.js
  * the caller holds it (markSettled then commits in one statement).
  */
 export async function settleOnce(
-  deps: Deps,
+  deps: PaymentDeps,
   key: { payer: string; nonce: string },
   verified: VerifiedPayment,
   stored?: Record<string, unknown>,
@@ -33,7 +33,7 @@ export async function settleOnce(
 }
 
 /** The transaction that used (payer, nonce): the one we know we sent, else found on chain (AuthorizationUsed event), else ''. */
-export async function settlementTxOf(deps: Deps, key: { payer: string; nonce: string }, known: string | null): Promise<string> {
+export async function settlementTxOf(deps: PaymentDeps, key: { payer: string; nonce: string }, known: string | null): Promise<string> {
   if (known) return known;
   const finder = deps.facilitator as Partial<Pick<ChainFacilitator, 'findSettlement'>>;
   return (await finder.findSettlement?.(key.payer, key.nonce).catch(() => undefined)) ?? '';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../kernel/config.js';
+import type { Logger } from '../kernel/logger.js';
 import { ChainFacilitator } from './chain-facilitator.js';
 import { DevChainFacilitator } from './dev-chain/dev-facilitator.js';
 import type { Facilitator } from './facilitator.js';

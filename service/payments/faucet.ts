@@ -1,12 +1,12 @@
 import { getAddress, isAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
-import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import type { PaymentDeps } from './payment-deps.js';
+import { AppError } from '../kernel/app-error.js';
 import { isDevFacilitator } from './facilitator.js';
 
 /** Dev-chain only: mints test USDC to an address. Refuses in chain/remote mode. */
 export async function runFaucet(
-  deps: Deps,
+  deps: PaymentDeps,
   address: string,
   usdc: string,
 ): Promise<{ address: string; minted: string; balance: string; txHash: string; rpcUrl: string }> {

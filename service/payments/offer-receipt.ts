@@ -11,7 +11,7 @@ import { LruMap } from '../../shared/lru-map.js';
 import { keccak256, toBytes } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { X402_NETWORK } from '../../shared/agent-api/network.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 
 /**
  * The x402 offer-receipt extension (`@x402/extensions/offer-receipt`), both halves, signed with one

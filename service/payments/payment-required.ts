@@ -1,8 +1,8 @@
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { PAYMENT_HEADERS, USDC_ADDRESS, USDC_EIP712_NAME, USDC_EIP712_VERSION, X402_NETWORK, X402_NETWORK_V1 } from '../../shared/agent-api/network.js';
 import type { PaymentRequiredV1Body, PaymentRequiredV2 } from '../../shared/agent-api/payment-requirements.js';
-import type { Config } from '../config.js';
-import { AppError } from '../http/app-error.js';
+import type { Config } from '../kernel/config.js';
+import { AppError } from '../kernel/app-error.js';
 import { v1OutputSchemaOf } from './bazaar.js';
 import { priceOf } from './prices.js';
 

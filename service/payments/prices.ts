@@ -1,6 +1,6 @@
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { usdcToAtomic } from '../../shared/money.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 
 export interface ActionPrice {
   /** Decimal USDC ("0.007"). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { X402_CURRENCY, X402_NETWORK } from '../../shared/agent-api/network.js';
 import { canonicalReceiptText, type Receipt } from '../../shared/agent-api/receipt.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 
 export interface ReceiptInput {
   action: string;

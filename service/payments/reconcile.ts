@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import type { PaymentDeps } from './payment-deps.js';
 import { actionByName } from '../../shared/agent-api/catalogue.js';
 import { USDC_ADDRESS } from '../../shared/agent-api/network.js';
 import type { Authorization } from '../../shared/agent-api/payment-requirements.js';
@@ -25,7 +25,7 @@ export interface ReconcileReport {
 const WORK_GRACE_MS = 5 * 60_000;
 
 /** The payment a row holds, as the facilitator settles it (the row keeps the signed authorization). */
-function verifiedFromRow(deps: Deps, row: PaymentRow): VerifiedPayment {
+function verifiedFromRow(deps: PaymentDeps, row: PaymentRow): VerifiedPayment {
   const payload = row.payload as { authorization: Authorization; signature: `0x${string}` };
   const action = actionByName(row.action);
   return {
@@ -53,7 +53,7 @@ function verifiedFromRow(deps: Deps, row: PaymentRow): VerifiedPayment {
  *   transaction): used on chain → `orphaned` (a replay of the same payment does the work unpaid);
  *   unused and expired → released.
  */
-export async function reconcileOrphanedPayments(deps: Deps, graceMs = 120_000): Promise<ReconcileReport> {
+export async function reconcileOrphanedPayments(deps: PaymentDeps, graceMs = 120_000): Promise<ReconcileReport> {
   const now = deps.clock.now();
   const rows = await paymentsToReconcile(deps.db, new Date(now.getTime() - graceMs), now);
   const report: ReconcileReport = { checked: rows.length, orphaned: [], collected: 0, unpaid: 0, released: 0, undecided: 0 };
@@ -104,7 +104,7 @@ export async function reconcileOrphanedPayments(deps: Deps, graceMs = 120_000): 
   return report;
 }
 
-async function authorizationUsed(deps: Deps, row: PaymentRow): Promise<boolean | undefined> {
+async function authorizationUsed(deps: PaymentDeps, row: PaymentRow): Promise<boolean | undefined> {
   try {
     return await deps.facilitator.authorizationUsed(row.payer, row.nonce);
   } catch (e) {

@@ -1,5 +1,5 @@
 import type { Address, Hex, TransactionReceipt, TransactionSerializableEIP1559 } from 'viem';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** A transaction the settler key is asked to send. */
 export interface SettlerSend {

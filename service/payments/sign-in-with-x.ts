@@ -11,7 +11,7 @@ import {
 import { lt } from 'drizzle-orm';
 import { verifyMessage } from 'viem';
 import { PAYMENT_HEADERS, X402_NETWORK } from '../../shared/agent-api/network.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { DbOrTx } from '../db/client.js';
 import { siwxNonces } from '../db/schema/index.js';
 import type { Facilitator } from './facilitator.js';

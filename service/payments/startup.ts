@@ -1,5 +1,5 @@
-import { svcCommand } from '../cli-command.js';
-import type { Deps } from '../deps.js';
+import { svcCommand } from '../kernel/cli-command.js';
+import type { PaymentDeps } from './payment-deps.js';
 import { DevChainFacilitator } from './dev-chain/dev-facilitator.js';
 import { reconcileOrphanedPayments } from './reconcile.js';
 
@@ -13,7 +13,7 @@ const RECONCILE_EVERY_MS = 60_000;
  * Old payment records are forgotten by the housekeeping (housekeeping/housekeeping.ts).
  * Never fails the start: without a chain, paid calls answer 503 and nothing is charged.
  */
-export async function startPayments(deps: Deps): Promise<{ line: string; stop(): void }> {
+export async function startPayments(deps: PaymentDeps): Promise<{ line: string; stop(): void }> {
   const x = deps.config.x402;
   let line: string;
   const f = deps.facilitator;

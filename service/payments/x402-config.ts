@@ -1,48 +1,12 @@
 import { getAddress, isAddress } from 'viem';
 import { usdcToAtomic } from '../../shared/money.js';
 import { AGENT_ACTIONS, DEFAULT_PRICES_UPDATED_AT } from '../../shared/agent-api/catalogue.js';
+import type { X402Config, X402Mode } from '../kernel/config.js';
 
 /** Anvil's well-known dev account #1: receives payments on the dev chain unless SVC_X402_RECIPIENT is set. */
 export const DEV_RECIPIENT = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 /** Anvil's well-known dev account #0 (10 000 ETH on a fresh anvil): the dev chain's settler. Never use it elsewhere. */
 export const DEV_SETTLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-
-export type X402Mode = 'dev' | 'chain' | 'remote';
-
-export interface X402Config {
-  /** dev: embedded anvil + test USDC; chain: settle on SVC_X402_RPC_URL; remote: SVC_X402_FACILITATOR_URL. */
-  mode: X402Mode;
-  /** Lower-case 0x address that receives payments. */
-  recipient: string;
-  rpcUrl?: string;
-  settlerKey?: `0x${string}`;
-  /**
-   * Signs the offer-receipt extension's receipts (SVC_X402_RECEIPT_KEY, a 32-byte hex private key);
-   * unset: a key derived from the service's own secret (same on every node, unique per deployment).
-   */
-  receiptKey?: `0x${string}`;
-  /** `chain` mode: the settler's requests of one event-loop turn go as one JSON-RPC batch (SVC_X402_RPC_BATCH; off by default: not every node accepts batches). */
-  rpcBatch: boolean;
-  facilitatorUrl?: string;
-  /** Optional `Authorization` header value for the remote facilitator. */
-  facilitatorAuth?: string;
-  /** Action name → decimal USDC price (catalogue defaults merged with SVC_X402_PRICES). */
-  prices: Record<string, string>;
-  /** Epoch ms of the latest price change: SVC_X402_PRICES_UPDATED_AT, else the catalogue's date. */
-  pricesUpdatedAt: number;
-  /** Validity window we ask clients to sign for (maxTimeoutSeconds). */
-  maxTimeoutSeconds: number;
-  /** Path to the anvil binary (dev mode); default: the one from @foundry-rs/anvil in node_modules. */
-  anvilPath?: string;
-  /** Dev mode: the dev chain's RPC port (SVC_DEV_CHAIN_PORT; default PORT + 2; 0 = any free port). */
-  devChainPort: number;
-  /**
-   * Lower-case addresses of the smart-account factories an ERC-6492 signature may deploy through
-   * before its first payment settles (SVC_X402_ERC6492_FACTORIES, comma-separated; none by default:
-   * the settler would send the factory call, so only trusted factories are accepted).
-   */
-  erc6492Factories: string[];
-}
 
 /** `SVC_DEV_CHAIN_PORT`: a port, or unset = the service's port + 2 (any free port when PORT is 0). */
 function parseDevChainPort(value: string | undefined, servicePort: number): number {

@@ -16,9 +16,9 @@ import { handlerFor } from '../agent/typed-handler.js';
 import type { TouchedApp } from '../agent/handler.js';
 import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { isValidContentType } from '../../shared/content-types.js';
-import { ownedBy, walletOwner } from './owner.js';
+import { ownedBy, walletOwner } from '../db/owner.js';
 import {
   assertCanWriteFile,
   assertAccessChange,

@@ -1,6 +1,6 @@
 import type { InlineSiteFile, WriteSiteFilesBody } from '../../shared/account-api/sites.js';
 import { isValidContentType } from '../../shared/content-types.js';
-import { invalidField } from '../http/app-error.js';
+import { invalidField } from '../kernel/app-error.js';
 import { decodeBase64Field } from '../http/base64-field.js';
 import type { SiteFileBytes, SiteFilesChange } from './sites.js';
 import { listedSitePath } from './site-paths.js';

@@ -14,7 +14,7 @@ import {
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
-import { accountOwner } from './owner.js';
+import { accountOwner } from '../db/owner.js';
 import { publishSite } from './publish.js';
 import { siteFilesChange } from './inline-files.js';
 import {
@@ -38,7 +38,7 @@ import {
   SiteVersionParams,
   SiteVersionResponseSchema,
 } from '../../shared/account-api/site-versions.js';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../kernel/request-env.js';
 import { SiteTrafficQuerySchema, SiteTrafficResponseSchema } from '../../shared/account-api/site-traffic.js';
 import { readSiteTraffic } from './traffic.js';
 import type { VersionActor } from '../db/schema/site-versions.js';

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { siteFiles, sites, siteVersions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { clientIp } from '../http/client-ip.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { verifyPassword } from '../auth/passwords.js';

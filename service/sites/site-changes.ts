@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../db/client.js';
 import type { Deps } from '../deps.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { SiteCache } from './site-cache.js';
 import { keysToPurge, type SiteChange } from '../cdn/surrogate-keys.js';
 

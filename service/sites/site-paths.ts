@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidField } from '../http/app-error.js';
+import { invalidField } from '../kernel/app-error.js';
 
 /**
  * A file path inside a site: relative, `/`-separated, no `.`/`..` segments, no backslashes or

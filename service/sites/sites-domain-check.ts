@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 
 /**
  * Public suffixes of more than one label that this check knows (a small built-in rule, not the

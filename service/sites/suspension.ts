@@ -1,5 +1,5 @@
 import type { SiteRow } from '../db/schema/sites.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 /** The parts of a site row that say whether the operator suspended it (service/operator/takedowns.ts). */
 type SuspensionColumns = Pick<SiteRow, 'slug' | 'suspendedAt' | 'suspensionReason' | 'ownerSuspension'>;

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { isDatabaseUnavailable } from '../db/client.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 
 interface Counts {
   requests: number;

@@ -5,8 +5,8 @@ import { contentMatchesType, isValidContentType } from '../../shared/content-typ
 import type { DbOrTx } from '../db/client.js';
 import { siteFiles } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
-import { ownerOfSite } from './owner.js';
+import { AppError } from '../kernel/app-error.js';
+import { ownerOfSite } from '../db/owner.js';
 import { ownerQuotas } from '../accounts/quotas.js';
 import { SitePathSchema } from './site-paths.js';
 import { assertCanWriteFiles, blobPrefixOfSite, lockSiteOwner, recordSiteFiles, type SiteFileRecord, type SiteRow } from './sites.js';

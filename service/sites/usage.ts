@@ -4,7 +4,7 @@ import { rowsOf } from '../db/client.js';
 import { sites } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { ownerSubject, readCounters } from '../db/counters.js';
-import { accountOwner } from './owner.js';
+import { accountOwner } from '../db/owner.js';
 import { accountQuotas } from '../accounts/quotas.js';
 
 /** Usage counters contributed by sites: sites, files (largest site), storage bytes; read from the kept counts (db/counters.ts). */

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../db/client.js';
 import { siteFiles, siteVersionFiles, siteVersions } from '../db/schema/index.js';
 import type { SiteVersionRow, VersionActor } from '../db/schema/site-versions.js';
 import type { SiteRow } from '../db/schema/sites.js';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../kernel/clock.js';
 
 /*
  * The writing side of versions (versions.ts reads, rolls back and prunes them): what recordSiteFiles

@@ -1,18 +1,18 @@
 import { and, asc, count, desc, eq, lt, sql } from 'drizzle-orm';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { DbOrTx } from '../db/client.js';
 import { countOf } from '../db/client.js';
 import { siteFiles, sites, siteVersionFiles, siteVersions, versionRetention } from '../db/schema/index.js';
 import type { SiteVersionRow, VersionActor } from '../db/schema/site-versions.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import type { RollbackBody, SiteVersionDetail, SiteVersionView } from '../../shared/account-api/site-versions.js';
 import { lockOwnerQuota, assertStorageQuota, recordSiteFiles, siteUrls } from './sites.js';
 import { ownerQuotas } from '../accounts/quotas.js';
 import { assertSiteActive } from './suspension.js';
 import { PREVIEW_PREFIX } from './version-records.js';
-import { ownerOfSite } from './owner.js';
+import { ownerOfSite } from '../db/owner.js';
 
 /*
  * Versions: every change of a site's file set (sites.ts recordSiteFiles, the one place it happens)

@@ -14,7 +14,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { S3Config } from '../config.js';
+import type { S3Config } from '../kernel/config.js';
 import { assertSafeKey, type BlobInfo, type BlobStore, type CompletedPart, type MultipartUpload, type PresignedPut } from './blob-store.js';
 
 function isNotFound(e: unknown): boolean {

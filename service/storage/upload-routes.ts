@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
+import type { Config } from '../kernel/config.js';
 import { LOCAL_UPLOAD_PATH, type LocalBlobStore } from './local-store.js';
 
 /** Largest single part accepted by the local store's multipart upload (S3 allows 5 GiB). */
@@ -26,7 +26,7 @@ async function readBody(req: Request, max: number): Promise<Buffer> {
  * (HMAC, expiring) fixes the key, the size and the content type; nothing else can be written.
  * Only mounted when blobs are local.
  */
-export function localUploadRoutes(deps: Deps, store: LocalBlobStore): Hono {
+export function localUploadRoutes(deps: { config: Config }, store: LocalBlobStore): Hono {
   const r = new Hono();
   r.options(LOCAL_UPLOAD_PATH, (c) =>
     c.body(null, 204, {

@@ -6,7 +6,7 @@ import { ACCESS_TOKEN_PREFIX, lookUpPersonalKey, resolveCredential } from '../au
 import type { CredentialLookup } from '../auth/principal.js';
 import { accountSuspended } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import type { SiteRow } from '../sites/sites.js';
 import type { ReadKey } from './read-keys.js';
 import { writeKeyMatches, type TableRow } from './tables.js';

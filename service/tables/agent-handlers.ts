@@ -1,7 +1,7 @@
 import { createTableApi, insertTableRecords } from '../../shared/agent-api/actions/tables.js';
 import type { TouchedApp } from '../agent/handler.js';
 import { handlerFor, type AnyAgentHandler } from '../agent/typed-handler.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { getWalletApp, type SiteRow } from '../sites/sites.js';
 import { assertSiteActive } from '../sites/suspension.js';
 import { normaliseRecords } from './records.js';

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { AGGREGATES, FILTER_OPERATORS, type Aggregate, type FilterOperator } from '../../shared/tables/query.js';
 import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from '../db/column-storage.js';
 import type { FieldIssue } from './records.js';
 import type { TableRow } from '../db/schema/tables.js';

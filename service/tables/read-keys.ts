@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { hashCredential } from '../accounts/personal-keys.js';
-import type { PersonalKeyVersions, Principal } from '../auth/principal.js';
+import type { PersonalKeyVersions } from '../auth/principal.js';
+import type { Principal } from '../kernel/request-env.js';
 import { sqlStateOf } from '../db/client.js';
 import { LruMap } from '../../shared/lru-map.js';
 

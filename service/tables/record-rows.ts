@@ -1,7 +1,7 @@
 import { type Placeholder, sql, type SQL } from 'drizzle-orm';
 import type { TableRecord } from '../../shared/tables/schema.js';
 import type { TableRow } from '../db/schema/tables.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import type { RecordSource } from './query.js';
 
 /**

@@ -1,5 +1,5 @@
 import { TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 
 /** One problem with one value, named by its path (`records.3.price`, `fields.price`). */
 export interface FieldIssue {

@@ -3,7 +3,7 @@ import { CreateTableBodySchema, CreateTableResponseSchema, TableListResponseSche
 import { requireScope } from '../auth/require-scope.js';
 import type { Deps } from '../deps.js';
 import { createApiRouter, errorResponses, securityFor, jsonBody, jsonResponse } from '../http/openapi.js';
-import { accountOwner } from '../sites/owner.js';
+import { accountOwner } from '../db/owner.js';
 import { getChangeableSite, getOwnedSite } from '../sites/sites.js';
 import { createTable, listSiteTables, recordCounts, toTableView } from './tables.js';
 import { SiteIdParams } from '../../shared/account-api/operations.js';

@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { type DbOrTx, sqlStateOf } from '../db/client.js';
 import { sites, tables } from '../db/schema/index.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../db/schema/sites.js';
 import type { TableRow } from '../db/schema/tables.js';

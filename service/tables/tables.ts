@@ -9,15 +9,15 @@ import {
   type TableSchema,
   type TableView,
 } from '../../shared/tables/schema.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { countOf, isUniqueViolation, onlyRow, rowsOf } from '../db/client.js';
 import { lockKey } from '../db/locks.js';
-import { newId } from '../db/ids.js';
+import { newId } from '../kernel/ids.js';
 import { datasets, sites, tables } from '../db/schema/index.js';
 import type { TableRow } from '../db/schema/tables.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/app-error.js';
+import { AppError } from '../kernel/app-error.js';
 import { validationError } from '../http/handle-error.js';
 import { SLUG_PATTERN } from '../sites/slugs.js';
 import type { SiteRow } from '../sites/sites.js';

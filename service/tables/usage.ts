@@ -3,7 +3,7 @@ import type { UsageEntry } from '../../shared/account-api/usage.js';
 import { datasets, sites, tables } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { accountQuotas } from '../accounts/quotas.js';
-import { accountOwner } from '../sites/owner.js';
+import { accountOwner } from '../db/owner.js';
 import { ownerSubject, readCounters } from '../db/counters.js';
 
 /** Usage counters contributed by Tables: tables (and datasets) and the records they hold. */

@@ -65,15 +65,85 @@ describe('import layers', () => {
     }
     expect(violations).toEqual([]);
   });
+});
 
-  it('service/payments is a leaf library: it imports no feature folder (the paid-call flow lives with the Agent API)', () => {
-    const leafAllowed = ['payments', 'db', 'http', 'deps.ts', 'config.ts', 'logger.ts', 'package-root.ts', 'cli-command.ts'];
-    const violations = [...graph]
-      .filter(([file]) => file.startsWith(`service${path.sep}payments${path.sep}`))
-      .flatMap(([file, imports]) =>
-        imports.filter((t) => t.startsWith(`service${path.sep}`) && !leafAllowed.includes(t.split(path.sep)[1]!)).map((t) => `${file} → ${t}`),
-      );
-    expect(violations).toEqual([]);
+/**
+ * The rows of docs/CONTRIBUTING.md's picture of service/, lowest first: a file of a folder imports
+ * only folders on a lower row (or its own). `kernel` (logger, config types, AppError, ids, clock,
+ * package root, the request's context) is the floor every folder may import; it imports nothing of
+ * the service. The files at service/'s root are the hub above them all: the leaves (LEAVES) import
+ * none of them, the other folders only the `Deps` type, the one shape the hub hands every feature.
+ */
+const SERVICE_ROWS: readonly (readonly string[])[] = [
+  ['kernel'],
+  ['db'],
+  ['http'],
+  ['accounts', 'payments', 'storage', 'metrics', 'cdn'],
+  ['agent', 'auth'],
+  ['sites', 'functions', 'oauth'],
+  ['tables'],
+  ['datasets', 'usage'],
+  ['dashboard'],
+  ['abuse'],
+  ['operator'],
+  ['admin', 'housekeeping', 'discovery'],
+];
+const LEAVES = ['kernel', 'db', 'http', 'accounts', 'payments', 'storage', 'metrics', 'cdn'];
+const rowOf = (folder: string) => SERVICE_ROWS.findIndex((row) => row.includes(folder));
+const serviceFolderOf = (rel: string) => {
+  const parts = rel.split(path.sep);
+  return parts[0] === 'service' && parts.length > 2 ? parts[1]! : undefined;
+};
+const isServiceRootFile = (rel: string) => rel.split(path.sep).length === 2 && rel.startsWith(`service${path.sep}`);
+
+/** Imports of our own service files that run up the rows: `file → target`. */
+function arrowsUp(g: Map<string, string[]>, typeImportsOfDeps: Map<string, boolean>): string[] {
+  const up: string[] = [];
+  for (const [file, imports] of g) {
+    const from = serviceFolderOf(file);
+    if (from === undefined) continue;
+    for (const target of imports) {
+      const to = serviceFolderOf(target);
+      if (to !== undefined && to !== from && rowOf(to) >= rowOf(from)) up.push(`${file} → ${target}`);
+      if (to === undefined && isServiceRootFile(target)) {
+        const depsType = target === path.join('service', 'deps.ts') && typeImportsOfDeps.get(file) === true;
+        if (LEAVES.includes(from) || !depsType) up.push(`${file} → ${target}`);
+      }
+    }
+  }
+  return up;
+}
+
+/** Whether every import of service/deps.ts in a file is type-only. */
+function depsTypeOnly(file: string): boolean {
+  return !localImports(path.join(ROOT, file), true).includes(path.join('service', 'deps.ts'));
+}
+
+describe("service's rows", () => {
+  it('every folder of service/ is on a row of the picture', () => {
+    const folders = new Set([...graph.keys()].map(serviceFolderOf).filter((f) => f !== undefined));
+    expect([...folders].filter((f) => rowOf(f) === -1)).toEqual([]);
+  });
+
+  it('no import runs up the rows: leaves (kernel, db, http, payments, storage, …) import nothing above them, the rest only the Deps type', () => {
+    const typeOnly = new Map([...graph.keys()].map((f) => [f, depsTypeOnly(f)]));
+    expect(arrowsUp(graph, typeOnly)).toEqual([]);
+  });
+
+  it('would see an arrow up (a leaf importing the hub, a folder a higher one, a feature the hub at run time)', () => {
+    const p = (...parts: string[]) => path.join('service', ...parts);
+    const g = new Map([
+      [p('payments', 'collect.ts'), [p('deps.ts'), p('kernel', 'logger.ts')]],
+      [p('db', 'counters.ts'), [p('sites', 'sites.ts')]],
+      [p('sites', 'sites.ts'), [p('deps.ts'), p('db', 'client.ts')]],
+      [p('tables', 'tables.ts'), [p('config.ts')]],
+    ]);
+    expect(arrowsUp(g, new Map([[p('sites', 'sites.ts'), false]]))).toEqual([
+      `${p('payments', 'collect.ts')} → ${p('deps.ts')}`,
+      `${p('db', 'counters.ts')} → ${p('sites', 'sites.ts')}`,
+      `${p('sites', 'sites.ts')} → ${p('deps.ts')}`,
+      `${p('tables', 'tables.ts')} → ${p('config.ts')}`,
+    ]);
   });
 });
 
@@ -115,7 +185,7 @@ function importLoops(g: Map<string, string[]>): string[][] {
  * The feature folders of service/ (sites, tables, oauth, dashboard, …) by the folders they import at
  * run time. Type-only imports are left out: they name a shape and vanish from the running program.
  * The files at service/'s root (deps, config, app) are the hub every feature is wired through, and
- * are left out too.
+ * are left out too (the rows above keep which of them a folder may name).
  */
 function serviceFolderGraph(): Map<string, string[]> {
   const folderOf = (rel: string) => {

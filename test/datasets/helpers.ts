@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentHandler } from '../../service/agent/handler.js';
 import { datasetAgentHandlers } from '../../service/datasets/agent-handlers.js';
-import { walletOwner } from '../../service/sites/owner.js';
+import { walletOwner } from '../../service/db/owner.js';
 import { createSite } from '../../service/sites/sites.js';
 import type { Harness } from '../helpers/harness.js';
 

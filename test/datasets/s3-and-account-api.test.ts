@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOwner } from '../../service/sites/owner.js';
+import { accountOwner } from '../../service/db/owner.js';
 import { getOwnedSite } from '../../service/sites/sites.js';
 import { convertDataFile, planConversion } from '../../service/datasets/datasets.js';
 import { createUpload } from '../../service/datasets/uploads.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../service/app.js';
-import { createLogger } from '../../service/logger.js';
+import { createLogger } from '../../service/kernel/logger.js';
 import { createMetrics } from '../../service/metrics/metrics.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 import { freePort } from '../helpers/ports.js';
 
 // A service whose log stream is gone (its terminal closed, the pipe's reader exited) still stops when

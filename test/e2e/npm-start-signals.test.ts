@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 import { freePort } from '../helpers/ports.js';
 
 // `npm start` is npm → node (svc) → anvil. A signal sent to npm's own process (what a process manager,

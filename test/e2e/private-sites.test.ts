@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../service/auth/passwords.js';
-import { accountOwner } from '../../service/sites/owner.js';
+import { accountOwner } from '../../service/db/owner.js';
 import { createSite, updateSite, writeSiteFile } from '../../service/sites/sites.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { startS3Server, type S3Server } from '../helpers/s3rver.js';

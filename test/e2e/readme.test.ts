@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 import { freePort } from '../helpers/ports.js';
 
 // The README's first screen, run as a newcomer types it (as the pack test runs the tarball): its

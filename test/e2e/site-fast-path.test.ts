@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOwner } from '../../service/sites/owner.js';
+import { accountOwner } from '../../service/db/owner.js';
 import { withSiteFastPath } from '../../service/sites/fast-path.js';
 import { createSite, updateSite, writeSiteFile } from '../../service/sites/sites.js';
 import { fastPathServer, type FastPathServer } from '../helpers/fast-path.js';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalKey } from '../../service/accounts/personal-keys.js';
-import type { Principal } from '../../service/auth/principal.js';
-import type { Clock } from '../../service/deps.js';
+import type { Principal } from '../../service/kernel/request-env.js';
+import type { Clock } from '../../service/kernel/clock.js';
 import { assertInvokeCredential, invokeFunction } from '../../service/functions/invoke.js';
 import { registerClient } from '../../service/oauth/clients.js';
 import { exchangeAuthorizationCode, issueAuthorizationCode } from '../../service/oauth/tokens.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 import { DEV_USDC_ARTIFACT_PATH, DEV_USDC_SOURCE_PATH, type DevUsdcArtifact } from '../../service/payments/dev-chain/artifact.js';
 
 const require = createRequire(import.meta.url);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import type { TestProject } from 'vitest/node';
 import { buildPgliteTemplate, isCurrentTemplate, templateKey } from '../../service/db/pglite-template.js';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 
 /**
  * One migrated PGlite data dir, as a tarball every test file loads (~1 s instead of ~4 s for a fresh

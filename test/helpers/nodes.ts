@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.js';
-import { ADDRESS_SURFACES } from '../../service/http/address-surfaces.js';
+import { ADDRESS_SURFACES } from '../../service/kernel/config.js';
 
 /** A real service process (`svc-agent-host serve`) on a loopback port. */
 export interface ServiceNode {

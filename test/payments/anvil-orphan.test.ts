@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startAnvil } from '../../service/payments/dev-chain/anvil.js';
-import { packagePath } from '../../service/package-root.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 
 // A service killed with SIGKILL runs no exit hook, so its dev chain (anvil) keeps running, holding
 // the port and the state file. The next start on the same data directory stops it first.

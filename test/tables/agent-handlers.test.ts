@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTableApi, insertTableRecords } from '../../shared/agent-api/actions/tables.js';
 import type { AgentHandler } from '../../service/agent/handler.js';
-import { AppError } from '../../service/http/app-error.js';
-import { walletOwner } from '../../service/sites/owner.js';
+import { AppError } from '../../service/kernel/app-error.js';
+import { walletOwner } from '../../service/db/owner.js';
 import { createSite } from '../../service/sites/sites.js';
 import { tableAgentHandlers } from '../../service/tables/agent-handlers.js';
 import { dbKinds } from '../helpers/db.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { columnTableName, createColumnTable, finishColumnTable } from '../../service/db/column-storage.js';
 import { createTable } from '../../service/tables/tables.js';
 import { tableListKey } from '../../service/tables/table-lists.js';
-import type { Clock } from '../../service/deps.js';
+import type { Clock } from '../../service/kernel/clock.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { makeTable } from './helpers.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOwner } from '../../service/sites/owner.js';
+import { accountOwner } from '../../service/db/owner.js';
 import { createSite } from '../../service/sites/sites.js';
 import {
   bulkInsertRecords,
@@ -18,7 +18,7 @@ import {
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../service/db/client.js';
 import { deleteSite } from '../../service/sites/sites.js';
-import { AppError } from '../../service/http/app-error.js';
+import { AppError } from '../../service/kernel/app-error.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../service/deps.js';
+import type { Clock } from '../../service/kernel/clock.js';
 import { dbKinds } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { getJson, makeTable, type TableFixture } from './helpers.js';

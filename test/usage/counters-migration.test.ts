@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, rowsOf } from '../../service/db/client.js';
-import { accountOwner, walletOwner } from '../../service/sites/owner.js';
+import { accountOwner, walletOwner } from '../../service/db/owner.js';
 import { checkCounters, ownerSubject, readCounters, siteSubject, tableSubject } from '../../service/db/counters.js';
 import { dbKinds } from '../helpers/db.js';
 import { migratableDatabase, migrationsBefore } from '../helpers/migrations.js';

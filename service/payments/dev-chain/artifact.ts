@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { packagePath } from '../../package-root.js';
+import { packagePath } from '../../kernel/package-root.js';
 
 const here = packagePath('service', 'payments', 'dev-chain');
 export const DEV_USDC_SOURCE_PATH = path.join(here, 'DevUSDC.sol');

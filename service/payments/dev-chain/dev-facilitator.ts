@@ -1,9 +1,9 @@
 import { encodeFunctionData, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { USDC_ADDRESS } from '../../../shared/agent-api/network.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../kernel/logger.js';
 import { ChainFacilitator } from '../chain-facilitator.js';
 import type { DevFacilitator, FacilitatorSettleResult, FacilitatorVerifyResult, SupportedKind, VerifiedPayment } from '../facilitator.js';
-import { AppError } from '../../http/app-error.js';
+import { AppError } from '../../kernel/app-error.js';
 import { USDC_ABI } from '../../../shared/usdc-abi.js';
 import { DEV_SETTLER_KEY } from '../x402-config.js';
 import { startAnvil, type AnvilProcess } from './anvil.js';

@@ -1,5 +1,5 @@
 import { eq, type SQL } from 'drizzle-orm';
-import { sites } from '../db/schema/index.js';
+import { sites } from './schema/index.js';
 
 /** Sites belong to an account (Account API) or to a wallet (Agent API); never both. */
 export type SiteOwner = { kind: 'account'; accountId: string } | { kind: 'wallet'; wallet: string };
