@@ -39,27 +39,7 @@ export const WalletEnvSchema = z.object({
   SVC_RPC_URL: optionalText,
   /** The recipient the person knows the service pays to: pinned outright instead of on first use. */
   SVC_PAY_TO: optionalText.refine((v) => v === undefined || isAddress(v, { strict: false }), 'an EVM address (0x + 40 hex digits)'),
-  /** Per-tool caps over the rolling 24 h: `deploy_site=0.05,convert_data_file_to_api=0.02`. */
-  SVC_MAX_USDC_PER_TOOL: optionalText,
-  /** The most payments signed in any rolling hour, across processes (from the ledger). */
-  SVC_MAX_PAID_CALLS_PER_HOUR: z.coerce.number().int().positive().optional(),
-  /** Payments above this (USDC) are made only after the person approves them; unset: never asked. */
-  SVC_APPROVAL_ABOVE: usdc(undefined),
 });
-
-/** `deploy_site=0.05,convert_data_file_to_api=0.02` → tool → atomic cap; throws naming the bad part. */
-export function parsePerToolCaps(text: string | undefined): Map<string, bigint> {
-  const caps = new Map<string, bigint>();
-  for (const part of (text ?? '')
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const m = /^([a-z][a-z0-9_]*)\s*=\s*(\S+)$/.exec(part);
-    if (!m || !isUsdcAmount(m[2]!)) throw new Error(`"${part}" is not tool=USDC (e.g. deploy_site=0.05)`);
-    caps.set(m[1]!, usdcToAtomic(m[2]!));
-  }
-  return caps;
-}
 
 export interface Caps {
   /** Atomic USDC units (6 decimals). */
@@ -67,10 +47,6 @@ export interface Caps {
   perSession: bigint;
   perDay: bigint;
   total?: bigint;
-  /** Tool name → the most that tool may spend over the rolling 24 h (SVC_MAX_USDC_PER_TOOL). */
-  perTool?: ReadonlyMap<string, bigint>;
-  /** The most payments signed over any rolling hour (SVC_MAX_PAID_CALLS_PER_HOUR). */
-  callsPerHour?: number;
 }
 
 export interface WalletConfig {
@@ -87,8 +63,6 @@ export interface WalletConfig {
   payeesPath: string;
   /** SVC_PAY_TO: the recipient pinned by the person. */
   payTo?: `0x${string}`;
-  /** Atomic USDC: a payment above it needs the person's approval (SVC_APPROVAL_ABOVE); undefined: never asked. */
-  approvalAbove?: bigint;
 }
 
 export function defaultLedgerPath(): string {
@@ -112,12 +86,6 @@ export function loadWalletConfig(env: Record<string, string | undefined> = proce
     .map((o) => o.trim())
     .filter(Boolean)
     .map((o) => new URL(o).origin);
-  let perTool: Map<string, bigint>;
-  try {
-    perTool = parsePerToolCaps(e.SVC_MAX_USDC_PER_TOOL);
-  } catch (err) {
-    throw new Error(`invalid wallet configuration:\n  SVC_MAX_USDC_PER_TOOL: ${(err as Error).message}`);
-  }
   const ledgerPath = path.resolve(e.SVC_SPEND_LEDGER ?? defaultLedgerPath());
   const key = e.SVC_WALLET_PRIVATE_KEY
     ? SecretKey.parse(e.SVC_WALLET_PRIVATE_KEY, 'SVC_WALLET_PRIVATE_KEY')
@@ -133,13 +101,10 @@ export function loadWalletConfig(env: Record<string, string | undefined> = proce
       perSession: usdcToAtomic(e.SVC_MAX_USDC_PER_SESSION!),
       perDay: usdcToAtomic(e.SVC_MAX_USDC_PER_DAY!),
       total: e.SVC_MAX_USDC_TOTAL ? usdcToAtomic(e.SVC_MAX_USDC_TOTAL) : undefined,
-      ...(perTool.size ? { perTool } : {}),
-      ...(e.SVC_MAX_PAID_CALLS_PER_HOUR ? { callsPerHour: e.SVC_MAX_PAID_CALLS_PER_HOUR } : {}),
     },
     ledgerPath,
     payeesPath: path.join(path.dirname(ledgerPath), 'known-payees.json'),
     ...(e.SVC_PAY_TO ? { payTo: getAddress(e.SVC_PAY_TO) } : {}),
-    ...(e.SVC_APPROVAL_ABOVE ? { approvalAbove: usdcToAtomic(e.SVC_APPROVAL_ABOVE) } : {}),
     maxPaymentTimeoutSeconds: e.SVC_MAX_PAYMENT_TIMEOUT_SECONDS,
     requestTimeoutMs: e.SVC_PAYMENT_REQUEST_TIMEOUT_MS,
     rpcUrl: e.SVC_RPC_URL,

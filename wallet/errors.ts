@@ -11,8 +11,6 @@ export type WalletErrorCode =
   | 'terms_refused'
   | 'payee_changed'
   | 'redirect_refused'
-  | 'approval_declined'
-  | 'approval_unavailable'
   | 'payment_rejected'
   | 'outcome_unknown'
   | 'ledger_busy'

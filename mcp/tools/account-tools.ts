@@ -5,7 +5,7 @@ import { slugFromName } from '../../shared/slug.js';
 import { ACCOUNT_OPERATIONS, READ_FILES_BUDGET, type AccountOperation } from '../../shared/account-api/operations.js';
 import { PublishSiteBodySchema } from '../../shared/account-api/sites.js';
 import type { McpContext } from '../context.js';
-import type { Extra } from './paid-steps.js';
+import type { ServerContext as Extra } from '@modelcontextprotocol/server';
 import { addTool, addUnavailableTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
