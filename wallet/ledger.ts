@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { readWalletFile } from './wallet-file.js';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -89,27 +90,17 @@ export class SpendLedger {
   ) {}
 
   #read(): LedgerFile {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, entries: [] };
-      throw e;
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      raw = undefined;
-    }
-    const parsed = LedgerFileSchema.safeParse(raw);
     // A ledger we cannot read must stop payments, never reset the caps to zero.
-    if (!parsed.success)
-      throw new WalletError(
-        'ledger_invalid',
-        `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`,
-      );
-    return parsed.data;
+    return readWalletFile(
+      this.file,
+      LedgerFileSchema,
+      { version: 1, entries: [] },
+      () =>
+        new WalletError(
+          'ledger_invalid',
+          `The spend ledger ${this.file} is not a valid ledger file; nothing was paid. Move it aside (payments stay blocked until the file is fixed or replaced).`,
+        ),
+    );
   }
 
   #write(data: LedgerFile): void {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { readWalletFile } from './wallet-file.js';
 import path from 'node:path';
 import { getAddress } from 'viem';
 import { z } from 'zod';
@@ -54,27 +55,17 @@ export class PayeePins {
   ) {}
 
   #read(): PinsFile {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, payees: {} };
-      throw e;
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      raw = undefined;
-    }
-    const parsed = PinsFileSchema.safeParse(raw);
     // A pin file we cannot read must stop payments: starting over would trust whatever answers next.
-    if (!parsed.success)
-      throw new WalletError(
-        'payee_changed',
-        `The pinned payees file ${this.file} is not valid; nothing was signed or paid. The person moves it aside (the next payment then pins each service's payee afresh).`,
-      );
-    return parsed.data;
+    return readWalletFile(
+      this.file,
+      PinsFileSchema,
+      { version: 1, payees: {} },
+      () =>
+        new WalletError(
+          'payee_changed',
+          `The pinned payees file ${this.file} is not valid; nothing was signed or paid. The person moves it aside (the next payment then pins each service's payee afresh).`,
+        ),
+    );
   }
 
   #locked<T>(work: () => T): Promise<T> {
