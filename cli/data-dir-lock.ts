@@ -59,10 +59,26 @@ function besideHint(port: number): string {
 }
 
 /**
+ * Creates `file` holding `text`, failing with EEXIST when it exists, and never visible half-written:
+ * the text goes to a file of this process first, then is hard-linked into place (link is atomic and
+ * refuses an existing name, like O_EXCL). A lock created with O_EXCL and written after could be read
+ * empty by a second starter, which took it for a crash's leftover and removed a live lock.
+ */
+function createWhole(file: string, text: string): void {
+  const scratch = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(scratch, text, { mode: 0o600 });
+  try {
+    fs.linkSync(scratch, file);
+  } finally {
+    fs.rmSync(scratch, { force: true });
+  }
+}
+
+/**
  * Locks the data folder for this process before anything else starts (database, dev chain, ports): a
  * second `svc serve` on the same folder would otherwise open the same PGlite files and stop the
  * running service's dev chain (it looks like one a crash left). The lock is a file created with
- * O_EXCL; one whose process is gone (a crash, SIGKILL) is taken over.
+ * whole (createWhole); one whose process is gone (a crash, SIGKILL) is taken over.
  */
 export function lockDataDir(dataDir: string, url: string, port: number, holder: LockBody['holder'] = 'serve'): DataDirLock {
   fs.mkdirSync(dataDir, { recursive: true });
@@ -70,7 +86,7 @@ export function lockDataDir(dataDir: string, url: string, port: number, holder: 
   const body: LockBody = { pid: process.pid, holder, url, startedAt: new Date().toISOString() };
   for (let attempt = 0; ; attempt++) {
     try {
-      fs.writeFileSync(file, JSON.stringify(body), { flag: 'wx', mode: 0o600 });
+      createWhole(file, JSON.stringify(body));
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw e;

@@ -25,7 +25,12 @@ const PATH_MODE_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-moda
 
 async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
   const now = Date.now();
-  const hit = deps.siteCache.getSite(slug, now);
+  // With a CDN in front the origin sees only the CDN's misses, and what it answers is stored for
+  // every visitor: each miss reads the committed row. The node-local row could be older than a
+  // change another node just made and purged (a site just made private or suspended, until this
+  // node's change notification arrives), and the CDN would keep that answer. Files stay cached:
+  // they are keyed by the row's content version.
+  const hit = deps.config.cdn ? undefined : deps.siteCache.getSite(slug, now);
   if (hit !== undefined) return hit;
   const generation = deps.siteCache.generation;
   const [row] = await deps.db
