@@ -1,10 +1,8 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/server';
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
-import { X402_META } from './failures.js';
-import { paymentRequiredOf } from './results.js';
 import { iconsOf } from './icons.js';
 import { inTraceOf } from './trace-context.js';
 import { annotationsOf, type Toolset, toolsetOf } from './toolsets.js';
@@ -219,7 +217,7 @@ function listedTools(server: McpServer, withViews: boolean): Tool[] {
     });
 }
 
-type RequestHandler = (request: { params?: { name?: unknown; arguments?: unknown } }, extra: unknown) => Promise<unknown>;
+export type RequestHandler = (request: { params?: { name?: unknown; arguments?: unknown } }, extra: unknown) => Promise<unknown>;
 
 /**
  * tools/call of a name this session has no tool for, or of a tool whose toolset is not turned on
@@ -512,24 +510,4 @@ function nearestTools(name: string, names: string[]): string[] {
     .sort((a, b) => b.score - a.score)
     .slice(0, 3)
     .map((c) => c.n);
-}
-
-/**
- * The earlier x402 MCP transport draft (mcp-go-x402 and its kin): "payment required" is a JSON-RPC
- * error with code 402 and the PaymentRequired in `error.data`, not a tool result. A hosted caller asks
- * for it with `?x402_errors=jsonrpc` (read per call: pooled servers serve callers of both kinds). The
- * payment is then sent the same way (`_meta["x402/payment"]`) and checked by the same code.
- */
-export function installX402ErrorForm(server: McpServer, ctx: McpContext): void {
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
-  const inner = handlers.get('tools/call');
-  if (!inner) return;
-  handlers.set('tools/call', async (request, extra) => {
-    const result = (await inner(request, extra)) as CallToolResult;
-    const required = ctx.hosted?.x402Errors === 'jsonrpc' ? paymentRequiredOf(result) : undefined;
-    if (!required) return result;
-    const wrapped = JSON.parse(result.content[0]?.type === 'text' ? result.content[0].text : '{}')[X402_META.error] as { message?: string } | undefined;
-    // Protocol turns a thrown error's code, message and data into the JSON-RPC error as they are.
-    throw Object.assign(new Error(wrapped?.message ?? 'payment required'), { code: 402, data: required });
-  });
 }

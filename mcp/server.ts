@@ -7,8 +7,9 @@ import { cataloguePrices, loadPrices, type McpContext } from './context.js';
 import { SERVER_ICONS } from './icons.js';
 import { serviceFetch } from './service-fetch.js';
 import { tracedFetch } from './trace-context.js';
-import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, installX402ErrorForm, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { guarded, okResult, ToolFailure } from './results.js';
+import { installX402Bindings, X402_EXTENSION_CAPABILITY } from './x402-bindings.js';
 import { registerResources } from './resources.js';
 import { accountToolListed, composesForAccount, registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
@@ -150,7 +151,12 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, icons: SERVER_ICONS },
     {
-      capabilities: { tools: { listChanged: ctx.toolsets.dynamic }, resources: {} },
+      capabilities: {
+        tools: { listChanged: ctx.toolsets.dynamic },
+        resources: {},
+        // A hosted endpoint asks the caller's wallet to pay: it speaks the x402 extension binding too.
+        ...(ctx.hosted ? { extensions: X402_EXTENSION_CAPABILITY } : {}),
+      },
       instructions: instructionsFor(ctx),
       cacheHints: { 'tools/list': toolListCacheHint(ctx) },
     },
@@ -182,6 +188,6 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
   registerViews(server, new URL(ctx.config.serviceUrl).origin, (name) => hasTool(server, name));
   installCompactToolList(server, ctx.ready, options.views);
   installToolCallHints(server, { readOnly: ctx.config.readOnly });
-  if (ctx.hosted) installX402ErrorForm(server, ctx);
+  if (ctx.hosted) installX402Bindings(server, ctx);
   return server;
 }

@@ -254,3 +254,170 @@ describe('input_required: a destructive tool asks the person first (hosted /mcp,
     await client.close();
   }, 60_000);
 });
+
+/** One raw 2026-07-28 request (the envelope, the headers) to a hosted face: its JSON-RPC answer. */
+async function rpc2026(
+  pathname: string,
+  method: string,
+  params: Record<string, unknown> & { _meta?: Record<string, unknown> },
+  options: { capabilities?: Record<string, unknown>; signedIn?: boolean } = {},
+): Promise<{ result?: Record<string, unknown> & { _meta?: Record<string, unknown> }; error?: { code: number; message: string } }> {
+  const res = await fetch(`${h.url}${pathname}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
+      ...(options.signedIn ? { authorization: `Bearer ${key}` } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          ...params._meta,
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as never;
+}
+
+describe('the x402 extension binding (org.x402/payment, 2026-07-28)', () => {
+  const X402_EXT = { extensions: { 'org.x402/payment': {} } };
+  const sign = async (required: unknown) => {
+    const signer = new x402Client();
+    registerExactEvmScheme(signer, { signer: payer as never });
+    return signer.createPaymentPayload(required as never);
+  };
+
+  it.each(['/mcp/x402', '/mcp'])('%s lists the extension in server/discover', async (pathname) => {
+    const { result } = await rpc2026(pathname, 'server/discover', {}, { signedIn: pathname === '/mcp' });
+    expect(result?.capabilities).toMatchObject({ extensions: { 'org.x402/payment': {} } });
+  });
+
+  it.each([
+    ['/mcp/x402', false],
+    ['/mcp', true],
+  ] as const)(
+    '%s: advertised → payment_required with the v2 PaymentRequired and nothing runs; paid once through _meta; a replay charges nothing',
+    async (pathname, signedIn) => {
+      const call = (appName: string, payment?: unknown) =>
+        rpc2026(
+          `${pathname}?toolsets=apps`,
+          'tools/call',
+          { name: 'create_app_from_html', arguments: { appName, html: '<p>ext</p>' }, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) },
+          { capabilities: X402_EXT, signedIn },
+        );
+      const appName = `eras-ext-${signedIn ? 'key' : 'x402'}`;
+      const unpaid = await call(appName);
+      expect(unpaid.result).toMatchObject({
+        resultType: 'payment_required',
+        paymentRequired: { x402Version: 2, accepts: [expect.objectContaining({ scheme: 'exact', amount: expect.any(String), payTo: expect.any(String) })] },
+      });
+      expect(unpaid.result).not.toHaveProperty('isError');
+      expect(unpaid.result).not.toHaveProperty('content');
+      // Nothing ran: the app does not exist.
+      expect((await fetch(`${h.url}/s/${appName}/`)).status).toBe(404);
+      const required = unpaid.result!.paymentRequired as { accepts: { amount: string }[] };
+      const payment = await sign(required);
+      const before = await devChain(h).balanceOf(payer.address);
+      const paid = await call(appName, payment);
+      expect(paid.result).toMatchObject({ resultType: 'complete', _meta: { 'x402/payment-response': { success: true } } });
+      expect(paid.result?.isError).toBeFalsy();
+      expect(before - (await devChain(h).balanceOf(payer.address))).toBe(BigInt(required.accepts[0]!.amount));
+      const replay = await call(`${appName}-again`, payment);
+      expect(replay.result).toMatchObject({ resultType: 'payment_required', paymentRequired: { x402Version: 2 } });
+      expect(replay.result?._meta?.['x402/payment-response']).toMatchObject({ success: false });
+      expect(before - (await devChain(h).balanceOf(payer.address))).toBe(BigInt(required.accepts[0]!.amount));
+    },
+    60_000,
+  );
+
+  it('not advertised: the tool-result binding, marked complete on 2026-07-28; never payment_required', async () => {
+    const { result } = await rpc2026('/mcp/x402?toolsets=apps', 'tools/call', {
+      name: 'create_app_from_html',
+      arguments: { appName: 'eras-no-ext', html: '<p>x</p>' },
+    });
+    expect(result).toMatchObject({ resultType: 'complete', isError: true, structuredContent: { x402Version: 2 } });
+    expect(result).not.toHaveProperty('paymentRequired');
+  });
+
+  it('a free tool answers complete whether or not the extension is advertised', async () => {
+    const { result } = await rpc2026('/mcp/x402?toolsets=default,advanced', 'tools/call', { name: 'list_pricing', arguments: {} }, { capabilities: X402_EXT });
+    expect(result).toMatchObject({ resultType: 'complete' });
+    expect(result?.isError).toBeFalsy();
+  });
+});
+
+describe('the sealed requestState of a confirmation: neither forged nor replayed', () => {
+  const ASKABLE = { elicitation: { form: {} } };
+  let published = 0;
+  const publish = async (appName: string) => {
+    const { result } = await rpc2026(
+      '/mcp',
+      'tools/call',
+      { name: 'account_publish_app', arguments: { appName, requestId: `${appName}-${++published}`, files: [{ path: 'index.html', content: '<p>x</p>' }] } },
+      { signedIn: true },
+    );
+    expect(result?.isError, JSON.stringify(result)).toBeFalsy();
+  };
+  const remove = (appId: string, retry?: { requestState: string; action?: 'accept' | 'decline' }) =>
+    rpc2026(
+      '/mcp',
+      'tools/call',
+      {
+        name: 'account_delete_app',
+        arguments: { appId },
+        ...(retry ? { requestState: retry.requestState, inputResponses: { answer: { action: retry.action ?? 'accept', content: { confirm: true } } } } : {}),
+      },
+      { capabilities: ASKABLE, signedIn: true },
+    );
+  const exists = async (appName: string) => {
+    const { result } = await rpc2026('/mcp', 'tools/call', { name: 'account_get_app', arguments: { appId: appName } }, { signedIn: true });
+    return !result?.isError;
+  };
+  const textOfResult = (r: Record<string, unknown> | undefined) => textOf(r as { content?: unknown });
+
+  it('the first call asks (input_required, nothing deleted); the answer with its state deletes once; the same state again is refused', async () => {
+    await publish('eras-sealed-a');
+    const asked = await remove('eras-sealed-a');
+    expect(asked.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    expect(JSON.stringify(asked.result?.inputRequests)).toContain('eras-sealed-a');
+    expect(await exists('eras-sealed-a')).toBe(true);
+    const requestState = asked.result!.requestState as string;
+    const done = await remove('eras-sealed-a', { requestState });
+    expect(done.result?.isError, textOfResult(done.result)).toBeFalsy();
+    expect(await exists('eras-sealed-a')).toBe(false);
+    await publish('eras-sealed-a');
+    const replayed = await remove('eras-sealed-a', { requestState });
+    expect(replayed.result?.isError).toBe(true);
+    expect(textOfResult(replayed.result)).toContain('used already');
+    expect(await exists('eras-sealed-a')).toBe(true);
+  }, 60_000);
+
+  it('a forged state, or one given for another app, deletes nothing', async () => {
+    await publish('eras-sealed-b');
+    await publish('eras-sealed-c');
+    const asked = await remove('eras-sealed-b');
+    const requestState = asked.result!.requestState as string;
+    const [body, mac] = requestState.split('.');
+    // The same approval with a later expiry, re-encoded: its MAC no longer matches.
+    const sealed = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8')) as { exp: number };
+    const forged = `${Buffer.from(JSON.stringify({ ...sealed, exp: sealed.exp + 3_600_000 })).toString('base64url')}.${mac}`;
+    const refusedForged = await remove('eras-sealed-b', { requestState: forged });
+    expect(textOfResult(refusedForged.result)).toContain('not made by this service');
+    const refusedOther = await remove('eras-sealed-c', { requestState });
+    expect(textOfResult(refusedOther.result)).toContain('another call');
+    expect(await exists('eras-sealed-b')).toBe(true);
+    expect(await exists('eras-sealed-c')).toBe(true);
+  }, 60_000);
+});
