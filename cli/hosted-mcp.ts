@@ -13,6 +13,7 @@ import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { mcpDiscoveryOf } from '../service/payments/bazaar.js';
+import { paidAcceptsOf } from '../service/payments/payment-required.js';
 import { AppError } from '../service/kernel/app-error.js';
 import { publicCors } from '../service/http/cors.js';
 import type { AppEnv } from '../service/kernel/request-env.js';
@@ -135,7 +136,15 @@ class HostedMcp {
     // each request hands its server the caller's credential.
     const key = `${[...toolsets.enabled].sort().join(',')}|${[...hosted.scopes].sort().join(' ')}|${hosted.credentialKind}`;
     const pool = this.#poolFor(key, () => {
-      const ctx: McpContext = { ...common, fetch: forward, toolsets, hosted, svcMcpCommand: this.#svcMcpCommand, paymentDiscovery: mcpDiscoveryOf };
+      const ctx: McpContext = {
+        ...common,
+        fetch: forward,
+        toolsets,
+        hosted,
+        svcMcpCommand: this.#svcMcpCommand,
+        paymentDiscovery: mcpDiscoveryOf,
+        paymentAccepts: (action) => paidAcceptsOf(this.#deps.config, action),
+      };
       // Stateless: a tools/list comes without the client's capabilities, so the tools' views are always named.
       const server = buildMcpServer(ctx, { views: 'always' });
       this.#contexts.set(server, ctx);

@@ -4,6 +4,7 @@ import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
 import type { Wallet } from '../wallet/wallet.js';
 import type { AgentAction } from '../shared/agent-api/action.js';
+import type { PaymentRequirementV2 } from '../shared/agent-api/payment-requirements.js';
 import type { Scope } from '../shared/scopes.js';
 import type { McpConfig } from './config.js';
 import type { ToolsetChoice } from './toolsets.js';
@@ -40,6 +41,12 @@ export interface McpContext {
    * discovery of the MCP tool: service/payments/bazaar.ts), replacing the HTTP route's.
    */
   paymentDiscovery?: (action: AgentAction, tool: { name: string; description: string; inputSchema: Record<string, unknown> }) => Record<string, unknown>;
+  /**
+   * Hosted endpoint: the `accepts` a paid action's PaymentRequired carries (the service's 402, built
+   * from the deployment's prices: service/payments/payment-required.ts), listed in its tool's
+   * `_meta.x402` so a client budgets and signs before the call; undefined for a free action.
+   */
+  paymentAccepts?: (action: AgentAction) => PaymentRequirementV2[] | undefined;
   /** SVC_TRANSPORT=mcp: the remote /mcp whose tools this server forwards, paying from the local wallet. */
   upstream?: Upstream;
   /** The write keys of Tables this server's wallet created (table-write-keys.ts; unused when hosted). */

@@ -16,6 +16,8 @@ export const X402_META = {
   error: 'x402/error',
   /** A Sign-In-With-X proof for a free call that needs the wallet (list_apps): the SIGN-IN-WITH-X header's base64 string, or its JSON object. */
   signIn: 'x402/sign-in-with-x',
+  /** A paid tool's price in `tools/list` (`{paymentRequired: true, accepts}`), read before any call. */
+  toolPrice: 'x402',
 } as const;
 
 /**

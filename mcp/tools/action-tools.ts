@@ -27,6 +27,17 @@ function priceSentence(ctx: McpContext, price: string): string {
   return `Costs ${price} USDC from the wallet, within its caps.`;
 }
 
+/**
+ * Hosted: a paid tool's price in `tools/list`, as x402 clients read it before calling (Apify's mcpc
+ * budgets and pre-signs from it): `_meta.x402 = {paymentRequired: true, accepts}`, the very `accepts`
+ * the tool's PaymentRequired carries (the service builds both from its prices). svc-mcp's own tools
+ * list none: its wallet pays, and a client that signed from it would pay a second time.
+ */
+function priceMeta(ctx: McpContext, action: AgentAction): Record<string, unknown> | undefined {
+  const accepts = ctx.hosted ? ctx.paymentAccepts?.(action) : undefined;
+  return accepts?.length ? { [X402_META.toolPrice]: { paymentRequired: true, accepts } } : undefined;
+}
+
 interface ToolShape {
   /** Tool argument → the service's path parameter. */
   params: Map<string, string>;
@@ -115,6 +126,7 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
       {
         description: () => `${action.description} ${priceSentence(ctx, priceOf(ctx, action.name))}`,
         inputSchema: shape.input,
+        _meta: priceMeta(ctx, action),
         instead: listedAccountTool(ctx, name),
       },
       (args: Record<string, unknown>, extra: Extra) =>

@@ -36,6 +36,14 @@ export function v2AcceptsOf(config: Config, action: AgentAction): PaymentRequire
   ];
 }
 
+/**
+ * A paid action's `accepts`, or undefined where the deployment charges nothing for it: what the
+ * hosted MCP endpoints list in the tool's `_meta.x402` before any call (cli/hosted-mcp.ts).
+ */
+export function paidAcceptsOf(config: Config, action: AgentAction): PaymentRequiredV2['accepts'] | undefined {
+  return priceOf(config, action).amount > 0n ? v2AcceptsOf(config, action) : undefined;
+}
+
 /** The 402 answer both x402 generations read: v1 JSON body (network "base") + v2 PAYMENT-REQUIRED header (eip155:8453). */
 export function paymentRequiredResponse(config: Config, ctx: PaymentContext, reason: string, message: string): Response {
   const { amount } = priceOf(config, ctx.action);

@@ -56,12 +56,14 @@ export async function call(client: Client, name: string, args: Record<string, un
  * A tool as a model is shown it: its name, description and input schema (and any other `_meta`).
  * Hosts give a model a tool's name, description and schema; what they read for the person and for
  * themselves is not in the model's context: `_meta.ui` (the view a host renders, MCP Apps),
- * `annotations` (whether to confirm a call) and `icons` (what to draw beside it). The tool-list
- * budgets count the rest (transport.test.ts bounds what the hints and icons add to the wire).
+ * `_meta.x402` (a hosted paid tool's accepts, which the client's wallet budgets and signs from; the
+ * price is in the description too), `annotations` (whether to confirm a call) and `icons` (what to
+ * draw beside it). The tool-list budgets count the rest (transport.test.ts bounds what the hints and
+ * icons add to the wire, tool-prices.test.ts what the prices add).
  */
 export function asModelSees(tool: { _meta?: Record<string, unknown>; annotations?: unknown; icons?: unknown }): unknown {
   const { _meta, annotations: _annotations, icons: _icons, ...rest } = tool;
-  const { ui: _ui, ...other } = _meta ?? {};
+  const { ui: _ui, x402: _x402, ...other } = _meta ?? {};
   return Object.keys(other).length ? { ...rest, _meta: other } : rest;
 }
 
