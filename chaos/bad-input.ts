@@ -77,6 +77,8 @@ type SendInit = { body?: string; contentType?: string; auth?: boolean; headers?:
 /** The requests of one run and what they found: every answer checked for a 5xx, a partial write, a redirect off the service. */
 class Probe {
   readonly result: ScenarioResult;
+  /** Answers 429 (a rate limit or a quota): requests refused before their endpoint's input checks. */
+  refusedByLimit = 0;
   readonly #h: Harness;
   readonly #key: string;
   readonly #origin: string;
@@ -123,6 +125,7 @@ class Probe {
     }
     const text = await res.text();
     this.result.tried++;
+    if (res.status === 429) this.refusedByLimit++;
     if (res.status >= 500) this.serverError(`${method} ${url.slice(0, 120)} → ${res.status} ${text.slice(0, 120)}`);
     if (write && res.status >= 400 && (await footprint(this.#h)) !== before) {
       this.result.partialWrites++;
@@ -180,7 +183,10 @@ export async function badInputScenario(h: Harness, options: Runs): Promise<Scena
   const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   await fuzzSignInNext(probe, h.url, email, cookie);
   await fuzzAuthorize(probe, h.url, cookie, options);
-  await fullDisk(probe, h, f.key);
+  result.info.push(`${probe.refusedByLimit} of ${result.tried} fuzzed requests answered 429 (rate limit or quota)`);
+  // The full disk with an account of its own: the fuzz's key may have used its requests of the minute
+  // (SVC_RATE_LIMIT_PER_MINUTE) or a quota, and that 429 would refuse the publish before it reaches the disk.
+  await fullDisk(probe, h, (await h.account()).key);
   result.load = `${result.tried} requests, ${operations.length} operations`;
   return result;
 }
@@ -252,6 +258,7 @@ async function fuzzSignInNext(probe: Probe, base: string, email: string, cookie:
     if (csrf) {
       const res = await client.post('/dashboard/signin', { csrf, next, email, password: 'a long enough password 1' });
       probe.result.tried++;
+      if (res.status === 429) probe.refusedByLimit++;
       if (res.status >= 500) probe.serverError(`sign in with next=${JSON.stringify(next).slice(0, 40)} → ${res.status}`);
       const location = res.headers.get('location');
       if (location && probe.offService(location, base)) probe.note(`sign in with next=${JSON.stringify(next)} → Location ${location}`);
@@ -289,7 +296,7 @@ async function fullDisk(probe: Probe, h: Harness, key: string): Promise<void> {
     const files = [{ path: 'a.css', content: 'a{}' }];
     const res = await h.fetch('/api/v1/sites', { method: 'POST', key, json: { requestId: 'fuzz-full-disk', html: '<p>full</p>', files } });
     probe.result.tried++;
-    if (res.status !== 507) probe.serverError(`full disk → ${res.status}, not 507`);
+    if (res.status !== 507) probe.serverError(`full disk → ${res.status}, not 507: ${(await res.text()).slice(0, 200)}`);
   } finally {
     delete (blobs as { put?: unknown }).put;
   }
