@@ -139,7 +139,13 @@ export async function callAction(
   action: AgentAction,
   params: Record<string, unknown>,
   body: Record<string, unknown> | undefined,
-  options: { maxPrice?: string; meta?: RequestMeta; tool?: () => { name: string; description: string; inputSchema: Record<string, unknown> } } = {},
+  options: {
+    maxPrice?: string;
+    /** The most the person approved for this call (mcp/approval.ts), when it is above their line. */
+    approved?: bigint;
+    meta?: RequestMeta;
+    tool?: () => { name: string; description: string; inputSchema: Record<string, unknown> };
+  } = {},
 ): Promise<ActionCallResult> {
   const tool = toolNameOf(action);
   const url = `${ctx.config.serviceUrl}${actionPath(action, params)}`;
@@ -182,6 +188,7 @@ export async function callAction(
     headers,
     body: payload,
     quote: options.maxPrice ?? priceOf(ctx, action.name),
+    approved: options.approved,
   });
   const answer = await readAnswer(response);
   if (!response.ok) {
@@ -204,6 +211,8 @@ export interface Quote {
   /** The most the next call may cost under every cap. */
   headroom: string;
   refusal: string | null;
+  /** Whether the person will be asked before it is paid (above SVC_APPROVAL_ABOVE). */
+  asksPerson: boolean;
   walletConfigured: boolean;
 }
 
@@ -251,6 +260,7 @@ export async function quoteAmount(
     allowed: refusal === null,
     headroom: atomicToUsdc(h.next),
     refusal,
+    asksPerson: ctx.wallet.config.approvalAbove !== undefined && amount > ctx.wallet.config.approvalAbove,
     walletConfigured: ctx.wallet.address !== null,
   };
 }

@@ -56,6 +56,11 @@ export interface McpContext {
    * absent, or a client that cannot be asked: the tool acts as before.
    */
   askPerson?: PersonAsker;
+  /**
+   * svc-mcp over stdio: one client on a session, so a 2025-era call can ask the person with an
+   * `elicitation/create` request (mcp/approval.ts). Stateless HTTP has no way back on 2025.
+   */
+  askOverSession?: boolean;
 }
 
 /** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */

@@ -16,7 +16,7 @@ const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action,
 Environment: SVC_URL, SVC_WALLET_PRIVATE_KEY | SVC_WALLET_KEY_FILE, SVC_MAX_USDC_PER_CALL,
 SVC_MAX_USDC_PER_SESSION, SVC_MAX_USDC_PER_DAY, SVC_MAX_USDC_TOTAL, SVC_SPEND_LEDGER,
 SVC_ALLOWED_ORIGINS, SVC_API_KEY, SVC_TRANSPORT=http|mcp, SVC_TABLE_WRITE_KEY, SVC_TABLE_KEYS_FILE,
-SVC_READ_ONLY=1, SVC_TOOLSETS, SVC_PAY_TO (see docs/mcp.md).
+SVC_READ_ONLY=1, SVC_TOOLSETS, SVC_PAY_TO, SVC_APPROVAL_ABOVE (see docs/mcp.md).
 Package: svc-agent-host (from the registry: npx -y -p svc-agent-host svc-mcp). A running svc serves
 this server too, at its own version: its start banner gives the npx command (<svc>/mcp/svc-mcp.tgz
 redirects to the current package).`;
@@ -95,7 +95,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   // Both eras on one stdio connection: the opening exchange (initialize or server/discover) picks it,
   // and the connection keeps a server of its own (plus one for a discover probe a 2025 client drops).
   const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
-  serveStdio(() => buildMcpServer(ctx));
+  serveStdio(() => buildMcpServer({ ...ctx, askOverSession: true }));
   console.error(`svc-mcp: stdio → ${config.serviceUrl}; ${who}`);
   void ctx.ready.then(() => console.error(`svc-mcp: prices from ${ctx.pricesSource}`));
 }

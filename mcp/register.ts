@@ -1,4 +1,4 @@
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/server';
+import type { McpServer, RegisteredTool, ServerContext } from '@modelcontextprotocol/server';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
@@ -99,7 +99,13 @@ function toolsetOff(ctx: McpContext, name: string, toolset: Toolset, instead: st
  * schema and annotations. Its arguments pass through unchecked here: the server that owns the tool
  * checks them and answers with the exact issue.
  */
-export function addForwardedTool(server: McpServer, ctx: McpContext, remote: Tool, cb: (args: Record<string, unknown>) => unknown, toolset: Toolset): void {
+export function addForwardedTool(
+  server: McpServer,
+  ctx: McpContext,
+  remote: Tool,
+  cb: (args: Record<string, unknown>, extra: ServerContext) => unknown,
+  toolset: Toolset,
+): void {
   const on = ctx.toolsets.enabled.has(toolset);
   if (!on && !ctx.toolsets.dynamic) return;
   const config: ToolConfig = { description: remote.description ?? '', inputSchema: {} };

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { TableWriteKeys } from './table-write-keys.js';
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import { SERVER_ICONS } from './icons.js';
 import { serviceFetch } from './service-fetch.js';
 import { tracedFetch } from './trace-context.js';
 import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
+import { PersonAsker, usedStatesInMemory } from './ask-person.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { installX402Bindings, X402_EXTENSION_CAPABILITY } from './x402-bindings.js';
 import { registerResources } from './resources.js';
@@ -51,6 +53,9 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     toolsets: config.toolsets,
     upstream,
     tableWriteKeys: new TableWriteKeys(config.tableKeysFile, new URL(config.serviceUrl).origin),
+    // One process answers its own questions (stdio, or its HTTP port): a key of its own and its memory
+    // of used states are enough; the hosted endpoint replaces it with one every node shares.
+    askPerson: new PersonAsker({ key: randomBytes(32), used: usedStatesInMemory() }),
   };
   ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
     for (const [action, price] of prices) ctx.prices.set(action, price);

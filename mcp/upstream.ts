@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { ACCOUNT_OPERATIONS } from '../shared/account-api/operations.js';
-import { atomicToUsdc } from '../shared/money.js';
+import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
+import { approvePayment, namedArguments } from './approval.js';
 import { callPaidTool } from '../wallet/mcp-payer.js';
 import { priceOf, type McpContext, type Upstream } from './context.js';
 import { addForwardedTool } from './register.js';
@@ -41,12 +42,15 @@ function toolsetOfRemote(name: string): Toolset {
 }
 
 /** One remote tool, forwarded: the wallet pays when the result asks for payment, at most the advertised price. */
-function forward(ctx: McpContext, upstream: Upstream, tool: Tool): (args: Record<string, unknown>) => Promise<CallToolResult> {
+function forward(ctx: McpContext, upstream: Upstream, tool: Tool): (args: Record<string, unknown>, extra: ServerContext) => Promise<CallToolResult> {
   const action = findAction(tool.name);
-  return (args) =>
+  return (args, extra) =>
     guarded(async () => {
       const quote = action ? priceOf(ctx, action.name) : '0';
-      const { result, entry } = await callPaidTool(ctx.wallet, upstream.client, { name: tool.name, arguments: args, quote });
+      // The most this call may sign: above the person's line, they are asked first (mcp/approval.ts).
+      const approval = await approvePayment(ctx, extra, { tool: tool.name, args, what: namedArguments(args), amount: usdcToAtomic(quote) });
+      if (approval.kind === 'ask') return approval.result as never;
+      const { result, entry } = await callPaidTool(ctx.wallet, upstream.client, { name: tool.name, arguments: args, quote, approved: approval.approved });
       const out = result as CallToolResult;
       if (entry?.status !== 'committed') return out;
       const paid = `Paid ${atomicToUsdc(BigInt(entry.amount))} USDC from the wallet${entry.txHash ? ` (tx ${entry.txHash})` : ''}.`;

@@ -37,6 +37,11 @@ export const WalletEnvSchema = z.object({
   SVC_PAYMENT_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** JSON-RPC URL of the chain, for the on-chain balance; default: the one the service advertises, if any. */
   SVC_RPC_URL: optionalText,
+  /**
+   * Payments above this (USDC) need the person's approval, asked by svc-mcp before anything is signed
+   * (docs/mcp.md, "Approval above a line"); unset: never asked.
+   */
+  SVC_APPROVAL_ABOVE: usdc(undefined),
   /** The recipient the person knows the service pays to: pinned outright instead of on first use. */
   SVC_PAY_TO: optionalText.refine((v) => v === undefined || isAddress(v, { strict: false }), 'an EVM address (0x + 40 hex digits)'),
 });
@@ -63,6 +68,8 @@ export interface WalletConfig {
   payeesPath: string;
   /** SVC_PAY_TO: the recipient pinned by the person. */
   payTo?: `0x${string}`;
+  /** SVC_APPROVAL_ABOVE in atomic units: a payment above it is signed only once the person approved it. */
+  approvalAbove?: bigint;
 }
 
 export function defaultLedgerPath(): string {
@@ -105,6 +112,7 @@ export function loadWalletConfig(env: Record<string, string | undefined> = proce
     ledgerPath,
     payeesPath: path.join(path.dirname(ledgerPath), 'known-payees.json'),
     ...(e.SVC_PAY_TO ? { payTo: getAddress(e.SVC_PAY_TO) } : {}),
+    ...(e.SVC_APPROVAL_ABOVE ? { approvalAbove: usdcToAtomic(e.SVC_APPROVAL_ABOVE) } : {}),
     maxPaymentTimeoutSeconds: e.SVC_MAX_PAYMENT_TIMEOUT_SECONDS,
     requestTimeoutMs: e.SVC_PAYMENT_REQUEST_TIMEOUT_MS,
     rpcUrl: e.SVC_RPC_URL,

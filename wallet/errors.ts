@@ -1,3 +1,5 @@
+import { atomicToUsdc } from '../shared/money.js';
+
 /**
  * Every way the wallet refuses or fails, with a sentence an agent can act on: what failed, what it
  * cost (usually nothing), what to do next. `spent` says whether money may have left.
@@ -7,6 +9,8 @@ export type WalletErrorCode =
   | 'bad_key'
   | 'origin_not_allowed'
   | 'cap_exceeded'
+  | 'approval_required'
+  | 'approval_declined'
   | 'price_drift'
   | 'terms_refused'
   | 'payee_changed'
@@ -42,4 +46,19 @@ export class WalletError extends Error {
 
 export function isWalletError(e: unknown): e is WalletError {
   return e instanceof WalletError;
+}
+
+/**
+ * The person's approval line (SVC_APPROVAL_ABOVE): a payment above it is signed only when the person
+ * approved at least its amount (`approved`, asked by svc-mcp: mcp/approval.ts). Checked by the wallet
+ * itself before anything is signed, so a path that forgot to ask is refused, not paid.
+ */
+export function assertApproved(approvalAbove: bigint | undefined, action: string, amount: bigint, approved: bigint | undefined): void {
+  if (approvalAbove === undefined || amount <= approvalAbove || (approved !== undefined && amount <= approved)) return;
+  throw new WalletError(
+    'approval_required',
+    `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: payments above ${atomicToUsdc(approvalAbove)} USDC need the person's approval (SVC_APPROVAL_ABOVE, their setting: no tool argument, token or retry changes it), and it was not given. Nothing was signed or paid.`,
+    'none',
+    { approvalAbove: atomicToUsdc(approvalAbove), price: atomicToUsdc(amount) },
+  );
 }

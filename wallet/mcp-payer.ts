@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
-import { WalletError, noWalletToPay } from './errors.js';
+import { assertApproved, WalletError, noWalletToPay } from './errors.js';
 import { assertWithinCaps, type LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
 import { matchesTerms, type Wallet } from './wallet.js';
@@ -33,6 +33,8 @@ export interface PaidToolCall {
   arguments?: Record<string, unknown>;
   /** The most this call may cost, decimal USDC (the caps apply too). */
   quote: string;
+  /** The most the person approved for this call (SVC_APPROVAL_ABOVE; mcp/approval.ts asks). */
+  approved?: bigint;
 }
 
 interface RequirementV2 {
@@ -69,6 +71,8 @@ function acceptable(r: RequirementV2, terms: PaymentTerms, maxTimeout: number): 
  */
 export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: PaidToolCall): Promise<{ result: McpToolResult; entry?: LedgerEntry }> {
   const quote = usdcToAtomic(call.quote);
+  // The quote is the most this call may sign (checked below): above the person's line, approved first.
+  assertApproved(wallet.config.approvalAbove, call.name, quote, call.approved);
   const first = await client.callTool({ name: call.name, arguments: call.arguments });
   const required = paymentRequiredOf(first);
   if (!required) return { result: first };

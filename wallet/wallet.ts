@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
-import { GET_A_WALLET, WalletError, isWalletError, noWalletToPay } from './errors.js';
+import { assertApproved, GET_A_WALLET, WalletError, isWalletError, noWalletToPay } from './errors.js';
 import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
 import { PayeePins } from './payees.js';
@@ -33,6 +33,8 @@ export interface PaidRequest {
   body?: string;
   /** The price the caller was quoted (catalogue or pricing endpoint): the most this call may pay. */
   quote: string;
+  /** The most the person approved for this call (SVC_APPROVAL_ABOVE; mcp/approval.ts asks). */
+  approved?: bigint;
 }
 
 /** What the signed sender learned: whether a payment left, and its ledger entry. */
@@ -62,6 +64,8 @@ export interface WalletStatus {
   spent: { session: string; day: string; total: string };
   caps: { perCall: string; perSession: string; perDay: string; total: string | null };
   headroom: { session: string; day: string; total: string | null; nextCall: string };
+  /** SVC_APPROVAL_ABOVE: payments above it are made only after the person approves them; null: never asked. */
+  approvalAbove: string | null;
   ledger: string;
   /** Payments whose outcome is not known yet (checked against the chain just now), counted as spent. */
   pending: PendingPayment[];
@@ -346,6 +350,8 @@ export class Wallet {
   async fetch(req: PaidRequest): Promise<PaidResponse> {
     this.#assertOriginAllowed(req.url);
     const quote = usdcToAtomic(req.quote);
+    // The quote is the most this call may sign: above the person's line, it must have been approved.
+    assertApproved(this.config.approvalAbove, req.action, quote, req.approved);
     if (quote > 0n) await this.precheck(req.action, req.quote);
     const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
     if (!this.#account) {
@@ -662,6 +668,7 @@ export class Wallet {
         total: h.total === undefined ? null : atomicToUsdc(h.total),
         nextCall: atomicToUsdc(h.next),
       },
+      approvalAbove: this.config.approvalAbove === undefined ? null : atomicToUsdc(this.config.approvalAbove),
       ledger: this.config.ledgerPath,
       pending,
     };

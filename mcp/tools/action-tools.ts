@@ -11,6 +11,7 @@ import { addTool, addUnavailableTool } from '../register.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
 import { accountToolNote, composesForAccount } from './account-tools.js';
 import { guarded, okResult } from '../results.js';
+import { approvePayment, namedArguments } from '../approval.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { maxPriceArg } from '../schemas.js';
 import { answerInToolWords, asToolArgSchema, serviceArgName, toolArgName } from '../vocabulary.js';
@@ -140,8 +141,14 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
             else body[shape.body.get(k) ?? serviceArgName(action.name, k)] = v;
           }
           const hasBody = action.method === 'POST' || action.method === 'PATCH';
+          // The most this call may sign: above the person's line, they are asked first (mcp/approval.ts).
+          const approval = ctx.hosted
+            ? undefined
+            : await approvePayment(ctx, extra, { tool: name, args, what: namedArguments(rest), amount: usdcToAtomic(maxPrice ?? priceOf(ctx, action.name)) });
+          if (approval?.kind === 'ask') return approval.result as never;
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, {
             maxPrice,
+            approved: approval?.approved,
             meta: extra.mcpReq._meta,
             tool: () => ({
               name,

@@ -7,6 +7,7 @@ import { priceOf, type McpContext } from '../context.js';
 import { GET_A_WALLET } from '../../wallet/errors.js';
 import { addTool } from '../register.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { approvePayment } from '../approval.js';
 import { composesForAccount } from './account-tools.js';
 import { deployForAccount } from './deploy-for-account.js';
 import { AccountDeployArgs, DeployArgs, type DeployFile, type DeployInput, deployFiles } from './deploy-files.js';
@@ -49,11 +50,11 @@ class DeployRun {
   readonly #progress: Progress;
   #created = false;
 
-  constructor(ctx: McpContext, plan: DeployPlan, appId: string | undefined, extra: Extra) {
+  constructor(ctx: McpContext, plan: DeployPlan, appId: string | undefined, extra: Extra, approved: bigint | undefined) {
     this.#ctx = ctx;
     this.#plan = plan;
     this.appId = appId ?? null;
-    this.#paid = new PaidSteps(ctx);
+    this.#paid = new PaidSteps(ctx, approved);
     this.#progress = new Progress(extra, plan.plan.length + plan.files.length);
   }
 
@@ -195,7 +196,11 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
         const plan = deployPlan(ctx, args);
         await assertPlanFits(ctx, 'deploy_site', plan.plan, plan.planned);
         if (!ctx.wallet.address) throw new ToolFailure(`deploy_site needs a wallet to pay; nothing was paid. ${GET_A_WALLET}`);
-        const run = new DeployRun(ctx, plan, args.appId, extra);
+        // Asked once for the whole quoted total, before the first payment.
+        const what = `${args.appId ? `updates app ${JSON.stringify(args.appId)}` : `creates an app${args.appName ? ` ${JSON.stringify(args.appName)}` : ''}`} with ${plan.files.length} file${plan.files.length === 1 ? '' : 's'} and publishes it (${plan.plan.length} payments)`;
+        const approval = await approvePayment(ctx, extra, { tool: 'deploy_site', args, what, amount: plan.planned });
+        if (approval.kind === 'ask') return approval.result as never;
+        const run = new DeployRun(ctx, plan, args.appId, extra, approval.approved);
         if (!run.appId) await run.createApp(args);
         for (const batch of plan.batches) await run.uploadBatch(batch);
         await run.publish();

@@ -56,9 +56,12 @@ export class Progress {
 export class PaidSteps {
   readonly #ctx: McpContext;
   readonly #payments: (PaymentInfo & { action: string })[] = [];
+  /** What the person approved for the whole tool call, when it is above their line (mcp/approval.ts). */
+  readonly #approved: bigint | undefined;
 
-  constructor(ctx: McpContext) {
+  constructor(ctx: McpContext, approved?: bigint) {
     this.#ctx = ctx;
+    this.#approved = approved;
   }
 
   paidSoFar(): string {
@@ -77,7 +80,7 @@ export class PaidSteps {
     failure: (step: string, message: string) => Error,
   ): Promise<Record<string, unknown>> {
     try {
-      const r = await callAction(this.#ctx, action(name), params, body);
+      const r = await callAction(this.#ctx, action(name), params, body, { approved: this.#approved });
       if (r.payment) this.#payments.push({ action: name, ...r.payment });
       return r.body;
     } catch (e) {

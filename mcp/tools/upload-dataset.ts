@@ -8,6 +8,7 @@ import type { McpContext } from '../context.js';
 import { addTool } from '../register.js';
 import { tableAddress } from '../table-write-keys.js';
 import { ToolFailure, guarded, okResult } from '../results.js';
+import { approvePayment } from '../approval.js';
 import { callAccountTool, composesForAccount, postToAccountApi } from './account-tools.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
@@ -114,8 +115,8 @@ const AGENT_ACTION_OF: Record<UploadStep, string> = {
 };
 
 /** The wallet pays each step (the plan was checked against the caps first). */
-function paidMaker(ctx: McpContext, appId: string): UploadMaker {
-  const paid = new PaidSteps(ctx);
+function paidMaker(ctx: McpContext, appId: string, approved: bigint | undefined): UploadMaker {
+  const paid = new PaidSteps(ctx, approved);
   const soFar = () => `Paid so far in this upload: ${paid.paidSoFar()} USDC.`;
   return {
     step: (name, body) =>
@@ -305,7 +306,11 @@ export function registerUploadDataset(server: McpServer, ctx: McpContext): void 
         // Worst case (multipart) is priced up front; single uploads skip the completion step.
         const { plan, planned } = datasetPlan(ctx);
         await assertPlanFits(ctx, 'upload_dataset', plan, planned);
-        return new DatasetUpload(ctx, args, source, paidMaker(ctx, args.appId), extra).run();
+        // Asked once for the whole quoted total (the worst case), before the first payment.
+        const what = `uploads a data file to app ${JSON.stringify(args.appId)} and converts it into a Table API (at most ${plan.length} payments)`;
+        const approval = await approvePayment(ctx, extra, { tool: 'upload_dataset', args, what, amount: planned });
+        if (approval.kind === 'ask') return approval.result as never;
+        return new DatasetUpload(ctx, args, source, paidMaker(ctx, args.appId, approval.approved), extra).run();
       })) as never,
   );
 }
