@@ -20,6 +20,7 @@ export const PROCESS_SUITES = [
   'test/e2e/shutdown.test.ts',
   'test/wallet/ledger-processes.test.ts',
   'test/mcp/transport.test.ts',
+  'test/mcp/approval.test.ts',
   'test/e2e/database-outage.test.ts',
   'test/chaos/slowloris.test.ts',
   'test/payments/faucet-cli.test.ts',
