@@ -78,6 +78,35 @@ describe('x402 over MCP: every client convention', () => {
     await client.close();
   });
 
+  it("withX402Client's confirmation callback is shown svc's price and payee; declined, nothing is signed or charged; approved, one charge", async () => {
+    const payer = await fundedWallet(h, 1_000_000n);
+    const before = await balances(payer);
+    const client = withX402Client(await connect('/mcp/x402'), { account: payer as never });
+    const shown: { amount?: string; maxAmountRequired?: string; payTo: string }[][] = [];
+    const ask = (answer: boolean) => async (accepts: unknown[]) => {
+      shown.push(accepts as never);
+      return answer;
+    };
+    const declined = (await client.callTool(ask(false), {
+      name: 'create_app_from_html',
+      arguments: { appName: 'cf-declined', html: html('x') },
+    })) as CallToolResult;
+    expect(declined.isError).toBe(true);
+    expect((await fetch(`${h.url}/s/cf-declined/`)).status).toBe(404);
+    expect(await balances(payer)).toEqual(before);
+    const approved = (await client.callTool(ask(true), {
+      name: 'create_app_from_html',
+      arguments: { appName: 'cf-approved', html: html('Approved') },
+    })) as CallToolResult;
+    expect(approved.isError, text(approved)).toBeFalsy();
+    expect(shown).toHaveLength(2);
+    expect(BigInt(shown[0]![0]!.amount ?? shown[0]![0]!.maxAmountRequired ?? '0')).toBe(PRICE);
+    expect(shown[0]![0]!.payTo.toLowerCase()).toBe(h.config.x402.recipient.toLowerCase());
+    const after = await balances(payer);
+    expect([before[0] - after[0], after[1] - before[1]]).toEqual([PRICE, PRICE]);
+    await client.close();
+  });
+
   it("withX402Client pays the signed-in /mcp with ?toolsets=default,apps; the app is the paying wallet's", async () => {
     const payer = await fundedWallet(h, 1_000_000n);
     const before = await balances(payer);
