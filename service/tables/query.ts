@@ -481,6 +481,8 @@ export interface RecordSource {
   scope: SQL | null;
   /** A one-time check that the table row the query was built from is current (table-rows.ts), or null. */
   guard: SQL | null;
+  /** Whether the planner has statistics on each field (a column table's columns; none on JSONB expressions). */
+  fieldStatistics: boolean;
   /** The typed, comparable expression of a field. */
   field(f: FieldRef): SQL;
   /** A bound value typed like `field(f)`. */
@@ -535,6 +537,7 @@ function recordsSource(tableId: string, guard: SQL | null): RecordSource {
     from: sql`table_records r`,
     scope: sql`r.table_id = ${tableId}`,
     guard,
+    fieldStatistics: false,
     field: recordsFieldExpr,
     param: recordsParam,
     // Containment uses the GIN (jsonb_path_ops) index; stored values are normalised, so it is exact.
@@ -567,6 +570,7 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     from: sql.raw(`${columnTableName(tableId)} r`),
     scope: null,
     guard,
+    fieldStatistics: true,
     field: column,
     param,
     eq: (f, v) => sql`${column(f)} = ${param(f, v)}`,
@@ -637,8 +641,9 @@ function cursorSql(src: RecordSource, sort: SortKey[], cursor: { values: unknown
   )})`;
 }
 
+/** The statement's conditions on records (the row check is not one of them: `checked`). */
 function whereSql(src: RecordSource, plan: TableQueryPlan, withCursor = true): SQL {
-  const parts = [src.guard, src.scope].filter((p): p is SQL => p !== null);
+  const parts = src.scope ? [src.scope] : [];
   for (const f of plan.filters) parts.push(filterSql(src, f));
   if (plan.search?.fields.length) {
     const pattern = `%${escapeLike(plan.search.q)}%`;
@@ -683,6 +688,18 @@ function orderSql(src: RecordSource, sort: SortKey[]): SQL {
 }
 
 /**
+ * `inner` (a subquery PostgreSQL does not flatten into the outer select: it has a LIMIT or an
+ * OFFSET) under the source's row check, as the outer select's only condition. The check is
+ * uncorrelated: an InitPlan run once, in a one-time filter at the top of the plan, before anything
+ * below it reads a record. Among the scan's conditions, the same filter sat in a Result node above
+ * the scan that every matching row passed through (an aggregate over 20,000 records: 20,000 rows;
+ * docs/performance.md, issue 53).
+ */
+function checked(src: RecordSource, select: SQL, inner: SQL): SQL {
+  return src.guard ? sql`select ${select} from (${inner}) r where ${src.guard}` : sql`select ${select} from (${inner}) r`;
+}
+
+/**
  * The page query; fetches limit+1 rows to know whether a next page exists. The answer's columns
  * (the fields as text, dates formatted) are computed in the outer select, for the kept rows only:
  * in one flat select PostgreSQL computes them for every matching row before the sort keeps a page
@@ -690,11 +707,11 @@ function orderSql(src: RecordSource, sort: SortKey[]): SQL {
  */
 export function compileListQuery(src: RecordSource, plan: TableQueryPlan): SQL {
   const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
-  return sql`select ${src.selectList} from (${page}) r`;
+  return checked(src, src.selectList, page);
 }
 
 export function compileCountQuery(src: RecordSource, plan: TableQueryPlan): SQL {
-  return sql`select count(*)::int as n from ${src.from} where ${whereSql(src, plan, false)}`;
+  return checked(src, sql`r.n`, sql`select count(*)::int as n from ${src.from} where ${whereSql(src, plan, false)} offset 0`);
 }
 
 export function compileAggregateQuery(src: RecordSource, plan: TableQueryPlan): SQL {
@@ -705,14 +722,27 @@ export function compileAggregateQuery(src: RecordSource, plan: TableQueryPlan): 
   if (a.fn === 'count') value = target ? sql`count(${target})::float8` : sql`count(*)::float8`;
   else value = sql`${sql.raw(a.fn)}(${target!})`;
   const where = whereSql(src, plan, false);
-  if (!a.groupBy) return sql`select ${value} as value, count(*)::int as count from ${src.from} where ${where}`;
+  if (!a.groupBy) return checked(src, sql`r.value, r.count`, sql`select ${value} as value, count(*)::int as count from ${src.from} where ${where} offset 0`);
+  const key = src.output(a.groupBy);
+  const groups = sql`order by key asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
+  if (src.fieldStatistics) {
+    // A column table: grouped as written (its statistics tell the planner how many groups there are).
+    return checked(
+      src,
+      sql`r.key, r.value, r.count`,
+      sql`select ${key} as key, ${value} as value, count(*)::int as count from ${src.from} where ${where} group by 1 ${groups}`,
+    );
+  }
   // The planner has no statistics on a JSONB expression and assumes one group per row, which picks a
   // sort of every row (spilling to disk on big tables). The OFFSET 0 fence makes it estimate few
   // groups and hash them instead: memory follows the real number of groups.
-  const key = src.output(a.groupBy);
   const v = target ?? sql`null`;
   const outer = a.fn === 'count' ? (target ? sql`count(s.v)::float8` : sql`count(*)::float8`) : sql`${sql.raw(a.fn)}(s.v)`;
-  return sql`select s.key, ${outer} as value, count(*)::int as count from (select ${key} as key, ${v} as v from ${src.from} where ${where} offset 0) s group by s.key order by s.key asc nulls last limit ${TABLE_LIMITS.maxGroups + 1}`;
+  return checked(
+    src,
+    sql`r.key, r.value, r.count`,
+    sql`select s.key, ${outer} as value, count(*)::int as count from (select ${key} as key, ${v} as v from ${src.from} where ${where} offset 0) s group by s.key ${groups}`,
+  );
 }
 
 /** The cursor of the row after which the next page starts. */

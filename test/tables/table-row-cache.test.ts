@@ -71,7 +71,12 @@ describe.each(dbKinds())('Table API reads from a table row changed elsewhere (%s
     });
     expect(explained).toContain('InitPlan');
     expect(explained, explained).toMatch(/Gather/);
-    expect(explained).toMatch(/Params Evaluated/); // the guard's InitPlan, evaluated by the leader before the workers start
+    // The guard's InitPlan gates the whole plan from its top, above the Gather: evaluated once, by the
+    // leader, before any worker starts.
+    const [top, filter] = explained.split('\n');
+    expect(top, explained).toBe('Result');
+    expect(filter!.trim()).toBe('One-Time Filter: $0');
+    expect(explained.indexOf('InitPlan')).toBeLessThan(explained.indexOf('Gather'));
   });
 
   // The read pool forces custom plans (cli/runtime.ts); inside the guard's PL/pgSQL that re-planned
