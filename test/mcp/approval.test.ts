@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { startMcpHttp } from '../../mcp/http.js';
 import { createMcpContext } from '../../mcp/server.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { BIN } from './helpers.js';
+import { answeringClient, BIN } from './helpers.js';
 
 // Approval above a line (SVC_APPROVAL_ABOVE), with the official v2 client answering the person's
 // part: over stdio on MCP 2025 (an elicitation/create request) and on 2026-07-28 (input_required, on
@@ -42,21 +42,13 @@ const envWith = (extra: Record<string, string>): Record<string, string> => ({
 });
 
 /** A v2 client that answers every question with `answer` (none: it declares no elicitation), and the questions it got. */
-function clientAnswering(mode: Mode, answer?: Answer) {
-  const client = new Client({ name: 'approval-test', version: '1.0.0' }, {
-    versionNegotiation: mode,
-    capabilities: answer ? { elicitation: { form: {} } } : {},
-  } as never);
-  const asked: string[] = [];
-  if (answer)
-    client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
-      asked.push(req.params.message);
-      if (answer === 'accept') return { action: 'accept', content: { approve: true } };
-      if (answer === 'accept-unticked') return { action: 'accept', content: { approve: false } };
-      return { action: answer };
-    });
-  return { client, asked };
-}
+const clientAnswering = (mode: Mode, answer?: Answer) =>
+  answeringClient(
+    'approval-test',
+    mode,
+    answer &&
+      (() => (answer === 'accept' || answer === 'accept-unticked' ? { action: 'accept', content: { approve: answer === 'accept' } } : { action: answer })),
+  );
 
 async function overStdio(mode: Mode, answer?: Answer, env: Record<string, string> = {}) {
   const { client, asked } = clientAnswering(mode, answer);

@@ -13,7 +13,7 @@ import { startMcpHttp } from '../../mcp/http.js';
 import { createMcpContext } from '../../mcp/server.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, fundedWallet } from '../payments/helpers.js';
-import { BIN } from './helpers.js';
+import { answeringClient, BIN } from './helpers.js';
 
 // Both MCP eras on every face, driven by the official v2 client (@modelcontextprotocol/client) in each
 // of its modes: `legacy` (the 2025 initialize handshake), `auto` (server/discover, falling back) and
@@ -109,30 +109,13 @@ describe.each(Object.entries(FACES))('%s', (_face, open) => {
 
 describe('server/discover', () => {
   it.each(['/mcp', '/mcp/x402'])('answers on %s with the 2026-07-28 revision, the server and its capabilities', async (pathname) => {
-    const res = await fetch(`${h.url}${pathname}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'server/discover',
-        ...(pathname === '/mcp' ? { authorization: `Bearer ${key}` } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'server/discover',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-      }),
-    });
-    expect(res.status).toBe(200);
-    const { result } = (await res.json()) as { result: Record<string, unknown> & { _meta: Record<string, unknown> } };
+    const { result } = await rpc2026(pathname, 'server/discover', {}, { signedIn: pathname === '/mcp' });
     expect(result).toMatchObject({
       resultType: 'complete',
       supportedVersions: expect.arrayContaining(['2026-07-28']),
       capabilities: { tools: {}, resources: {} },
     });
-    expect(result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc' });
+    expect(result?._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc' });
   });
 });
 
@@ -207,16 +190,11 @@ describe('progress and paid calls on 2026-07-28', () => {
 
 describe('input_required: a destructive tool asks the person first (hosted /mcp, 2026-07-28)', () => {
   const open = async (answer?: 'accept' | 'decline') => {
-    const client = new Client({ name: 'eras-ask', version: '1.0.0' }, {
-      versionNegotiation: { mode: { pin: '2026-07-28' } },
-      capabilities: answer ? { elicitation: { form: {} } } : {},
-    } as never);
-    const asked: string[] = [];
-    if (answer)
-      client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
-        asked.push(req.params.message);
-        return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
-      });
+    const { client, asked } = answeringClient(
+      'eras-ask',
+      { mode: { pin: '2026-07-28' } },
+      answer && (() => (answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' })),
+    );
     await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
     return { client, asked };
   };

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Client as V2Client } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -70,4 +71,24 @@ export function asModelSees(tool: { _meta?: Record<string, unknown>; annotations
 /** Characters of a tool list as a model is shown it (asModelSees). */
 export function modelSize(tools: { _meta?: Record<string, unknown> }[]): number {
   return tools.reduce<number>((n, t) => n + JSON.stringify(asModelSees(t)).length, 0);
+}
+
+/**
+ * The official v2 client (@modelcontextprotocol/client) negotiating as `versionNegotiation` says and
+ * answering each form elicitation with `answer(message)`, and the messages it was asked; without
+ * `answer` it declares no elicitation (a client that cannot ask the person).
+ */
+export function answeringClient(
+  name: string,
+  versionNegotiation: { mode: 'legacy' | 'auto' | { pin: string } },
+  answer?: (message: string) => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> },
+): { client: V2Client; asked: string[] } {
+  const client = new V2Client({ name, version: '1.0.0' }, { versionNegotiation, capabilities: answer ? { elicitation: { form: {} } } : {} } as never);
+  const asked: string[] = [];
+  if (answer)
+    client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
+      asked.push(req.params.message);
+      return answer(req.params.message);
+    });
+  return { client, asked };
 }
