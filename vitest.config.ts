@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Suites that spawn processes (the CLI, `svc serve`, svc-mcp, a browser, anvil restarted on one data
- * directory, payer processes sharing a ledger): slow, so `npm run test:fast`
+ * directory, payer processes sharing a ledger, PostgreSQL replicas, Varnish): slow, so `npm run test:fast`
  * (the edit–test loop) leaves them out. `npm test` runs everything.
  */
 export const PROCESS_SUITES = [
@@ -15,6 +15,7 @@ export const PROCESS_SUITES = [
   'test/dashboard/browser.test.ts',
   'test/chaos/postgres-stop.test.ts',
   'test/e2e/replica-reads.test.ts',
+  'test/e2e/cdn-varnish.test.ts',
   'test/e2e/serve-mcp.test.ts',
   'test/payments/dev-chain-state.test.ts',
   'test/e2e/shutdown.test.ts',

@@ -99,7 +99,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     log,
     secret,
     siteCache: new SiteCache(config.siteCacheTtlMs),
-    purges: new PurgeOutbox(database.db, config.cdn ? purgeAdapterFor(config.cdn) : null, clock, log, cdnSettleMs(config)),
+    purges: new PurgeOutbox(database.db, config.cdn ? purgeAdapterFor(config.cdn) : null, clock, log, cdnSettleMs(config), metrics.registry),
     traffic: new SiteTraffic(),
     tableLists: new TableLists(tableReads.db, metrics),
     facilitator: createFacilitator(config, log),

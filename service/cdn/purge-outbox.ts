@@ -1,6 +1,7 @@
 import { eq, inArray, lte, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
-import type { Db, DbOrTx } from '../db/client.js';
+import { Gauge, type Registry } from 'prom-client';
+import { type Db, type DbOrTx, rowsOf } from '../db/client.js';
 import { cdnPurges } from '../db/schema/index.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PurgeAdapter } from './purge-adapters.js';
@@ -33,7 +34,49 @@ export class PurgeOutbox {
     private readonly clock: { now(): Date },
     private readonly log: Logger,
     private readonly settleMs: number,
-  ) {}
+    registry?: Registry,
+  ) {
+    if (registry && adapter) this.registerBacklog(registry);
+  }
+
+  /**
+   * The backlog in /metrics, read from the outbox at each scrape (every node sees the same rows):
+   * `svc_cdn_purges_pending{round}` (round 1: not yet purged once; round 2: purged, waiting for its
+   * repeat) and `svc_cdn_purge_oldest_pending_seconds`, the age of the oldest change not yet purged
+   * once (0 when none): a CDN that keeps refusing shows as a count and an age that only grow.
+   */
+  private registerBacklog(registry: Registry): void {
+    const db = this.db;
+    const clock = this.clock;
+    const registers = [registry];
+    const backlog = async () => {
+      const rows = rowsOf<{ round: number; n: number; oldest: Date | string | null }>(
+        await db.execute(
+          sql`select ${cdnPurges.round} as round, count(*)::int as n, min(${cdnPurges.createdAt}) as oldest from ${cdnPurges} group by ${cdnPurges.round}`,
+        ),
+      );
+      return rows;
+    };
+    new Gauge({
+      name: 'svc_cdn_purges_pending',
+      help: 'CDN purge outbox rows: round 1 not yet purged once, round 2 purged and waiting for the repeat',
+      labelNames: ['round'],
+      registers,
+      async collect() {
+        const rows = await backlog();
+        for (const round of [1, 2]) this.set({ round: String(round) }, Number(rows.find((r) => Number(r.round) === round)?.n ?? 0));
+      },
+    });
+    new Gauge({
+      name: 'svc_cdn_purge_oldest_pending_seconds',
+      help: 'Age of the oldest site change whose CDN purge has not yet succeeded once (0 when none)',
+      registers,
+      async collect() {
+        const oldest = (await backlog()).find((r) => Number(r.round) === 1)?.oldest;
+        this.set(oldest ? Math.max(0, (clock.now().getTime() - new Date(oldest).getTime()) / 1000) : 0);
+      },
+    });
+  }
 
   /** Whether a CDN is configured (without one, nothing is written or purged). */
   get enabled(): boolean {

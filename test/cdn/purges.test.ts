@@ -30,6 +30,19 @@ describe.each(dbKinds())('CDN in front of hosted sites: headers and purges (%s)'
     await cdn?.close();
   });
 
+  /** The outbox's backlog as GET /metrics shows it. */
+  async function backlog() {
+    const res = await h.fetch('/metrics');
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+    return {
+      round1: value('svc_cdn_purges_pending{round="1"}'),
+      round2: value('svc_cdn_purges_pending{round="2"}'),
+      oldestSeconds: value('svc_cdn_purge_oldest_pending_seconds'),
+    };
+  }
+
   /** The keys each purge call carried since `from`, one list per call. */
   const purgedSince = (from: number) => cdn.calls.slice(from).map((c) => (JSON.parse(c.body) as { keys: string[] }).keys);
 
@@ -137,6 +150,7 @@ describe.each(dbKinds())('CDN in front of hosted sites: headers and purges (%s)'
     expect(res.status).toBe(200); // the change stands; its purge waits in the outbox
     expect(cdn.calls.length).toBe(at + 1);
     expect(await outbox()).toEqual([{ round: 1, attempts: 1 }]);
+    expect(await backlog()).toEqual({ round1: 1, round2: 0, oldestSeconds: 0 });
 
     await h.deps.purges.drainNow(); // not due yet (1 s backoff)
     expect(cdn.calls.length).toBe(at + 1);
@@ -144,9 +158,12 @@ describe.each(dbKinds())('CDN in front of hosted sites: headers and purges (%s)'
     await h.deps.purges.drainNow(); // fails again: 2 s
     expect(cdn.calls.length).toBe(at + 2);
     clock.advance(2000);
+    // The operator's view while the CDN refuses: one change 3 s old, not purged yet.
+    expect(await backlog()).toEqual({ round1: 1, round2: 0, oldestSeconds: 3 });
     await h.deps.purges.drainNow();
     expect(purgedSince(at + 2)).toEqual([[siteKey(site.id)]]);
     expect(await outbox()).toEqual([{ round: 2, attempts: 0 }]);
+    expect(await backlog()).toEqual({ round1: 0, round2: 1, oldestSeconds: 0 });
 
     // Settle: the site cache's TTL (10 s here) and 5 s more.
     clock.advance(14_000);
@@ -156,5 +173,6 @@ describe.each(dbKinds())('CDN in front of hosted sites: headers and purges (%s)'
     await h.deps.purges.drainNow();
     expect(purgedSince(at + 3)).toEqual([[siteKey(site.id)]]);
     expect(await outbox()).toEqual([]);
+    expect(await backlog()).toEqual({ round1: 0, round2: 0, oldestSeconds: 0 });
   });
 });
