@@ -10,6 +10,7 @@ import { McpServerPool } from '../mcp/stateless.js';
 import { tracedFetch } from '../mcp/trace-context.js';
 import { parseToolsets, type Toolset } from '../mcp/toolsets.js';
 import { authenticate, bearerToken } from '../service/auth/require-scope.js';
+import { callerAddressEnv, writerAddress } from '../service/http/client-ip.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
 import { mcpDiscoveryOf } from '../service/payments/bazaar.js';
@@ -118,7 +119,7 @@ class HostedMcp {
     this.#inProcess = this.#inProcessWith(mcpGatewayEnv());
   }
 
-  #inProcessWith(env: ReturnType<typeof mcpGatewayEnv>): typeof fetch {
+  #inProcessWith(env: Record<symbol, unknown>): typeof fetch {
     return ((input: string | URL | Request, init?: RequestInit) =>
       this.#app.request(input instanceof Request ? input : String(input), init, env)) as typeof fetch;
   }
@@ -127,7 +128,8 @@ class HostedMcp {
   async answer(c: Context<AppEnv>, caller: HostedCaller, signedIn: SignedIn | undefined, defaults: readonly Toolset[]): Promise<Response> {
     const toolsets = toolsetsOf(c.req.query('toolsets'), defaults);
     const hosted: HostedCaller = { ...caller, x402Errors: x402ErrorsOf(c.req.query('x402_errors')) };
-    const forward = this.#forwarder(signedIn);
+    // The tool's calls are this caller's: its address goes with them (read-your-writes, db/read-pools.ts).
+    const forward = this.#forwarder(signedIn, writerAddress(c, this.#deps.config.trustProxy));
     // Operator variables (wallet key, API key, write key) must never reach a remote caller: the
     // config is built from nothing but the service's address. Prices are read once, in process.
     this.#shared ??= this.#sharedContext();
@@ -174,10 +176,10 @@ class HostedMcp {
   }
 
   /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */
-  #forwarder(signedIn: SignedIn | undefined): typeof fetch {
+  #forwarder(signedIn: SignedIn | undefined, address: string): typeof fetch {
     // The tool call's trace goes with each request it makes (mcp/trace-context.ts): the request log joins them.
-    if (!signedIn) return tracedFetch(this.#inProcess);
-    const inProcess = this.#inProcessWith(signedIn.env);
+    if (!signedIn) return tracedFetch(this.#inProcessWith({ ...mcpGatewayEnv(), ...callerAddressEnv(address) }));
+    const inProcess = this.#inProcessWith({ ...signedIn.env, ...callerAddressEnv(address) });
     return tracedFetch(((input: string | URL | Request, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', signedIn.authorization);

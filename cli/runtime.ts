@@ -106,8 +106,12 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     metrics,
     addressLimits,
   };
-  // A change's notification arrives when it committed: every node then drains the purge outbox (one takes the rows).
-  const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log, () => void deps.purges.drainWithin(0));
+  // A change's notification arrives when it committed: every node then drains the purge outbox (one
+  // takes the rows), and reads site rows on a replica only once it has replayed the change.
+  const stopFollowingSiteChanges = followSiteChanges(database, deps.siteCache, log, () => {
+    void readPools.siteChangesHeard();
+    void deps.purges.drainWithin(0);
+  });
   const stopPurging = deps.purges.start();
   return {
     deps,

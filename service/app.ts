@@ -23,6 +23,7 @@ import { dashboardRoutes } from './dashboard/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
 import { siteHostMiddleware, sitePathRoutes } from './sites/serving.js';
 import { purgeAfterChanges } from './cdn/purge-outbox.js';
+import { recordWrites } from './http/read-your-writes.js';
 import { siteRoutes } from './sites/routes.js';
 import { tableRoutes } from './tables/routes.js';
 import { TABLE_API_CORS, tableApiRoutes } from './tables/table-api.js';
@@ -47,6 +48,7 @@ export function buildApp(deps: Deps, options: BuildAppOptions = {}): Hono<AppEnv
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(deps));
   app.use('*', purgeAfterChanges(deps.purges));
+  app.use('*', recordWrites(deps));
   // Hosted sites on their own hosts come first: `<slug>.<domain>/…` never reaches the API routes.
   app.use('*', siteHostMiddleware(deps));
   app.route('/', sitePathRoutes(deps));

@@ -6,10 +6,11 @@ import { LruMap } from '../../shared/lru-map.js';
 import { type DbOrTx, isDatabaseUnavailable, rowsOf, sqlStateOf } from './client.js';
 
 /**
- * Which pool answers a read: the one place that decides it. Reads that anyone may make and that may
- * be a little behind (the Table API's anonymous record reads) go to a streaming replica in rotation;
- * everything else (writes, payments, quotas, any read with a credential, a read on a table row just
- * looked up) stays on the primary, through the handles it always used.
+ * Which pool answers a read: the one place that decides it. Reads that may be a little behind (the
+ * Table API's anonymous record reads, hosted sites' lookups, an account's list of sites) go to a
+ * streaming replica in rotation; everything else (writes, payments, quotas, any other read with a
+ * credential, a read on a table row just looked up) stays on the primary, through the handles it
+ * always used.
  *
  * - A replica is in rotation while the last check (every `checkMs`) found it answering and at most
  *   `maxLagMs` behind the primary; otherwise its reads go to the primary, never a 5xx.
@@ -20,6 +21,11 @@ import { type DbOrTx, isDatabaseUnavailable, rowsOf, sqlStateOf } from './client
  * - A read a replica fails because it is unreachable, or whose row checks (SV001/SV002, migrations
  *   0003/0014) or tables (42P01) disagree with this node's view of the primary, runs again on the
  *   primary: a replica behind this node's cached rows can never answer from older rows.
+ * - Site resolution (`afterSiteChanges`): a node caches what it resolves, so it must never read a
+ *   site row older than a change it has heard of. Each change notification it hears (and each
+ *   (re)start of listening) raises a floor to the primary's position after it (`siteChangesHeard`);
+ *   such reads go to a replica only once it has replayed past the floor, and to the primary while
+ *   the floor is being read.
  */
 export interface ReadRoute {
   /** '' on the primary; else what a shared read (tables/coalesced-reads.ts) must have in common. */
@@ -73,6 +79,11 @@ export class ReadPools {
   private readonly samples: Sample[] = [];
   private readonly writers = new LruMap<string, { lsn: bigint; until: number }>(WRITERS);
   private next = 0;
+  /** The primary's position after the last site change this node heard of (site resolution reads start there). */
+  private siteFloor = 0n;
+  /** Floor reads in flight; until they end, and until `floorUnknownUntil` after one failed, site resolution reads the primary. */
+  private floorReads = 0;
+  private floorUnknownUntil = 0;
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
   private readonly lagGauge: Gauge<'replica'> | undefined;
@@ -149,10 +160,18 @@ export class ReadPools {
    * The route of a public read by the client at `writer` (its address): a replica in rotation, after
    * the writer's last write if it made one lately; the primary when there is none.
    */
-  publicRead(writer: string): ReadRoute {
+  publicRead(writer: string | readonly string[], options: { afterSiteChanges?: boolean } = {}): ReadRoute {
     if (!this.enabled) return this.primary;
-    const wrote = this.writers.get(writer);
-    const after = wrote && wrote.until > Date.now() ? wrote.lsn : undefined;
+    const now = Date.now();
+    let after: bigint | undefined;
+    if (options.afterSiteChanges) {
+      if (this.floorReads > 0 || now < this.floorUnknownUntil) return this.primary;
+      if (this.siteFloor > 0n) after = this.siteFloor;
+    }
+    for (const w of typeof writer === 'string' ? [writer] : writer) {
+      const wrote = this.writers.get(w);
+      if (wrote && wrote.until > now && (after === undefined || wrote.lsn > after)) after = wrote.lsn;
+    }
     return {
       // Reads after a write share a run only with reads after the same position.
       label: after === undefined ? 'replica' : `replica after ${after}`,
@@ -165,11 +184,38 @@ export class ReadPools {
    * reads see the write. Kept until every replica still in rotation must have replayed it (it is at
    * most `maxLagMs` behind at each check).
    */
-  async wrote(writer: string): Promise<void> {
+  async wrote(writer: string | readonly string[]): Promise<void> {
     if (!this.enabled) return;
     const [row] = rowsOf<{ lsn: string }>(await this.primaryDb.execute(CURRENT_LSN));
     if (!row) return;
-    this.writers.set(writer, { lsn: parseLsn(row.lsn), until: Date.now() + 2 * (this.config.maxLagMs + this.config.checkMs) });
+    const position = { lsn: parseLsn(row.lsn), until: Date.now() + this.keepMs() };
+    for (const w of typeof writer === 'string' ? [writer] : writer) this.writers.set(w, position);
+  }
+
+  /**
+   * This node heard of a committed site change (its notification; or it (re)started listening and
+   * cannot know what it missed): site resolution reads (`afterSiteChanges`) wait for a replica past
+   * the primary's position now, and read the primary until that position is known. Call it right
+   * after the site cache dropped what the change made stale.
+   */
+  async siteChangesHeard(): Promise<void> {
+    if (!this.enabled) return;
+    this.floorReads++;
+    try {
+      const [row] = rowsOf<{ lsn: string }>(await this.primaryDb.execute(CURRENT_LSN));
+      const lsn = row ? parseLsn(row.lsn) : null;
+      if (lsn !== null && lsn > this.siteFloor) this.siteFloor = lsn;
+    } catch {
+      // The position is unknown: the primary answers site resolution until every replica in rotation must be past the change.
+      this.floorUnknownUntil = Date.now() + this.keepMs();
+    } finally {
+      this.floorReads--;
+    }
+  }
+
+  /** How long a write's position matters: every replica still in rotation has replayed it after (it is at most `maxLagMs` behind at each check). */
+  private keepMs(): number {
+    return 2 * (this.config.maxLagMs + this.config.checkMs);
   }
 
   /** A replica in rotation that has replayed `after` (waiting up to `waitMs` for one), else null: the primary. */

@@ -32,6 +32,28 @@ export function forwardedAddress(header: string | undefined, hops: number): stri
   return entries[Math.max(0, entries.length - hops)];
 }
 
+/** Where an in-process request (a hosted MCP tool's call of a route) keeps the address of the request that made it. */
+const CALLER_ADDRESS = Symbol('svc.caller-address');
+
+/** The Hono env of an in-process request made on behalf of a caller at `address` (merged into the env it passes). */
+export function callerAddressEnv(address: string): Record<symbol, string> {
+  return { [CALLER_ADDRESS]: address };
+}
+
+/**
+ * Who wrote, for read-your-writes (db/read-pools.ts): the client's address, and for an in-process
+ * request the address of the caller it was made for (a hosted MCP tool's reads and writes are its
+ * caller's). Not an address for limits or loopback checks: those keep `clientIp`.
+ */
+export function writerAddress(c: Context, trustedHops: number | boolean): string {
+  if (socketAddress(c) === undefined) {
+    const env = c.env as Record<symbol, unknown> | undefined;
+    const address = typeof env === 'object' && env !== null ? env[CALLER_ADDRESS] : undefined;
+    if (typeof address === 'string') return address;
+  }
+  return clientIp(c, trustedHops);
+}
+
 /** The socket peer's address; undefined for a request that came in no socket (an in-process `app.request`). */
 export function socketAddress(c: Context): string | undefined {
   try {

@@ -23,7 +23,7 @@ interface Hit {
  * its cache is answered straight on Node's response, without the fetch Request, Response and
  * Headers and the router, which nearly halved the requests a node answers (docs/performance.md).
  * Everything else (a cache miss, a private site, a streamed file, another method, a redirect, a
- * percent-encoded path, a missing file) goes on to the app, which fills the cache. The answer is the
+ * percent-encoded path, a missing file; every request with a CDN in front) goes on to the app, which fills the cache. The answer is the
  * same either way, header for header (test/e2e/site-fast-path.test.ts).
  */
 export function withSiteFastPath(deps: Deps, app: RequestListener, isStopping: () => boolean = () => false): RequestListener {
@@ -36,6 +36,8 @@ export function withSiteFastPath(deps: Deps, app: RequestListener, isStopping: (
 }
 
 function cachedFileFor(deps: Deps, req: IncomingMessage): Hit | undefined {
+  // With a CDN in front, each request here is a CDN miss, answered from the committed site row (serving.ts, loadSite).
+  if (deps.config.cdn) return undefined;
   const url = req.url ?? '/';
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);

@@ -1,3 +1,4 @@
+import { readersOf } from '../http/read-your-writes.js';
 import { createRoute } from '@hono/zod-openapi';
 import {
   DeleteSiteResponseSchema,
@@ -213,7 +214,9 @@ export function siteRoutes(deps: Deps) {
   const write = requireScope(deps, 'svc.sites.write');
   r.openapi({ ...listSitesRoute, middleware: [read] as const }, async (c) => {
     const page = c.req.valid('query');
-    const { sites, total } = await listOwnedSites(deps, accountOwner(c.var.principal.accountId), page);
+    // A listing may be a little behind, except for the account's own writes: on a replica past them (db/read-pools.ts).
+    const route = deps.readPools.publicRead(readersOf(c, deps.config.trustProxy));
+    const { sites, total } = await route.run((db) => listOwnedSites(deps, accountOwner(c.var.principal.accountId), page, db));
     return c.json({ ok: true as const, sites, total, ...page }, 200);
   });
   r.openapi({ ...publishSiteRoute, middleware: [publish] as const }, async (c) => {

@@ -7,6 +7,8 @@ import { siteFiles, sites, siteVersions } from '../db/schema/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../kernel/app-error.js';
 import { clientIp } from '../http/client-ip.js';
+import { readersOf } from '../http/read-your-writes.js';
+import type { DbOrTx } from '../db/client.js';
 import { consumeRateLimit } from '../http/rate-limit.js';
 import { verifyPassword } from '../auth/passwords.js';
 import type { CachedFile, CachedSite } from './site-cache.js';
@@ -23,43 +25,74 @@ const UNLOCK_PATH = '__svc/unlock';
  */
 const PATH_MODE_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads allow-popups-to-escape-sandbox';
 
-async function loadSite(deps: Deps, slug: string): Promise<CachedSite | null> {
+/**
+ * A site's row, from this node's cache, else read and cached. Without a CDN the read may run on a
+ * replica (db/read-pools.ts): one past every site change this node has heard of (the cache it fills
+ * must never hold a row older than a change it was told of) and past the reader's own last write;
+ * the primary otherwise. With a CDN in front the origin sees only the CDN's misses, and what it
+ * answers is stored for every visitor: each miss reads the committed row, on the primary. The
+ * node-local row, or a replica's, could be older than a change another node just made and purged
+ * (a site just made private or suspended, until this node's change notification arrives), and the
+ * CDN would keep that answer (docs/operator.md, "With replicas" and "Origin reads").
+ */
+async function loadSite(deps: Deps, c: Context, slug: string): Promise<CachedSite | null> {
   const now = Date.now();
-  // With a CDN in front the origin sees only the CDN's misses, and what it answers is stored for
-  // every visitor: each miss reads the committed row. The node-local row could be older than a
-  // change another node just made and purged (a site just made private or suspended, until this
-  // node's change notification arrives), and the CDN would keep that answer. Files stay cached:
-  // they are keyed by the row's content version.
   const hit = deps.config.cdn ? undefined : deps.siteCache.getSite(slug, now);
   if (hit !== undefined) return hit;
   const generation = deps.siteCache.generation;
-  const [row] = await deps.db
-    .select({
-      id: sites.id,
-      slug: sites.slug,
-      visibility: sites.visibility,
-      passwordHash: sites.passwordHash,
-      published: sites.published,
-      entryPoint: sites.entryPoint,
-      contentVersion: sites.contentVersion,
-      version: sql<number>`(select coalesce(max(${siteVersions.version}), 0) from ${siteVersions} where ${siteVersions.siteId} = ${sites.id})`.mapWith(Number),
-      suspended: sql<boolean>`(${sites.suspendedAt} is not null or ${sites.ownerSuspension} is not null)`,
-    })
-    .from(sites)
-    .where(eq(sites.slug, slug));
+  const route = deps.config.cdn ? deps.readPools.primary : deps.readPools.publicRead(readersOf(c, deps.config.trustProxy), { afterSiteChanges: true });
+  const [row] = await route.run((db) =>
+    db
+      .select({
+        id: sites.id,
+        slug: sites.slug,
+        visibility: sites.visibility,
+        passwordHash: sites.passwordHash,
+        published: sites.published,
+        entryPoint: sites.entryPoint,
+        contentVersion: sites.contentVersion,
+        version: sql<number>`(select coalesce(max(${siteVersions.version}), 0) from ${siteVersions} where ${siteVersions.siteId} = ${sites.id})`.mapWith(
+          Number,
+        ),
+        suspended: sql<boolean>`(${sites.suspendedAt} is not null or ${sites.ownerSuspension} is not null)`,
+      })
+      .from(sites)
+      .where(eq(sites.slug, slug)),
+  );
   const site = row ?? null;
   deps.siteCache.setSite(slug, site, now, generation);
   return site;
 }
 
-async function loadFile(deps: Deps, site: CachedSite, path: string): Promise<CachedFile | null> {
+/**
+ * A file's row, read with the content version its site has on the same snapshot: files are cached
+ * by the content version of the site row they were resolved from, so a replica behind that row
+ * (it has not replayed the change yet) must not answer; its answer is then the primary's.
+ */
+async function readFileRow(deps: Deps, c: Context, site: CachedSite, path: string): Promise<Omit<CachedFile, 'body' | 'shared'> | null> {
+  const read = (db: DbOrTx) =>
+    db
+      .select({
+        contentVersion: sites.contentVersion,
+        contentType: siteFiles.contentType,
+        sha256: siteFiles.sha256,
+        size: siteFiles.size,
+        blobKey: siteFiles.blobKey,
+      })
+      .from(sites)
+      .leftJoin(siteFiles, and(eq(siteFiles.siteId, sites.id), eq(siteFiles.path, path)))
+      .where(eq(sites.id, site.id));
+  const route = deps.readPools.publicRead(readersOf(c, deps.config.trustProxy));
+  let [row] = await route.run(read);
+  if (route !== deps.readPools.primary && row?.contentVersion !== site.contentVersion) [row] = await deps.readPools.primary.run(read);
+  if (!row?.contentType || !row.sha256 || row.size === null || !row.blobKey) return null;
+  return { contentType: row.contentType, sha256: row.sha256, size: row.size, blobKey: row.blobKey };
+}
+
+async function loadFile(deps: Deps, c: Context, site: CachedSite, path: string): Promise<CachedFile | null> {
   const hit = deps.siteCache.getFile(site, path);
   if (hit !== undefined) return hit;
-  const [row] = await deps.db
-    .select({ contentType: siteFiles.contentType, sha256: siteFiles.sha256, size: siteFiles.size, blobKey: siteFiles.blobKey })
-    .from(siteFiles)
-    .where(and(eq(siteFiles.siteId, site.id), eq(siteFiles.path, path)));
-  let file: CachedFile | null = row ?? null;
+  let file: CachedFile | null = await readFileRow(deps, c, site, path);
   if (file && file.size <= deps.siteCache.maxBodyBytes) {
     const body = await deps.blobs.get(file.blobKey);
     file = body ? { ...file, body } : null;
@@ -99,7 +132,7 @@ function htmlResponse(c: Context, status: 401 | 404 | 429 | 451, html: string, m
 }
 
 async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mount: Mount): Promise<Response> {
-  const site = SLUG_PATTERN.test(slug) ? await loadSite(deps, slug) : null;
+  const site = SLUG_PATTERN.test(slug) ? await loadSite(deps, c, slug) : null;
   const privateWithoutPassword = site?.visibility === 'private' && !site.passwordHash;
   // Before anything else of the site (its password form, its files): a takedown shows the same
   // neutral notice to everyone; the reason is the owner's to read (Account API, dashboard, MCP tools).
@@ -124,7 +157,7 @@ async function serveSite(deps: Deps, c: Context, slug: string, rest: string, mou
 
   if (rest.startsWith(PREVIEW_PREFIX)) return servePreview(deps, c, site, rest.slice(PREVIEW_PREFIX.length), mount);
   for (const path of candidates(site, rest)) {
-    const file = await loadFile(deps, site, path);
+    const file = await loadFile(deps, c, site, path);
     if (file) return fileResponse(deps, c, site, file, mount);
   }
   return htmlResponse(c, 404, notFoundPage(`The site "${slug}" has no file at /${rest}.`), mount);

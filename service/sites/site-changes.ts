@@ -32,7 +32,8 @@ export async function siteChanged(deps: Deps, db: DbOrTx, site: SiteKey, change:
 
 /**
  * Keeps `cache` in step with changes made by any node, and calls `onChange` after each (a change
- * committed); returns the function that stops listening.
+ * committed) and after each (re)start of listening (what was missed is unknown), once the cache
+ * dropped what it made stale; returns the function that stops listening.
  */
 export function followSiteChanges(database: Database, cache: SiteCache, log: Logger, onChange: () => void = () => {}): () => Promise<void> {
   return database.listen(
@@ -48,6 +49,9 @@ export function followSiteChanges(database: Database, cache: SiteCache, log: Log
       // After the cache dropped the site: a purge this starts cannot be refilled from this node's old copy.
       onChange();
     },
-    () => cache.clear(),
+    () => {
+      cache.clear();
+      onChange();
+    },
   );
 }

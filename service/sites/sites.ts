@@ -293,11 +293,17 @@ export function getWalletApp(db: DbOrTx, wallet: string, ref: string): Promise<S
   });
 }
 
-export async function listOwnedSites(deps: Deps, owner: SiteOwner, page: { limit: number; offset: number }): Promise<{ sites: SiteView[]; total: number }> {
-  const rows = await deps.db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
-  const n = await readCounter(deps.db, ownerSubject(owner), 'sites');
+/** An owner's sites, newest first; `db`: where to read them (a replica for the Account API's list, db/read-pools.ts). */
+export async function listOwnedSites(
+  deps: Deps,
+  owner: SiteOwner,
+  page: { limit: number; offset: number },
+  db: DbOrTx = deps.db,
+): Promise<{ sites: SiteView[]; total: number }> {
+  const rows = await db.select().from(sites).where(ownedBy(owner)).orderBy(desc(sites.createdAt), asc(sites.id)).limit(page.limit).offset(page.offset);
+  const n = await readCounter(db, ownerSubject(owner), 'sites');
   const stats = await siteStats(
-    deps.db,
+    db,
     rows.map((r) => r.id),
   );
   return { sites: rows.map((r) => toSiteView(deps.config, r, stats.get(r.id))), total: Number(n) };

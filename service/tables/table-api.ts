@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { TABLE_LIMITS, type TableMethod } from '../../shared/tables/schema.js';
 import { isDataException, sqlStateOf } from '../db/client.js';
 import type { ReadRoute } from '../db/read-pools.js';
-import { clientIp } from '../http/client-ip.js';
+import { writerAddress } from '../http/client-ip.js';
 import { isSiteSuspended, siteSuspendedNotice } from '../sites/suspension.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../kernel/app-error.js';
@@ -200,7 +200,7 @@ function listRecords(deps: Deps) {
  */
 function readRouteOf(deps: Deps, c: Context<AppEnv>, fresh: boolean): ReadRoute {
   const keyed = c.req.header(WRITE_KEY_HEADER) !== undefined || c.req.header(API_KEY_HEADER) !== undefined;
-  return keyed || fresh ? deps.readPools.primary : deps.readPools.publicRead(clientIp(c, deps.config.trustProxy));
+  return keyed || fresh ? deps.readPools.primary : deps.readPools.publicRead(writerAddress(c, deps.config.trustProxy));
 }
 
 /**
@@ -247,7 +247,7 @@ function withCurrentTable<B>(
         // Committed already: a failure to learn its position is logged, never answered as the write's.
         if (op !== 'read')
           await deps.readPools
-            .wrote(clientIp(c, deps.config.trustProxy))
+            .wrote(writerAddress(c, deps.config.trustProxy))
             .catch((e: unknown) => deps.log.warn('read-your-writes: the write position could not be read', { error: (e as Error).message }));
         return response;
       } catch (e) {

@@ -90,6 +90,18 @@ describe.each(dbKinds())('CDN in front of hosted sites: headers and purges (%s)'
     expect(page.headers.get('surrogate-key')).toBeNull();
   });
 
+  it("each request (a CDN miss) is answered from the committed site row, never from this node's cached one", async () => {
+    const { key } = await h.account();
+    const site = await publish(key);
+    // Served twice: this node now holds the site's row and its page (what its fast path answers from without a CDN).
+    for (let i = 0; i < 2; i++) expect((await h.fetch(`/s/${site.slug}/`)).status).toBe(200);
+    // Suspended behind this node's back (no notification reaches it): the next miss must not refill the CDN with the page.
+    await h.deps.db.execute(sql`update sites set suspended_at = now() where id = ${site.id}`);
+    const res = await h.fetch(`/s/${site.slug}/`);
+    expect(res.status).toBe(451);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('each change purges exactly the keys it made stale, and answers after the purge', async () => {
     const { key } = await h.account();
     const site = await publish(key, {
