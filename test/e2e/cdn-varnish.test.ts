@@ -1,15 +1,8 @@
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../service/accounts/accounts.js';
-import { createPersonalKey } from '../../service/accounts/personal-keys.js';
-import { openDb } from '../../service/db/client.js';
-import { SCOPES } from '../../shared/scopes.js';
-import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { startNode, type ServiceNode } from '../helpers/nodes.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import type { ServiceNode } from '../helpers/nodes.js';
 import { freePort } from '../helpers/ports.js';
-import { startS3Server } from '../helpers/s3rver.js';
 import { startVarnish, varnishMissing, type Varnish } from '../helpers/varnish.js';
 
 // A real Varnish (Debian's, with the xkey vmod) running deploy/varnish/svc.vcl in front of two svc
@@ -30,33 +23,22 @@ interface Seen {
 }
 
 describe.skipIf(missing !== null)(`Varnish in front of two nodes${missing ? ` (skipped: ${missing})` : ''}`, { timeout: 180_000 }, () => {
+  let cluster: Cluster;
   let nodes: ServiceNode[];
   let varnish: Varnish;
   let key: string;
 
   beforeAll(async () => {
-    const database = await createEmptyPostgresDatabase();
-    cleanups.push(database.drop);
-    const s3 = await startS3Server();
-    cleanups.push(s3.close);
     const varnishPort = await freePort();
-    const env = {
-      ...s3.env,
-      SVC_CDN_PURGE: 'varnish',
-      SVC_CDN_PURGE_URL: `http://127.0.0.1:${varnishPort}`,
-      SVC_SITES_DOMAIN: 'sites.test',
-    };
-    nodes = await Promise.all([0, 1].map(() => startNode(database.url, env)));
-    for (const n of nodes) cleanups.push(n.stop);
+    cluster = await startCluster(2, { SVC_CDN_PURGE: 'varnish', SVC_CDN_PURGE_URL: `http://127.0.0.1:${varnishPort}`, SVC_SITES_DOMAIN: 'sites.test' });
+    cleanups.push(cluster.close);
+    nodes = cluster.nodes;
     varnish = await startVarnish(
       nodes.map((n) => n.url),
       varnishPort,
     );
     cleanups.push(varnish.stop);
-    const direct = await openDb({ databaseUrl: database.url, migrate: false });
-    cleanups.push(() => direct.close());
-    const account = await createAccount(direct.db, { email: `cdn-${Date.now()}@example.com` });
-    key = (await createPersonalKey(direct.db, { accountId: account.id, name: 'cdn', scopes: [...SCOPES] })).secret;
+    key = await cluster.accountKey();
   });
 
   /** A GET through Varnish (`host`: the site's own host name, else the path form on the service host). */
@@ -81,14 +63,7 @@ describe.skipIf(missing !== null)(`Varnish in front of two nodes${missing ? ` (s
     return { status: res.status, body: await res.json() };
   }
 
-  function admin(node: ServiceNode, operation: string, input: unknown) {
-    const { url, token } = JSON.parse(fs.readFileSync(path.join(node.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
-    return fetch(`${url}/_admin/${operation}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-admin-token': token },
-      body: JSON.stringify(input),
-    });
-  }
+  const admin = (node: ServiceNode, operation: string, input: unknown) => cluster.admin(node, operation, input);
 
   async function publish(node: ServiceNode, html: string) {
     const res = await api(node, 'POST', '/sites', { requestId: crypto.randomUUID(), html, files: [{ path: 'app.css', content: 'body{}' }] });

@@ -1,18 +1,12 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAccount } from '../../service/accounts/accounts.js';
-import { createPersonalKey } from '../../service/accounts/personal-keys.js';
-import { openDb, rowsOf, type Database } from '../../service/db/client.js';
+import { rowsOf, type Database } from '../../service/db/client.js';
 import { DevChainFacilitator } from '../../service/payments/dev-chain/dev-facilitator.js';
 import { DEV_RECIPIENT, DEV_SETTLER_KEY } from '../../service/payments/x402-config.js';
-import { SCOPES } from '../../shared/scopes.js';
-import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { startNode, type ServiceNode } from '../helpers/nodes.js';
-import { startS3Server } from '../helpers/s3rver.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import type { ServiceNode } from '../helpers/nodes.js';
 import { html, jsonInit, payV1, signAuthorization, xPaymentHeader } from '../payments/helpers.js';
 import { sql } from 'drizzle-orm';
-import fs from 'node:fs';
-import path from 'node:path';
 
 // Three real service processes on one PostgreSQL database, one S3-compatible store (s3rver) and one
 // chain (a dev chain this test owns; every node settles through it with the same settler key). The
@@ -26,20 +20,16 @@ afterAll(async () => {
 });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, one bucket, one chain', { timeout: 240_000 }, () => {
+  let cluster: Cluster;
   let nodes: ServiceNode[];
   let chain: DevChainFacilitator;
   let direct: Database;
 
   beforeAll(async () => {
-    const database = await createEmptyPostgresDatabase();
-    cleanups.push(database.drop);
-    const s3 = await startS3Server();
-    cleanups.push(s3.close);
     chain = new DevChainFacilitator();
     await chain.start();
     cleanups.push(() => chain.close());
-    const env = {
-      ...s3.env,
+    cluster = await startCluster(3, {
       SVC_X402_MODE: 'chain',
       SVC_X402_RPC_URL: chain.rpcUrl,
       SVC_X402_SETTLER_KEY: DEV_SETTLER_KEY,
@@ -47,12 +37,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
       SVC_MAX_SITES_PER_ACCOUNT: String(SITE_LIMIT),
       SVC_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
       SVC_TRAFFIC_FLUSH_MS: '200',
-    };
-    // Started together on the empty database: the migration lock lets one of them migrate.
-    nodes = await Promise.all([0, 1, 2].map(() => startNode(database.url, env)));
-    for (const n of nodes) cleanups.push(n.stop);
-    direct = await openDb({ databaseUrl: database.url, migrate: false });
-    cleanups.push(() => direct.close());
+    });
+    cleanups.push(cluster.close);
+    nodes = cluster.nodes;
+    direct = cluster.direct;
   });
 
   async function wallet(atomic = 1_000_000n): Promise<PrivateKeyAccount> {
@@ -61,10 +49,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     return account;
   }
 
-  async function accountKey(): Promise<string> {
-    const account = await createAccount(direct.db, { email: `nodes-${Date.now()}-${Math.random()}@example.com` });
-    return (await createPersonalKey(direct.db, { accountId: account.id, name: 'nodes', scopes: [...SCOPES] })).secret;
-  }
+  const accountKey = () => cluster.accountKey();
+
+  /**
+   * What the other nodes serve right after a change: each drops its cached copy when the change's
+   * NOTIFY reaches it (milliseconds; on a loaded machine a request may come first), so the check is
+   * asked again, bounded far below the 30 s cache TTL: it still fails when no notification comes.
+   */
+  const soon = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
 
   /** The same path on another node. */
   const on = (node: ServiceNode, url: string) => `${node.url}${new URL(url).pathname}${new URL(url).search}`;
@@ -78,11 +70,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     return { site, table };
   }
 
-  /** An operator operation through `node`'s admin endpoint (its admin.json); resolves to the status. */
-  function adminOf(node: ServiceNode): (operation: string, input: unknown) => Promise<number> {
-    const { url, token } = JSON.parse(fs.readFileSync(path.join(node.dataDir, 'admin.json'), 'utf8')) as { url: string; token: string };
-    return (operation, input) => fetch(`${url}/_admin/${operation}`, jsonInit('POST', input, { 'x-svc-admin-token': token })).then((r) => r.status);
-  }
+  /** An operator operation through `node`'s admin endpoint; resolves to the status. */
+  const adminOf =
+    (node: ServiceNode) =>
+    (operation: string, input: unknown): Promise<number> =>
+      cluster.admin(node, operation, input).then((r) => r.status);
 
   async function sitesOfWallet(address: string): Promise<number> {
     const rows = rowsOf<{ n: string }>(await direct.db.execute(sql`select count(*) as n from sites where owner_wallet = ${address.toLowerCase()}`));
@@ -101,16 +93,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     const { app } = await created.json();
     expect(new URL(app.pathUrl).pathname).toBe(`/s/${name}/`);
     // Node 2 and node 3 serve it at once, and now it is in their caches (30 s TTL by default).
-    for (const n of [n2, n3]) expect(await (await fetch(on(n!, app.pathUrl))).text()).toContain('<h1>first</h1>');
+    for (const n of [n2, n3]) await soon(async () => expect(await (await fetch(on(n!, app.pathUrl))).text()).toContain('<h1>first</h1>'));
 
     const updated = await pay(`${n3!.url}/api/x402/apps/${app.appId}/files`, jsonInit('POST', { path: 'index.html', content: html('second') }));
     expect(updated.status).toBe(200);
-    expect(await (await fetch(on(n2!, app.pathUrl))).text()).toContain('<h1>second</h1>');
-    expect(await (await fetch(on(n1!, app.pathUrl))).text()).toContain('<h1>second</h1>');
+    for (const n of [n2, n1]) await soon(async () => expect(await (await fetch(on(n!, app.pathUrl))).text()).toContain('<h1>second</h1>'));
 
     const hidden = await pay(`${n1!.url}/api/x402/apps/${app.appId}`, jsonInit('PATCH', { visibility: 'private' }));
     expect(hidden.status).toBe(200);
-    for (const n of [n2, n3]) expect((await fetch(on(n!, app.pathUrl))).status).not.toBe(200);
+    for (const n of [n2, n3]) await soon(async () => expect((await fetch(on(n!, app.pathUrl))).status).not.toBe(200));
   });
 
   it('a rollback through one node is served by the others at once; traffic served by every node is counted once', async () => {
@@ -292,13 +283,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
 
     expect(await admin('site.suspend', { site: site.id, reason: 'cross-node takedown' })).toBe(200);
     for (const n of [n2, n3]) {
-      expect((await fetch(on(n!, site.pathUrl))).status).toBe(451);
-      expect((await fetch(on(n!, table.pathUrl))).status).toBe(451);
+      await soon(async () => expect((await fetch(on(n!, site.pathUrl))).status).toBe(451));
+      await soon(async () => expect((await fetch(on(n!, table.pathUrl))).status).toBe(451));
     }
     expect(await admin('site.restore', { site: site.id, reason: 'cleared' })).toBe(200);
     for (const n of [n2, n3]) {
-      expect((await fetch(on(n!, site.pathUrl))).status).toBe(200);
-      expect((await fetch(on(n!, table.pathUrl))).status).toBe(200);
+      await soon(async () => expect((await fetch(on(n!, site.pathUrl))).status).toBe(200));
+      await soon(async () => expect((await fetch(on(n!, table.pathUrl))).status).toBe(200));
     }
 
     const owner = rowsOf<{ email: string }>(
@@ -308,13 +299,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three nodes, one PostgreSQL, on
     expect(await admin('account.suspend', { email, reason: 'cross-node account takedown' })).toBe(200);
     for (const n of [n2, n3]) {
       expect((await fetch(`${n!.url}/api/v1/sites`, { headers: auth })).status).toBe(403);
-      expect((await fetch(on(n!, site.pathUrl))).status).toBe(451);
-      expect((await fetch(on(n!, table.pathUrl))).status).toBe(451);
+      await soon(async () => expect((await fetch(on(n!, site.pathUrl))).status).toBe(451));
+      await soon(async () => expect((await fetch(on(n!, table.pathUrl))).status).toBe(451));
     }
     expect(await admin('account.restore', { email, reason: 'appeal granted' })).toBe(200);
     for (const n of [n2, n3]) {
       expect((await fetch(`${n!.url}/api/v1/sites`, { headers: auth })).status).toBe(200);
-      expect((await fetch(on(n!, site.pathUrl))).status).toBe(200);
+      await soon(async () => expect((await fetch(on(n!, site.pathUrl))).status).toBe(200));
     }
   });
 });
