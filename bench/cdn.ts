@@ -4,8 +4,8 @@ import { benchServiceEnv, cliPersonalKey, cpuMs, freePort, seededRandom, spawnSe
 
 /**
  * A CDN in front of a popular site: the same page views (a page, chosen with a Zipf-like skew among
- * PAGES, then its app.css and app.js) against svc alone and through Debian's Varnish running
- * deploy/varnish/svc.vcl, while the owner changes one page every CHANGE_EVERY views (each change
+ * PAGES, then its app.css and app.js) against svc alone (a service with no CDN set) and through
+ * Debian's Varnish running deploy/varnish/svc.vcl in front of another (SVC_CDN_PURGE=varnish), while the owner changes one page every CHANGE_EVERY views (each change
  * purges through the outbox). Interleaved rounds; counts what reached svc (Varnish's X-Cache: MISS)
  * and svc's CPU per 1,000 page views. BENCH_CDN_VIEWS (default 6000) views per round, ROUNDS 2.
  */
@@ -44,12 +44,14 @@ export async function run(): Promise<void> {
     return;
   }
   const varnishPort = await freePort();
-  const { base, env } = await benchServiceEnv('cdn', { SVC_CDN_PURGE: 'varnish', SVC_CDN_PURGE_URL: `http://127.0.0.1:${varnishPort}` });
-  const key = cliPersonalKey(env);
-  const svc = spawnService(env);
-  const varnish = await startVarnish([base], varnishPort);
+  // Two services, each on its own embedded database with the same site: svc alone (no CDN set, so
+  // its fast path answers cached files, as a deployment without a CDN runs) and the CDN's origin
+  // (SVC_CDN_PURGE: every request it sees is a miss, answered from the committed site row).
+  const alone = await benchServiceEnv('cdn-alone');
+  const origin = await benchServiceEnv('cdn', { SVC_CDN_PURGE: 'varnish', SVC_CDN_PURGE_URL: `http://127.0.0.1:${varnishPort}` });
+  const services = [alone, origin].map((s) => ({ ...s, key: cliPersonalKey(s.env), child: spawnService(s.env), siteId: '' }));
+  const varnish = await startVarnish([origin.base], varnishPort);
   try {
-    await waitForHttp(`${base}/healthz`);
     const page = (i: number, rev: number) =>
       `<!doctype html><title>page ${i}</title><link rel=stylesheet href=app.css><script src=app.js></script>${'<p>text</p>'.repeat(100)}<!-- ${rev} -->`;
     const files = [
@@ -57,15 +59,22 @@ export async function run(): Promise<void> {
       { path: 'app.css', content: 'body{margin:0}'.repeat(200) },
       { path: 'app.js', content: 'console.log(1);'.repeat(400) },
     ];
-    const api = (method: string, path: string, body: unknown) =>
-      fetch(`${base}/api/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const made = await api('POST', '/sites', { requestId: 'bench-cdn', html: page(0, 0), slug: 'popular', files });
-    if (made.status !== 201) throw new Error(`publish failed: ${made.status} ${await made.text()}`);
-    const siteId = (await made.json()).site.id as string;
-    const svcPort = Number(new URL(base).port);
+    const api = (service: (typeof services)[number], method: string, path: string, body: unknown) =>
+      fetch(`${service.base}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    for (const service of services) {
+      await waitForHttp(`${service.base}/healthz`);
+      const made = await api(service, 'POST', '/sites', { requestId: 'bench-cdn', html: page(0, 0), slug: 'popular', files });
+      if (made.status !== 201) throw new Error(`publish failed: ${made.status} ${await made.text()}`);
+      service.siteId = (await made.json()).site.id as string;
+    }
     let rev = 0;
 
-    async function pass(label: string, port: number): Promise<Pass> {
+    /** The page views against `port`; the changes and the CPU are `service`'s. */
+    async function pass(label: string, port: number, service: (typeof services)[number]): Promise<Pass> {
       const random = seededRandom(7);
       // Zipf-like: page k with weight 1/(k+1).
       const weights = Array.from({ length: PAGES }, (_, k) => 1 / (k + 1));
@@ -86,7 +95,7 @@ export async function run(): Promise<void> {
       let origin = 0;
       let requests = 0;
       let errors = 0;
-      const pids = withChildren(svc.pid!);
+      const pids = withChildren(service.child.pid!);
       const cpuBefore = cpuMs(pids);
       const started = performance.now();
       const worker = async () => {
@@ -94,7 +103,7 @@ export async function run(): Promise<void> {
           const v = next++;
           if (v >= paths.length) return;
           if (v > 0 && v % CHANGE_EVERY === 0) {
-            const changed = await api('POST', `/sites/${siteId}/files`, { files: [{ path: 'p1.html', content: page(1, ++rev) }] });
+            const changed = await api(service, 'POST', `/sites/${service.siteId}/files`, { files: [{ path: 'p1.html', content: page(1, ++rev) }] });
             if (changed.status !== 200) errors++;
           }
           for (const p of [paths[v]!, '/s/popular/app.css', '/s/popular/app.js']) {
@@ -120,8 +129,8 @@ export async function run(): Promise<void> {
 
     const passes: Pass[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      passes.push(await pass('svc alone', svcPort));
-      passes.push(await pass('Varnish in front (deploy/varnish/svc.vcl)', varnishPort));
+      passes.push(await pass('svc alone', Number(new URL(alone.base).port), services[0]!));
+      passes.push(await pass('Varnish in front (deploy/varnish/svc.vcl)', varnishPort, services[1]!));
     }
     console.log(
       `${VIEWS} page views per round (a page of ${PAGES}, Zipf-like, + app.css + app.js), ${CONCURRENCY} at once, one page changed every ${CHANGE_EVERY} views; ${ROUNDS} interleaved rounds`,
@@ -137,7 +146,7 @@ export async function run(): Promise<void> {
     });
   } finally {
     await varnish.stop();
-    svc.kill('SIGTERM');
+    for (const service of services) service.child.kill('SIGTERM');
     agent.destroy();
   }
 }
