@@ -145,6 +145,8 @@ export async function callAction(
     approved?: bigint;
     meta?: RequestMeta;
     tool?: () => { name: string; description: string; inputSchema: Record<string, unknown> };
+    /** The tool the agent called, whose SVC_MAX_USDC_PER_TOOL cap counts the payment (a composite's name for its steps); default: this action's. */
+    payingTool?: string;
   } = {},
 ): Promise<ActionCallResult> {
   const tool = toolNameOf(action);
@@ -189,6 +191,7 @@ export async function callAction(
     body: payload,
     quote: options.maxPrice ?? priceOf(ctx, action.name),
     approved: options.approved,
+    tool: options.payingTool ?? tool,
   });
   const answer = await readAnswer(response);
   if (!response.ok) {
@@ -232,10 +235,10 @@ export async function quoteAmount(
   action: string,
   tool: string,
   amount: bigint,
-  check: (totals: SpendTotals) => void = (totals) => assertWithinCaps(amount, totals, ctx.wallet.config.caps, action),
+  check: (totals: SpendTotals) => void = (totals) => assertWithinCaps(amount, totals, ctx.wallet.config.caps, action, { tool }),
 ): Promise<Quote> {
   const totals = await ctx.wallet.ledger.totals();
-  const h = headroom(totals, ctx.wallet.config.caps);
+  const h = headroom(totals, ctx.wallet.config.caps, tool);
   let refusal: string | null = null;
   if (amount > 0n && !ctx.wallet.address) refusal = 'no wallet configured (SVC_WALLET_PRIVATE_KEY or SVC_WALLET_KEY_FILE)';
   else {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { loadWalletConfig, type WalletConfig } from '../wallet/config.js';
-import { defaultToolsets, parseToolsets, type ToolsetChoice } from './toolsets.js';
+import { defaultToolsets, PAYING_TOOLS, parseToolsets, TOOLSET_OF, type ToolsetChoice } from './toolsets.js';
 
 const optionalText = z
   .string()
@@ -78,6 +78,13 @@ export function loadMcpConfig(env: Record<string, string | undefined> = process.
   }
   const e = parsed.data;
   const wallet = loadWalletConfig(env);
+  const notPaying = [...(wallet.caps.perTool?.keys() ?? [])].filter((t) => !PAYING_TOOLS.includes(t));
+  if (notPaying.length)
+    throw new Error(
+      `invalid MCP server configuration:\n  SVC_MAX_USDC_PER_TOOL: ${notPaying
+        .map((t) => (t in TOOLSET_OF ? `${t} never pays (it is free)` : `no tool is named ${t}`))
+        .join('; ')}. The tools that pay: ${PAYING_TOOLS.join(', ')}.`,
+    );
   let toolsets: ToolsetChoice;
   try {
     toolsets = parseToolsets(e.SVC_TOOLSETS, defaultToolsets({ wallet: wallet.key !== undefined, apiKey: e.SVC_API_KEY !== undefined }));

@@ -16,7 +16,8 @@ const USAGE = `svc-mcp — MCP server for svc (tools for every Agent API action,
 Environment: SVC_URL, SVC_WALLET_PRIVATE_KEY | SVC_WALLET_KEY_FILE, SVC_MAX_USDC_PER_CALL,
 SVC_MAX_USDC_PER_SESSION, SVC_MAX_USDC_PER_DAY, SVC_MAX_USDC_TOTAL, SVC_SPEND_LEDGER,
 SVC_ALLOWED_ORIGINS, SVC_API_KEY, SVC_TRANSPORT=http|mcp, SVC_TABLE_WRITE_KEY, SVC_TABLE_KEYS_FILE,
-SVC_READ_ONLY=1, SVC_TOOLSETS, SVC_PAY_TO, SVC_APPROVAL_ABOVE (see docs/mcp.md).
+SVC_READ_ONLY=1, SVC_TOOLSETS, SVC_PAY_TO, SVC_APPROVAL_ABOVE, SVC_MAX_USDC_PER_TOOL,
+SVC_MAX_PAID_CALLS_PER_HOUR (see docs/mcp.md).
 Package: svc-agent-host (from the registry: npx -y -p svc-agent-host svc-mcp). A running svc serves
 this server too, at its own version: its start banner gives the npx command (<svc>/mcp/svc-mcp.tgz
 redirects to the current package).`;

@@ -73,6 +73,17 @@ export const TOOLSET_OF: Record<string, Toolset> = {
   insert_table_records: 'advanced',
 };
 
+/**
+ * The tools that pay from svc-mcp's wallet: the composites and every Agent API action with a price
+ * (a deployment cannot price a free action: SVC_X402_PRICES refuses it). SVC_MAX_USDC_PER_TOOL names
+ * only these.
+ */
+export const PAYING_TOOLS: readonly string[] = [
+  'deploy_site',
+  'upload_dataset',
+  ...(AGENT_ACTIONS as readonly AgentAction[]).filter((a) => Number(a.price) > 0).map((a) => toolNameOf(a)),
+];
+
 export interface ToolsetChoice {
   enabled: Set<Toolset>;
   /** The agent may list and enable toolsets at run time (list_toolsets / enable_toolset). */

@@ -5,6 +5,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { ACCOUNT_OPERATIONS } from '../shared/account-api/operations.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import { approvePayment, namedArguments } from './approval.js';
+import { WalletError } from '../wallet/errors.js';
 import { callPaidTool } from '../wallet/mcp-payer.js';
 import { priceOf, type McpContext, type Upstream } from './context.js';
 import { addForwardedTool } from './register.js';
@@ -20,12 +21,29 @@ import { findAction } from './tools/wallet-tools.js';
  * (`_meta["x402/payment"]`, wallet/mcp-payer.ts): the same caps, ledger and receipts as payments over
  * HTTP, and the remote endpoint never holds a wallet of ours.
  */
+/**
+ * The fetch of the connection to the hosted endpoint: it never follows a redirect, since a paid
+ * call's payment rides in the request (`_meta["x402/payment"]`) and would go wherever the redirect
+ * points. A redirect is refused, naming SVC_URL; a paid call met by one counts its payment as spent
+ * until the chain tells (mcp-payer.ts), as over HTTP.
+ */
+export function withoutRedirects(fetchImpl: typeof fetch = fetch): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const res = await fetchImpl(input, { ...init, redirect: 'manual' });
+    if (res.status < 300 || res.status >= 400) return res;
+    throw new WalletError(
+      'redirect_refused',
+      `The hosted MCP endpoint answered with a redirect (HTTP ${res.status} to ${res.headers.get('location') ?? 'nowhere'}); svc-mcp never follows one, as a paid call's payment rides in the request. Check SVC_URL (the service's own address, e.g. https rather than http); tell the user.`,
+    );
+  }) as typeof fetch;
+}
+
 /** Connects to the hosted endpoint (signed in with the personal key, or as a wallet) and reads its tool list. */
 export async function connectUpstream(serviceUrl: string, apiKey: string | undefined, fetchImpl?: typeof fetch): Promise<Upstream> {
   const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
   const url = new URL(`${serviceUrl}${apiKey ? '/mcp' : '/mcp/x402'}?toolsets=all`);
   const requestInit = apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : undefined;
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl }));
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit, fetch: withoutRedirects(fetchImpl) }));
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {

@@ -44,7 +44,29 @@ export const WalletEnvSchema = z.object({
   SVC_APPROVAL_ABOVE: usdc(undefined),
   /** The recipient the person knows the service pays to: pinned outright instead of on first use. */
   SVC_PAY_TO: optionalText.refine((v) => v === undefined || isAddress(v, { strict: false }), 'an EVM address (0x + 40 hex digits)'),
+  /** Per-tool caps over the rolling 24 h: `deploy_site=0.05,convert_data_file_to_api=0.02`. */
+  SVC_MAX_USDC_PER_TOOL: optionalText,
+  /** The most payments signed in any rolling hour, across every process sharing the ledger. */
+  SVC_MAX_PAID_CALLS_PER_HOUR: optionalText.refine((v) => v === undefined || /^[1-9]\d{0,5}$/.test(v), 'a whole number of calls, at least 1'),
 });
+
+/**
+ * `deploy_site=0.05,convert_data_file_to_api=0.02` → tool → atomic cap; throws naming the bad part.
+ * Which tools exist is the caller's to check (svc-mcp's tools: mcp/config.ts).
+ */
+export function parsePerToolCaps(text: string | undefined): Map<string, bigint> {
+  const caps = new Map<string, bigint>();
+  for (const part of (text ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const m = /^([a-z][a-z0-9_]*)\s*=\s*(\S+)$/.exec(part);
+    if (!m || !isUsdcAmount(m[2]!)) throw new Error(`"${part}" is not tool=USDC (e.g. deploy_site=0.05)`);
+    if (caps.has(m[1]!)) throw new Error(`${m[1]} is given twice`);
+    caps.set(m[1]!, usdcToAtomic(m[2]!));
+  }
+  return caps;
+}
 
 export interface Caps {
   /** Atomic USDC units (6 decimals). */
@@ -52,6 +74,10 @@ export interface Caps {
   perSession: bigint;
   perDay: bigint;
   total?: bigint;
+  /** Tool name → the most that tool's calls may spend over the rolling 24 h (SVC_MAX_USDC_PER_TOOL). */
+  perTool?: ReadonlyMap<string, bigint>;
+  /** The most payments signed over any rolling hour (SVC_MAX_PAID_CALLS_PER_HOUR). */
+  callsPerHour?: number;
 }
 
 export interface WalletConfig {
@@ -93,6 +119,12 @@ export function loadWalletConfig(env: Record<string, string | undefined> = proce
     .map((o) => o.trim())
     .filter(Boolean)
     .map((o) => new URL(o).origin);
+  let perTool: Map<string, bigint>;
+  try {
+    perTool = parsePerToolCaps(e.SVC_MAX_USDC_PER_TOOL);
+  } catch (err) {
+    throw new Error(`invalid wallet configuration:\n  SVC_MAX_USDC_PER_TOOL: ${(err as Error).message}`);
+  }
   const ledgerPath = path.resolve(e.SVC_SPEND_LEDGER ?? defaultLedgerPath());
   const key = e.SVC_WALLET_PRIVATE_KEY
     ? SecretKey.parse(e.SVC_WALLET_PRIVATE_KEY, 'SVC_WALLET_PRIVATE_KEY')
@@ -108,6 +140,8 @@ export function loadWalletConfig(env: Record<string, string | undefined> = proce
       perSession: usdcToAtomic(e.SVC_MAX_USDC_PER_SESSION!),
       perDay: usdcToAtomic(e.SVC_MAX_USDC_PER_DAY!),
       total: e.SVC_MAX_USDC_TOTAL ? usdcToAtomic(e.SVC_MAX_USDC_TOTAL) : undefined,
+      ...(perTool.size ? { perTool } : {}),
+      ...(e.SVC_MAX_PAID_CALLS_PER_HOUR ? { callsPerHour: Number(e.SVC_MAX_PAID_CALLS_PER_HOUR) } : {}),
     },
     ledgerPath,
     payeesPath: path.join(path.dirname(ledgerPath), 'known-payees.json'),

@@ -9,7 +9,8 @@ import { WalletError } from './errors.js';
 import { writeFileAtomically } from './atomic-file.js';
 import { withFileLock } from './file-lock.js';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /**
  * One payment the wallet signed. `reserved`: the signed header is leaving or has left and the answer
@@ -22,6 +23,11 @@ export const LedgerEntrySchema = z.object({
   sessionId: z.string(),
   pid: z.number(),
   action: z.string(),
+  /**
+   * The tool the person's agent called, whose SVC_MAX_USDC_PER_TOOL cap the payment counts toward
+   * (`deploy_site` for each of its steps); absent in older ledgers: the action's own tool.
+   */
+  tool: z.string().optional(),
   method: z.string(),
   url: z.string(),
   /** Atomic USDC units as a decimal integer string. */
@@ -51,13 +57,23 @@ export interface SpendTotals {
   session: bigint;
   day: bigint;
   total: bigint;
+  /** Tool → what its calls spent over the rolling 24 h (absent: nothing counted). */
+  byTool?: ReadonlyMap<string, bigint>;
+  /** When each payment signed in the last hour was reserved (ms, oldest first), whatever its outcome. */
+  signedLastHour?: readonly number[];
 }
+
+/** The tool a ledger entry counts toward: the one recorded, else its action's (`x402.publish_app` → publish_app). */
+export const toolOfEntry = (e: Pick<LedgerEntry, 'tool' | 'action'>): string => e.tool ?? toolOfAction(e.action);
+export const toolOfAction = (action: string) => action.replace(/^x402\./, '');
 
 export interface Reservation {
   action: string;
   method: string;
   url: string;
   amount: bigint;
+  /** The tool the agent called (default: the action's own): what its per-tool cap counts. */
+  tool?: string;
   network: string;
   recipient: string;
   payer: string;
@@ -119,18 +135,28 @@ export class SpendLedger {
   }
 
   #totals(entries: LedgerEntry[]): SpendTotals {
-    const since = this.now() - DAY_MS;
+    const now = this.now();
+    const since = now - DAY_MS;
     let session = 0n;
     let day = 0n;
     let total = 0n;
+    const byTool = new Map<string, bigint>();
+    const signedLastHour: number[] = [];
     for (const e of entries) {
-      if (!counts(e)) continue;
       const a = BigInt(e.amount);
+      // Every payment signed counts toward the hour's calls, refused or not: the limit is on signatures.
+      if (a > 0n && e.reservedAt > now - HOUR_MS) signedLastHour.push(e.reservedAt);
+      if (!counts(e)) continue;
       total += a;
-      if (e.reservedAt > since) day += a;
+      if (e.reservedAt > since) {
+        day += a;
+        const tool = toolOfEntry(e);
+        byTool.set(tool, (byTool.get(tool) ?? 0n) + a);
+      }
       if (e.sessionId === this.sessionId) session += a;
     }
-    return { session, day, total };
+    signedLastHour.sort((x, y) => x - y);
+    return { session, day, total, byTool, signedLastHour };
   }
 
   async totals(): Promise<SpendTotals> {
@@ -143,19 +169,22 @@ export class SpendLedger {
 
   /**
    * The check-and-reserve: under the lock, the caps are checked against everything already counted
-   * (this session, the rolling 24 h, all time) and the entry is written before the lock is released.
-   * Throws `cap_exceeded` naming the cap and its headroom when the amount does not fit.
+   * (this session, the rolling 24 h, all time, the tool's 24 h, the payments signed in the last
+   * hour) and the entry is written before the lock is released. Throws `cap_exceeded` naming the cap,
+   * its setting and its headroom when the amount does not fit.
    */
   async reserve(r: Reservation, caps: Caps): Promise<LedgerEntry> {
     return this.#exclusive(() => {
       const data = this.#read();
       const t = this.#totals(data.entries);
-      assertWithinCaps(r.amount, t, caps, r.action);
+      const tool = r.tool ?? toolOfAction(r.action);
+      assertWithinCaps(r.amount, t, caps, r.action, { tool });
       const entry: LedgerEntry = {
         id: randomUUID(),
         sessionId: this.sessionId,
         pid: process.pid,
         action: r.action,
+        tool,
         method: r.method,
         url: r.url,
         amount: r.amount.toString(),
@@ -220,21 +249,41 @@ export interface Headroom {
   session: bigint;
   day: bigint;
   total?: bigint;
-  /** The most one next payment may cost under every cap. */
+  /** Each tool with a cap (SVC_MAX_USDC_PER_TOOL) → what is left of it over the rolling 24 h. */
+  perTool: Map<string, bigint>;
+  /** Payments that may still be signed this hour (SVC_MAX_PAID_CALLS_PER_HOUR); undefined: no limit. */
+  callsThisHour?: number;
+  /** When the oldest payment of the hour leaves it (ms), where the limit is reached. */
+  nextCallAt?: number;
+  /** The most one next payment may cost under every cap (of `tool`, where one is named). */
   next: bigint;
 }
 
-export function headroom(t: SpendTotals, caps: Caps): Headroom {
+/** What is left of every cap. `tool`: the tool the next payment is for (its own cap applies too). */
+export function headroom(t: SpendTotals, caps: Caps, tool?: string): Headroom {
   const pos = (x: bigint) => (x > 0n ? x : 0n);
   const session = pos(caps.perSession - t.session);
   const day = pos(caps.perDay - t.day);
   const total = caps.total === undefined ? undefined : pos(caps.total - t.total);
+  const perTool = new Map<string, bigint>();
+  for (const [name, cap] of caps.perTool ?? []) perTool.set(name, pos(cap - (t.byTool?.get(name) ?? 0n)));
+  const signed = t.signedLastHour ?? [];
+  const callsThisHour = caps.callsPerHour === undefined ? undefined : Math.max(0, caps.callsPerHour - signed.length);
+  // The limit is reached: the next call may be signed once the oldest payments leave the hour.
+  const nextCallAt = callsThisHour === 0 ? (signed[signed.length - caps.callsPerHour!] ?? 0) + HOUR_MS : undefined;
   let next = caps.perCall;
-  for (const h of [session, day, total]) if (h !== undefined && h < next) next = h;
-  return { perCall: caps.perCall, session, day, total, next };
+  for (const h of [session, day, total, tool === undefined ? undefined : perTool.get(tool)]) if (h !== undefined && h < next) next = h;
+  if (callsThisHour === 0) next = 0n;
+  return { perCall: caps.perCall, session, day, total, perTool, callsThisHour, nextCallAt, next };
 }
 
-export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, action: string): void {
+/**
+ * Refuses (`cap_exceeded`, nothing paid) a payment of `amount` for `action` that a cap cannot take
+ * now, naming the cap, the setting that sets it and what is left. `scope.tool`: the tool whose
+ * per-tool cap counts it (default: none checked); `scope.calls`: how many payments it takes (a
+ * composite's plan: one per paid step; default 1).
+ */
+export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, action: string, scope: { tool?: string; calls?: number } = {}): void {
   const h = headroom(t, caps);
   // A per-call cap is not used up: what is left of it is the cap itself, so it is not said.
   const fail = (cap: string, limit: bigint, left: bigint, hint: string) => {
@@ -252,4 +301,22 @@ export function assertWithinCaps(amount: bigint, t: SpendTotals, caps: Caps, act
   if (amount > h.day)
     fail('rolling 24-hour', caps.perDay, h.day, 'Wait until older payments leave the 24-hour window, or ask the user to raise SVC_MAX_USDC_PER_DAY.');
   if (caps.total !== undefined && h.total !== undefined && amount > h.total) fail('lifetime', caps.total, h.total, 'Ask the user to raise SVC_MAX_USDC_TOTAL.');
+  const toolCap = scope.tool === undefined ? undefined : caps.perTool?.get(scope.tool);
+  if (toolCap !== undefined && amount > h.perTool.get(scope.tool!)!)
+    fail(
+      `${scope.tool} rolling 24-hour`,
+      toolCap,
+      h.perTool.get(scope.tool!)!,
+      `Wait until its older payments leave the 24-hour window, or ask the user to raise ${scope.tool} in SVC_MAX_USDC_PER_TOOL.`,
+    );
+  const calls = scope.calls ?? 1;
+  if (amount > 0n && h.callsThisHour !== undefined && calls > h.callsThisHour) {
+    const when = h.nextCallAt === undefined ? '' : ` The next payment may be signed after ${new Date(h.nextCallAt).toISOString()}.`;
+    throw new WalletError(
+      'cap_exceeded',
+      `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: it takes ${calls} payment${calls === 1 ? '' : 's'} and the paid-calls-per-hour limit is ${caps.callsPerHour}, with ${h.callsThisHour} left in the last hour. Nothing was paid.${when} Wait, or ask the user to raise SVC_MAX_PAID_CALLS_PER_HOUR.`,
+      'none',
+      { cap: 'paid calls per hour', limit: caps.callsPerHour, headroom: h.callsThisHour, price: atomicToUsdc(amount) },
+    );
+  }
 }

@@ -99,11 +99,11 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
   if (!wallet.address) throw noWalletToPay(call.name, atomicToUsdc(amount));
   if (amount > 0n) {
     try {
-      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
+      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name, { tool: call.name });
     } catch (e) {
       // Payments whose answer never came may be known by now (charged, or expired unused): ask, then check again.
       if (!(await wallet.resolvePending()).resolved) throw e;
-      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name);
+      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name, { tool: call.name });
     }
   }
 
@@ -113,6 +113,7 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       ? await wallet.ledger.reserve(
           {
             action: call.name,
+            tool: call.name,
             method: 'MCP',
             url: `mcp://tool/${call.name}`,
             amount,

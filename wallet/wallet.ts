@@ -6,7 +6,7 @@ import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../shared/agent-api/network.j
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import type { WalletConfig } from './config.js';
 import { assertApproved, GET_A_WALLET, WalletError, isWalletError, noWalletToPay } from './errors.js';
-import { SpendLedger, assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from './ledger.js';
+import { SpendLedger, assertWithinCaps, headroom, toolOfAction, type LedgerEntry, type SpendTotals } from './ledger.js';
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
 import { PayeePins } from './payees.js';
 
@@ -35,6 +35,8 @@ export interface PaidRequest {
   quote: string;
   /** The most the person approved for this call (SVC_APPROVAL_ABOVE; mcp/approval.ts asks). */
   approved?: bigint;
+  /** The tool the agent called, whose SVC_MAX_USDC_PER_TOOL cap counts this payment; default: the action's own (`publish_app`). */
+  tool?: string;
 }
 
 /** What the signed sender learned: whether a payment left, and its ledger entry. */
@@ -61,9 +63,22 @@ export interface WalletStatus {
   /** On-chain USDC balance, or null when no RPC is known or it failed (see balanceNote). */
   balance: string | null;
   balanceNote?: string;
-  spent: { session: string; day: string; total: string };
-  caps: { perCall: string; perSession: string; perDay: string; total: string | null };
-  headroom: { session: string; day: string; total: string | null; nextCall: string };
+  /** `perTool`: each capped tool's spending over the rolling 24 h; `paidCallsLastHour`: payments signed in the last hour. */
+  spent: { session: string; day: string; total: string; perTool: Record<string, string>; paidCallsLastHour: number };
+  /** The person's settings: `perTool` SVC_MAX_USDC_PER_TOOL (rolling 24 h), `paidCallsPerHour` SVC_MAX_PAID_CALLS_PER_HOUR (null: none). */
+  caps: { perCall: string; perSession: string; perDay: string; total: string | null; perTool: Record<string, string>; paidCallsPerHour: number | null };
+  /** What each cap leaves; `nextPaidCallAt`: when the hour's limit lets a payment be signed again (only while it is reached). */
+  headroom: {
+    session: string;
+    day: string;
+    total: string | null;
+    nextCall: string;
+    perTool: Record<string, string>;
+    paidCallsThisHour: number | null;
+    nextPaidCallAt?: string;
+  };
+  /** Whom payments go to: SVC_PAY_TO if the person set it, and the payee pinned for each service (payees.ts). */
+  payees: { payTo: string | null; pinned: { serviceUrl: string; recipient: string; network: string; asset: string; pinnedAt: string; source: string }[] };
   /** SVC_APPROVAL_ABOVE: payments above it are made only after the person approves them; null: never asked. */
   approvalAbove: string | null;
   ledger: string;
@@ -230,8 +245,8 @@ export class Wallet {
     return { totals, next: headroom(totals, this.config.caps).next };
   }
 
-  /** Refuses (without sending anything) a call quoted at `price` that the caps cannot take now. */
-  async precheck(action: string, price: string): Promise<void> {
+  /** Refuses (without sending anything) a call quoted at `price` that the caps cannot take now (`tool`: whose per-tool cap counts it). */
+  async precheck(action: string, price: string, tool = toolOfAction(action)): Promise<void> {
     const amount = usdcToAtomic(price);
     if (amount === 0n) return;
     if (!this.#account) throw noWalletToPay(action, price);
@@ -239,12 +254,12 @@ export class Wallet {
     await this.terms();
     let totals = await this.ledger.totals();
     try {
-      assertWithinCaps(amount, totals, this.config.caps, action);
+      assertWithinCaps(amount, totals, this.config.caps, action, { tool });
     } catch (e) {
       // Payments whose answer never came may be settled by now (or never can be): ask the chain, then check again.
       if (!(await this.resolvePending()).resolved) throw e;
       totals = await this.ledger.totals();
-      assertWithinCaps(amount, totals, this.config.caps, action);
+      assertWithinCaps(amount, totals, this.config.caps, action, { tool });
     }
   }
 
@@ -352,7 +367,7 @@ export class Wallet {
     const quote = usdcToAtomic(req.quote);
     // The quote is the most this call may sign: above the person's line, it must have been approved.
     assertApproved(this.config.approvalAbove, req.action, quote, req.approved);
-    if (quote > 0n) await this.precheck(req.action, req.quote);
+    if (quote > 0n) await this.precheck(req.action, req.quote, req.tool);
     const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
     if (!this.#account) {
       // No wallet: a 402 here means the action needs one (or its price changed). Never pay.
@@ -417,6 +432,7 @@ export class Wallet {
           method: req.method,
           url: req.url,
           amount,
+          ...(req.tool ? { tool: req.tool } : {}),
           network: terms.caip2,
           recipient: terms.recipient,
           payer: getAddress(auth.from),
@@ -634,11 +650,22 @@ export class Wallet {
     }
   }
 
+  /** Everything wallet_status shows (and the wallet view draws): one place builds it. */
   async status(): Promise<WalletStatus> {
     const { pending } = await this.resolvePending();
     const totals = await this.ledger.totals();
     const caps = this.config.caps;
     const h = headroom(totals, caps);
+    const perTool = (of: (tool: string, cap: bigint) => bigint) =>
+      Object.fromEntries([...(caps.perTool ?? [])].map(([tool, cap]) => [tool, atomicToUsdc(of(tool, cap))]));
+    const pinned = Object.entries(await this.payees.list().catch(() => ({}))).map(([serviceUrl, p]) => ({
+      serviceUrl,
+      recipient: p.recipient,
+      network: p.network,
+      asset: p.asset,
+      pinnedAt: new Date(p.pinnedAt).toISOString(),
+      source: p.source,
+    }));
     let terms: PaymentTerms | undefined;
     try {
       terms = await this.terms();
@@ -655,20 +682,32 @@ export class Wallet {
       recipient: terms?.recipient ?? null,
       balance: bal.balance,
       ...(bal.note ? { balanceNote: bal.note } : {}),
-      spent: { session: atomicToUsdc(totals.session), day: atomicToUsdc(totals.day), total: atomicToUsdc(totals.total) },
+      spent: {
+        session: atomicToUsdc(totals.session),
+        day: atomicToUsdc(totals.day),
+        total: atomicToUsdc(totals.total),
+        perTool: perTool((tool) => totals.byTool?.get(tool) ?? 0n),
+        paidCallsLastHour: totals.signedLastHour?.length ?? 0,
+      },
       caps: {
         perCall: atomicToUsdc(caps.perCall),
         perSession: atomicToUsdc(caps.perSession),
         perDay: atomicToUsdc(caps.perDay),
         total: caps.total === undefined ? null : atomicToUsdc(caps.total),
+        perTool: perTool((_tool, cap) => cap),
+        paidCallsPerHour: caps.callsPerHour ?? null,
       },
       headroom: {
         session: atomicToUsdc(h.session),
         day: atomicToUsdc(h.day),
         total: h.total === undefined ? null : atomicToUsdc(h.total),
         nextCall: atomicToUsdc(h.next),
+        perTool: perTool((tool) => h.perTool.get(tool)!),
+        paidCallsThisHour: h.callsThisHour ?? null,
+        ...(h.nextCallAt !== undefined ? { nextPaidCallAt: new Date(h.nextCallAt).toISOString() } : {}),
       },
       approvalAbove: this.config.approvalAbove === undefined ? null : atomicToUsdc(this.config.approvalAbove),
+      payees: { payTo: this.config.payTo ?? null, pinned },
       ledger: this.config.ledgerPath,
       pending,
     };

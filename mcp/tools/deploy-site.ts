@@ -54,7 +54,7 @@ class DeployRun {
     this.#ctx = ctx;
     this.#plan = plan;
     this.appId = appId ?? null;
-    this.#paid = new PaidSteps(ctx, approved);
+    this.#paid = new PaidSteps(ctx, 'deploy_site', approved);
     this.#progress = new Progress(extra, plan.plan.length + plan.files.length);
   }
 

@@ -27,7 +27,9 @@ export async function assertPlanFits(ctx: McpContext, tool: string, plan: AgentA
 /** assertPlanFits against spending totals already read (quote uses it too). */
 export function assertPlanWithinCaps(ctx: McpContext, tool: string, plan: AgentAction[], planned: bigint, totals: SpendTotals): void {
   const caps = ctx.wallet.config.caps;
-  assertWithinCaps(planned, totals, { ...caps, perCall: planned }, `${tool} (all steps together)`);
+  // The tool's own cap takes the whole plan; the hour's calls one per paid step.
+  const calls = plan.filter((a) => usdcToAtomic(priceOf(ctx, a.name)) > 0n).length;
+  assertWithinCaps(planned, totals, { ...caps, perCall: planned }, `${tool} (all steps together)`, { tool, calls });
   for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
 }
 
@@ -55,12 +57,15 @@ export class Progress {
 /** The payments one tool call has made; `pay` makes the next and, when it fails, lets the tool say what was paid so far. */
 export class PaidSteps {
   readonly #ctx: McpContext;
+  /** The composite tool (deploy_site, upload_dataset): its per-tool cap counts every step. */
+  readonly #tool: string;
   readonly #payments: (PaymentInfo & { action: string })[] = [];
   /** What the person approved for the whole tool call, when it is above their line (mcp/approval.ts). */
   readonly #approved: bigint | undefined;
 
-  constructor(ctx: McpContext, approved?: bigint) {
+  constructor(ctx: McpContext, tool: string, approved?: bigint) {
     this.#ctx = ctx;
+    this.#tool = tool;
     this.#approved = approved;
   }
 
@@ -80,7 +85,7 @@ export class PaidSteps {
     failure: (step: string, message: string) => Error,
   ): Promise<Record<string, unknown>> {
     try {
-      const r = await callAction(this.#ctx, action(name), params, body, { approved: this.#approved });
+      const r = await callAction(this.#ctx, action(name), params, body, { approved: this.#approved, payingTool: this.#tool });
       if (r.payment) this.#payments.push({ action: name, ...r.payment });
       return r.body;
     } catch (e) {

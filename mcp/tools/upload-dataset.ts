@@ -116,7 +116,7 @@ const AGENT_ACTION_OF: Record<UploadStep, string> = {
 
 /** The wallet pays each step (the plan was checked against the caps first). */
 function paidMaker(ctx: McpContext, appId: string, approved: bigint | undefined): UploadMaker {
-  const paid = new PaidSteps(ctx, approved);
+  const paid = new PaidSteps(ctx, 'upload_dataset', approved);
   const soFar = () => `Paid so far in this upload: ${paid.paidSoFar()} USDC.`;
   return {
     step: (name, body) =>

@@ -68,7 +68,7 @@ export function registerWalletTools(server: McpServer, ctx: McpContext): void {
     'wallet_status',
     {
       description:
-        'The paying wallet: address, USDC balance, spending (session, 24 h, total), the caps and the headroom left. Caps are set by the user in the MCP configuration; no tool can change them. Free.',
+        'The paying wallet: address, USDC balance, spending (session, 24 h, total, per tool, paid calls this hour), the caps and the headroom left, and the payee pinned per service. Caps are set by the user in the MCP configuration; no tool can change them. Free.',
       inputSchema: {},
     },
     () => guarded(async () => okResult({ ...(await ctx.wallet.status()) })),

@@ -2,7 +2,8 @@ import { viewDocument } from './view-kit.js';
 
 /**
  * Wallet, for wallet_status and list_receipts: the balance, what was spent against each cap (per
- * call: the latest payment; session, 24 h, lifetime) as bars, the payments whose outcome is not
+ * call: the latest payment; session, 24 h, lifetime, each capped tool's 24 h, the payments signed in
+ * the last hour) as bars, the payee pinned for each service, the payments whose outcome is not
  * known yet (counted as spent until the chain tells), and the latest receipts with their
  * transactions. Each tool's result has half of that: the view asks the host for the other half
  * (list_receipts after wallet_status, wallet_status after list_receipts). A transaction links to the
@@ -21,11 +22,12 @@ function explorerOf(s) {
   } catch (e) {}
   return EXPLORERS[s.network];
 }
-function bar(label, spent, cap, key) {
-  if (cap === null || cap === undefined) return h('div', { 'data-cap': key }, h('div', { class: 'row' }, h('span', {}, label), h('span', { class: 'muted' }, usdc(spent) + ' spent · no cap')));
+function bar(label, spent, cap, key, unit) {
+  unit = unit || 'USDC';
+  if (cap === null || cap === undefined) return h('div', { 'data-cap': key }, h('div', { class: 'row' }, h('span', {}, label), h('span', { class: 'muted' }, (unit === 'USDC' ? usdc(spent) : spent + ' ' + unit) + ' spent · no cap')));
   const ratio = Number(cap) > 0 ? Math.min(1, Number(spent) / Number(cap)) : 1;
   return h('div', { 'data-cap': key },
-    h('div', { class: 'row' }, h('span', {}, label), h('span', { class: 'muted' }, spent + ' of ' + cap + ' USDC')),
+    h('div', { class: 'row' }, h('span', {}, label), h('span', { class: 'muted' }, spent + ' of ' + cap + ' ' + unit)),
     h('div', { class: 'bar' + (ratio >= 1 ? ' over' : '') }, h('span', { style: 'width:' + (ratio * 100).toFixed(1) + '%' })),
   );
 }
@@ -40,7 +42,15 @@ function render() {
       bar('This session', s.spent.session, s.caps.perSession, 'session'),
       bar('Last 24 h', s.spent.day, s.caps.perDay, 'day'),
       bar('Lifetime', s.spent.total, s.caps.total, 'total'),
+      ...Object.keys(s.caps.perTool || {}).map((tool) => bar(tool + ', last 24 h', (s.spent.perTool || {})[tool] || '0', s.caps.perTool[tool], 'tool:' + tool)),
+      s.caps.paidCallsPerHour ? bar('Paid calls, last hour', s.spent.paidCallsLastHour || 0, s.caps.paidCallsPerHour, 'callsPerHour', 'calls') : null,
     );
+    const pins = (s.payees && s.payees.pinned) || [];
+    if (s.payees && (pins.length || s.payees.payTo))
+      parts.push(h('div', { 'data-k': 'payees', class: 'muted' },
+        s.payees.payTo ? h('div', {}, 'Pays only ', h('code', {}, s.payees.payTo), ' (SVC_PAY_TO)') : null,
+        pins.map((p) => h('div', {}, 'Pays ', h('code', {}, p.recipient), ' for ' + p.serviceUrl + ' (pinned ' + new Date(p.pinnedAt).toLocaleDateString() + ')')),
+      ));
     const pending = s.pending || [];
     if (pending.length)
       parts.push(

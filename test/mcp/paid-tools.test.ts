@@ -293,6 +293,41 @@ describe.each(dbKinds())('MCP tools paying on the dev chain (%s)', (kind) => {
     }
   });
 
+  it("deploy_site's own cap (SVC_MAX_USDC_PER_TOOL) counts all its steps and refuses the plan it cannot take before any payment; other tools still pay", async () => {
+    const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('per-tool'), SVC_MAX_USDC_PER_TOOL: 'deploy_site=0.02' });
+    try {
+      const files = [
+        { path: 'index.html', content: '<h1>capped</h1><script src="app.js"></script>' },
+        { path: 'app.js', content: 'console.log(1);' },
+      ];
+      const before = await balances();
+      const first = await call(s.client, 'deploy_site', { appName: uniqueName('capped'), files });
+      expect(first.isError, text(first)).toBeFalsy();
+      expect((first.structuredContent as { paid: string }).paid).toBe('0.011');
+      // 0.009 of deploy_site's 0.02 is left: a second new site (0.011) is refused whole, before its first step.
+      const dry = await call(s.client, 'quote', { tool: 'deploy_site', args: { appName: uniqueName('capped'), files } });
+      expect(dry.structuredContent).toMatchObject({ quotes: [{ price: '0.011', allowed: false, headroom: '0.009' }] });
+      const second = await call(s.client, 'deploy_site', { appName: uniqueName('capped'), files });
+      expect(second.isError).toBe(true);
+      expect(text(second)).toContain(
+        'Refused to pay 0.011 USDC for deploy_site (all steps together): the deploy_site rolling 24-hour cap is 0.02 USDC and 0.009 USDC of it is left. Nothing was paid.',
+      );
+      expect(text(second)).toContain('SVC_MAX_USDC_PER_TOOL');
+      const other = await call(s.client, 'create_app_from_html', { appName: uniqueName('uncapped'), html: '<p>x</p>' });
+      expect(other.isError, text(other)).toBeFalsy();
+      const after = await balances();
+      expect(before.payer - after.payer).toBe(11_000n + PRICE);
+      expect(after.recipient - before.recipient).toBe(11_000n + PRICE);
+      expect((await call(s.client, 'wallet_status')).structuredContent).toMatchObject({
+        caps: { perTool: { deploy_site: '0.02' } },
+        spent: { perTool: { deploy_site: '0.011' }, paidCallsLastHour: 5 },
+        headroom: { perTool: { deploy_site: '0.009' } },
+      });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a price drift is refused with the new price; accepting it with maxPrice pays', async () => {
     // This server quotes an old, lower price (as if the service raised it after the tools were listed).
     const s = await connectHttp({ ...baseEnv(), SVC_SPEND_LEDGER: ledger('drift') }, { tweak: (ctx) => ctx.prices.set('x402.create_app_from_html', '0.005') });

@@ -152,6 +152,9 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
       SVC_RPC_URL: (h.deps.facilitator as DevFacilitator).rpcUrl,
       SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'),
       SVC_TOOLSETS: 'default,advanced',
+      // Far above what the tests spend: shown as bars of their own.
+      SVC_MAX_USDC_PER_TOOL: 'deploy_site=0.5',
+      SVC_MAX_PAID_CALLS_PER_HOUR: '100',
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -370,11 +373,21 @@ describe.skipIf(!hasChromium)('MCP Apps views in headless Chromium, fed real too
     { framedBy: 'ext-apps AppBridge', hostPage: bridgedHostPage, screenshot: 'wallet-appbridge' },
   ])('wallet, framed by $framedBy: the balance, spend against each cap as bars, and the latest receipts', async ({ hostPage, screenshot }) => {
     const status = await call(s.client, 'wallet_status');
-    const sc = status.structuredContent as { balance: string; spent: { session: string }; caps: { perSession: string } };
+    const sc = status.structuredContent as {
+      balance: string;
+      spent: { session: string; perTool: Record<string, string>; paidCallsLastHour: number };
+      caps: { perSession: string };
+      payees: { pinned: { recipient: string }[] };
+    };
     const { page, frame, errors } = await host('ui://svc/wallet', 'wallet_status', {}, status, 'light', s.client, await hostPage());
     try {
       expect(await shown(frame, '[data-k=balance]')).toBe(`${sc.balance} USDC`);
       expect(await shown(frame, '[data-cap=session] .row .muted')).toBe(`${sc.spent.session} of ${sc.caps.perSession} USDC`);
+      // The person's per-tool cap and calls-per-hour limit, and whom the wallet pays.
+      expect(sc.spent.paidCallsLastHour).toBeGreaterThan(0);
+      expect(await shown(frame, '[data-cap="tool:deploy_site"] .row .muted')).toBe(`${sc.spent.perTool.deploy_site} of 0.5 USDC`);
+      expect(await shown(frame, '[data-cap=callsPerHour] .row .muted')).toBe(`${sc.spent.paidCallsLastHour} of 100 calls`);
+      expect(await shown(frame, '[data-k=payees]')).toContain(sc.payees.pinned[0]!.recipient);
       // The receipts come from list_receipts, called through the host.
       await expect.poll(() => frame.locator('[data-k=receipts] tbody tr').count()).toBe(5);
       const tools = await frame.locator('[data-k=receipts] tbody td:nth-child(2)').allInnerTexts();

@@ -62,6 +62,73 @@ async function refusal(p: Promise<unknown>): Promise<WalletError> {
   return e as WalletError;
 }
 
+describe('per-tool caps and paid calls per hour, beside the other caps', () => {
+  const forTool = (w: Wallet, tool: string) =>
+    w.fetch({ action: 'x402.create_app_from_html', method: 'POST', url: `${server.url}/api/x402/apps`, body: '{}', quote: '0.007', tool });
+
+  it("a tool's cap (rolling 24 h) refuses its calls before signing, names the setting and what is left; other tools still pay; it rolls after 24 h", async () => {
+    let now = Date.UTC(2026, 0, 1, 12);
+    const w = wallet({ SVC_MAX_USDC_PER_TOOL: 'deploy_site=0.01, create_app_from_html=0.05' }, () => now);
+    await forTool(w, 'deploy_site');
+    const e = await refusal(forTool(w, 'deploy_site'));
+    expect(e.code).toBe('cap_exceeded');
+    expect(e.spent).toBe('none');
+    expect(e.message).toBe(
+      'Refused to pay 0.007 USDC for x402.create_app_from_html: the deploy_site rolling 24-hour cap is 0.01 USDC and 0.003 USDC of it is left. Nothing was paid. Wait until its older payments leave the 24-hour window, or ask the user to raise deploy_site in SVC_MAX_USDC_PER_TOOL.',
+    );
+    expect(server.state.paymentHeadersSeen).toBe(1);
+    // The action's own tool has a cap of its own, untouched by deploy_site's payment.
+    await create(w);
+    const status = await w.status();
+    expect(status.caps).toMatchObject({ perTool: { deploy_site: '0.01', create_app_from_html: '0.05' }, paidCallsPerHour: null });
+    expect(status.spent.perTool).toEqual({ deploy_site: '0.007', create_app_from_html: '0.007' });
+    expect(status.headroom.perTool).toEqual({ deploy_site: '0.003', create_app_from_html: '0.043' });
+    now += 24 * 60 * 60 * 1000 + 1;
+    await forTool(w, 'deploy_site');
+    expect(server.state.settled).toHaveLength(3);
+  });
+
+  it('SVC_MAX_PAID_CALLS_PER_HOUR counts every payment signed in the rolling hour, refused ones too; the refusal says when the next may be signed', async () => {
+    let now = Date.UTC(2026, 0, 1, 12);
+    const w = wallet({ SVC_MAX_PAID_CALLS_PER_HOUR: '2' }, () => now);
+    await create(w);
+    server.state.rejectPayments = true;
+    expect((await refusal(create(w))).code).toBe('payment_rejected');
+    server.state.rejectPayments = false;
+    expect(server.state.paymentHeadersSeen).toBe(2);
+    const status = await w.status();
+    expect(status.headroom).toMatchObject({ paidCallsThisHour: 0, nextCall: '0', nextPaidCallAt: '2026-01-01T13:00:00.000Z' });
+    const e = await refusal(create(w));
+    expect(e.code).toBe('cap_exceeded');
+    expect(e.message).toBe(
+      'Refused to pay 0.007 USDC for x402.create_app_from_html: it takes 1 payment and the paid-calls-per-hour limit is 2, with 0 left in the last hour. Nothing was paid. The next payment may be signed after 2026-01-01T13:00:00.000Z. Wait, or ask the user to raise SVC_MAX_PAID_CALLS_PER_HOUR.',
+    );
+    expect(server.state.paymentHeadersSeen).toBe(2);
+    now += 60 * 60 * 1000 + 1;
+    await create(w);
+    expect(server.state.settled).toHaveLength(2);
+  });
+
+  it('wallet_status names the pinned payee of each service and SVC_PAY_TO', async () => {
+    const w = wallet({ SVC_PAY_TO: recipient });
+    await create(w);
+    const { payees } = await w.status();
+    expect(payees.payTo).toBe(recipient);
+    expect(payees.pinned).toEqual([
+      expect.objectContaining({ serviceUrl: server.url, recipient, network: 'eip155:8453', source: 'first-use', pinnedAt: expect.stringMatching(/^\d{4}-/) }),
+    ]);
+  });
+
+  it('settings that cannot be read are refused at start, naming the setting', () => {
+    expect(() => wallet({ SVC_MAX_USDC_PER_TOOL: 'deploy_site:0.05' })).toThrow(
+      /SVC_MAX_USDC_PER_TOOL: "deploy_site:0.05" is not tool=USDC \(e\.g\. deploy_site=0\.05\)/,
+    );
+    expect(() => wallet({ SVC_MAX_USDC_PER_TOOL: 'deploy_site=0.05,deploy_site=1' })).toThrow(/SVC_MAX_USDC_PER_TOOL: deploy_site is given twice/);
+    expect(() => wallet({ SVC_MAX_PAID_CALLS_PER_HOUR: '0' })).toThrow(/SVC_MAX_PAID_CALLS_PER_HOUR: a whole number of calls, at least 1/);
+    expect(() => wallet({ SVC_MAX_PAID_CALLS_PER_HOUR: '2.5' })).toThrow(/SVC_MAX_PAID_CALLS_PER_HOUR/);
+  });
+});
+
 describe('wallet pays x402 within its caps', () => {
   it('pays a quoted call, records it committed with the receipt, and the balance moves by the price', async () => {
     const w = wallet();
@@ -73,7 +140,7 @@ describe('wallet pays x402 within its caps', () => {
     expect(payment?.receiptId).toBe(body.receipt.receiptId);
     expect(server.state.balances.get(payer)).toBe(1_000_000n - PRICE);
     const status = await w.status();
-    expect(status.spent).toEqual({ session: '0.007', day: '0.007', total: '0.007' });
+    expect(status.spent).toEqual({ session: '0.007', day: '0.007', total: '0.007', perTool: {}, paidCallsLastHour: 1 });
     expect(status.address).toBe(payer);
   });
 
@@ -129,7 +196,7 @@ describe('wallet pays x402 within its caps', () => {
     await create(first);
     // "Restart": a new wallet object (new session) on the same ledger file.
     const second = wallet(env, () => now);
-    expect((await second.status()).spent).toEqual({ session: '0', day: '0.014', total: '0.014' });
+    expect((await second.status()).spent).toEqual({ session: '0', day: '0.014', total: '0.014', perTool: {}, paidCallsLastHour: 2 });
     const e = await refusal(create(second));
     expect(e.code).toBe('cap_exceeded');
     expect(e.message).toMatch(/rolling 24-hour cap/);
