@@ -75,4 +75,23 @@ describe('wallet pays MCP tools over x402 _meta', () => {
     expect(before - (await devChain(h).balanceOf(address))).toBe(21_000n);
     await client.close();
   });
+
+  it("concurrent calls cannot pass the tool's cap or the hour's calls together (SVC_MAX_USDC_PER_TOOL, SVC_MAX_PAID_CALLS_PER_HOUR)", async () => {
+    const perTool = await setup({ SVC_MAX_USDC_PER_TOOL: 'create_app_from_html=0.014' });
+    const perHour = await setup({ SVC_MAX_PAID_CALLS_PER_HOUR: '1' });
+    for (const [{ wallet, client, address }, paidCount, setting] of [
+      [perTool, 2, 'SVC_MAX_USDC_PER_TOOL'],
+      [perHour, 1, 'SVC_MAX_PAID_CALLS_PER_HOUR'],
+    ] as const) {
+      const before = await devChain(h).balanceOf(address);
+      const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => callPaidTool(wallet, client, create())));
+      const paid = outcomes.filter((o) => o.status === 'fulfilled' && !o.value.result.isError);
+      const capped = outcomes.flatMap((o) => (o.status === 'rejected' && isWalletError(o.reason) && o.reason.code === 'cap_exceeded' ? [o.reason.message] : []));
+      expect(paid, setting).toHaveLength(paidCount);
+      expect(capped, setting).toHaveLength(4 - paidCount);
+      for (const message of capped) expect(message).toContain(setting);
+      expect(before - (await devChain(h).balanceOf(address)), setting).toBe(BigInt(paidCount) * 7000n);
+      await client.close();
+    }
+  });
 });
