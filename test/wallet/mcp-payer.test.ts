@@ -86,7 +86,9 @@ describe('wallet pays MCP tools over x402 _meta', () => {
       const before = await devChain(h).balanceOf(address);
       const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => callPaidTool(wallet, client, create())));
       const paid = outcomes.filter((o) => o.status === 'fulfilled' && !o.value.result.isError);
-      const capped = outcomes.flatMap((o) => (o.status === 'rejected' && isWalletError(o.reason) && o.reason.code === 'cap_exceeded' ? [o.reason.message] : []));
+      const capped = outcomes.flatMap((o) =>
+        o.status === 'rejected' && isWalletError(o.reason) && o.reason.code === 'cap_exceeded' ? [o.reason.message] : [],
+      );
       expect(paid, setting).toHaveLength(paidCount);
       expect(capped, setting).toHaveLength(4 - paidCount);
       for (const message of capped) expect(message).toContain(setting);
