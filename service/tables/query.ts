@@ -494,6 +494,8 @@ export interface RecordSource {
   output(f: FieldRef): SQL;
   /** Select list of a record page: `id` and what `rowFields` reads. */
   selectList: SQL;
+  /** The same, for a page that shows only the fields `names`: `rowFields` reads those (and may read others). */
+  selectFields(names: ReadonlySet<string>): SQL;
   /** The columns a page's inner select keeps of each row, for `selectList` to be computed from (compileListQuery). */
   rowColumns: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
@@ -532,7 +534,7 @@ function recordsParam(f: FieldRef, v: unknown): SQL {
   }
 }
 
-function recordsSource(tableId: string, guard: SQL | null): RecordSource {
+function recordsSource(tableId: string, schema: TableSchema, guard: SQL | null): RecordSource {
   return {
     from: sql`table_records r`,
     scope: sql`r.table_id = ${tableId}`,
@@ -547,6 +549,14 @@ function recordsSource(tableId: string, guard: SQL | null): RecordSource {
     // The fields as text: a page places them in its answer as they are (table-lists.ts), instead of
     // the driver parsing each record's JSON for the answer to encode it again.
     selectList: sql`r.id, r.fields::text as fields`,
+    // The other fields taken out in the database (an array's text bound as one value: the statement's
+    // text stays the same whichever fields a page shows), so that only the shown ones are parsed here.
+    selectFields: (names) => {
+      const others = schema.fields.filter((f) => !names.has(assertSafeName(f.name))).map((f) => f.name);
+      return others.length
+        ? sql`r.id, (r.fields - ${`{${others.map((n) => `"${n}"`).join(',')}}`}::text[])::text as fields`
+        : sql`r.id, r.fields::text as fields`;
+    },
     rowColumns: sql`r.id, r.fields`,
     rowFields: (row) => JSON.parse(row.fields as string) as Record<string, unknown>,
     fieldsJson: (row) => row.fields as string,
@@ -577,6 +587,7 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     text: column,
     output: (f) => columnOutputExpr(f.name, f.type),
     selectList: columnSelectList(schema.fields),
+    selectFields: (names) => columnSelectList(schema.fields.filter((f) => names.has(f.name))),
     rowColumns: sql`r.*`,
     rowFields: (row) => columnRowFields(row, schema.fields),
   };
@@ -584,7 +595,7 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
 
 /** The record source of a table, from its storage; `guard` is added to every query's conditions. */
 export function recordSource(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, guard: SQL | null = null): RecordSource {
-  return table.storage === 'columns' ? columnsSource(table.id, table.schema, guard) : recordsSource(table.id, guard);
+  return table.storage === 'columns' ? columnsSource(table.id, table.schema, guard) : recordsSource(table.id, table.schema, guard);
 }
 
 function escapeLike(s: string): string {
@@ -707,7 +718,9 @@ function checked(src: RecordSource, select: SQL, inner: SQL): SQL {
  */
 export function compileListQuery(src: RecordSource, plan: TableQueryPlan): SQL {
   const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
-  return checked(src, src.selectList, page);
+  // A projected page (fields=…, compact or not) reads the fields it shows, and those its cursor holds.
+  const shown = plan.projection && new Set([...plan.projection, ...plan.sort.flatMap((k) => (k.field === 'id' ? [] : [k.field.name]))]);
+  return checked(src, shown ? src.selectFields(shown) : src.selectList, page);
 }
 
 export function compileCountQuery(src: RecordSource, plan: TableQueryPlan): SQL {
