@@ -2,9 +2,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Suites that spawn processes (the CLI, `svc serve`, svc-mcp, a browser, anvil restarted on one data
- * directory, payer processes sharing a ledger, PostgreSQL replicas, Varnish): slow, so `npm run test:fast`
- * (the edit–test loop) leaves them out. `npm test` runs everything.
+ * Suites that spawn processes or real servers (the CLI, `npm start`, `svc serve`, svc-mcp over stdio,
+ * npx, a browser, Varnish, PostgreSQL replicas, anvil killed or restarted, nodes sharing a database,
+ * payer processes sharing a ledger): slow and waiting on other processes, so `npm run test:fast` (the edit–test loop:
+ * units and in-process suites) leaves them out. `npm test` runs everything.
  */
 export const PROCESS_SUITES = [
   // Longest first (measured in CI): see ProcessSuitesFirst.
@@ -12,22 +13,37 @@ export const PROCESS_SUITES = [
   'test/chaos/kill.test.ts',
   'test/e2e/cli.test.ts',
   'test/functions/cli.test.ts',
+  'test/operator/cli.test.ts',
+  'test/e2e/npm-start-signals.test.ts',
   'test/dashboard/browser.test.ts',
+  'test/mcp/eras.test.ts',
+  'test/mcp/paid-tools.test.ts',
+  'test/e2e/readme.test.ts',
   'test/chaos/postgres-stop.test.ts',
   'test/e2e/replica-reads.test.ts',
-  'test/e2e/cdn-varnish.test.ts',
+  'test/e2e/data-dir-lock.test.ts',
+  'test/e2e/first-hour-messages.test.ts',
+  'test/e2e/lost-log-stream.test.ts',
   'test/e2e/serve-mcp.test.ts',
   'test/payments/dev-chain-state.test.ts',
+  'test/payments/dev-chain-supervision.test.ts',
+  'test/mcp/views.test.ts',
   'test/e2e/shutdown.test.ts',
   'test/wallet/ledger-processes.test.ts',
   'test/mcp/transport.test.ts',
   'test/mcp/approval.test.ts',
   'test/e2e/database-outage.test.ts',
+  'test/e2e/nodes.test.ts',
+  'test/e2e/cdn-varnish.test.ts',
   'test/chaos/slowloris.test.ts',
   'test/payments/faucet-cli.test.ts',
   'test/mcp/hosted-conformance.test.ts',
   'test/mcp/upstream.test.ts',
+  'test/mcp/views-browser.test.ts',
   'test/mcp/browser-cors.test.ts',
+  'test/public/browser-isolation.test.ts',
+  'test/e2e/svc-mcp-package.test.ts',
+  'test/public/abuse-reports.test.ts',
   'test/payments/anvil-orphan.test.ts',
 ];
 
@@ -37,7 +53,6 @@ export const PROCESS_SUITES = [
  * instead of one long suite running alone.
  */
 const SLOW_SUITES = [
-  'test/mcp/paid-tools.test.ts',
   'test/tables/keys.test.ts',
   'test/storage/pglite-template.test.ts',
   'test/payments/facilitators.test.ts',
@@ -81,6 +96,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: fast ? PROCESS_SUITES : [],
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/setup.ts'],
     sequence: { sequencer: ProcessSuitesFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -28,7 +28,8 @@ export function templateKey(): string {
   return hash.digest('hex');
 }
 
-function pgliteVersion(): string {
+/** The installed @electric-sql/pglite's version. */
+export function pgliteVersion(): string {
   // The package's main module, wherever the install put it; its package.json is the first one above it.
   let dir = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
   for (;;) {

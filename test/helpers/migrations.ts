@@ -9,6 +9,8 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, expect } from 'vitest';
 import { MIGRATIONS_DIR, type Db } from '../../service/db/client.js';
+import { pgliteVersion } from '../../service/db/pglite-template.js';
+import { packagePath } from '../../service/kernel/package-root.js';
 import { createEmptyPostgresDatabase } from './db.js';
 
 // Tests of a migration on data an earlier release wrote: migrate to just before it, write the old
@@ -35,7 +37,7 @@ afterAll(async () => {
 /** A database of the given kind and a function that runs the migrations of a folder on it. */
 export async function migratableDatabase(kind: 'pglite' | 'postgres'): Promise<{ db: Db; migrateWith(folder: string): Promise<void> }> {
   if (kind === 'pglite') {
-    const client = await PGlite.create();
+    const client = await PGlite.create({ loadDataDir: await emptyPglite() });
     cleanups.push(() => client.close());
     const db = drizzlePglite(client) as unknown as Db;
     return { db, migrateWith: (folder) => migratePglite(db as never, { migrationsFolder: folder }) };
@@ -48,4 +50,21 @@ export async function migratableDatabase(kind: 'pglite' | 'postgres'): Promise<{
   });
   const db = drizzlePostgres(client) as unknown as Db;
   return { db, migrateWith: (folder) => migratePostgres(db as never, { migrationsFolder: folder }) };
+}
+
+/**
+ * A fresh PGlite data dir (initdb, no migration) as a tarball, kept in node_modules/.cache/svc-tests
+ * per PGlite version: initdb costs ~4 s of CPU, loading its dump ~0.6 s. The first run makes it.
+ */
+async function emptyPglite(): Promise<Blob> {
+  const file = packagePath(`node_modules/.cache/svc-tests/pglite-empty-${pgliteVersion()}.tar`);
+  if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+  const pg = await PGlite.create();
+  const tar = await pg.dumpDataDir('none');
+  await pg.close();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Written aside and renamed: a worker starting beside this one never reads half a file.
+  fs.writeFileSync(`${file}.${process.pid}`, Buffer.from(await tar.arrayBuffer()));
+  fs.renameSync(`${file}.${process.pid}`, file);
+  return tar;
 }
