@@ -78,7 +78,12 @@ export interface WalletStatus {
     nextPaidCallAt?: string;
   };
   /** Whom payments go to: SVC_PAY_TO if the person set it, and the payee pinned for each service (payees.ts). */
-  payees: { payTo: string | null; pinned: { serviceUrl: string; recipient: string; network: string; asset: string; pinnedAt: string; source: string }[] };
+  payees: {
+    payTo: string | null;
+    pinned: { serviceUrl: string; recipient: string; network: string; asset: string; pinnedAt: string; source: string }[];
+    /** Why no pin can be shown: the pins file cannot be read (payments are refused until it is fixed). */
+    note?: string;
+  };
   /** SVC_APPROVAL_ABOVE: payments above it are made only after the person approves them; null: never asked. */
   approvalAbove: string | null;
   ledger: string;
@@ -658,7 +663,12 @@ export class Wallet {
     const h = headroom(totals, caps);
     const perTool = (of: (tool: string, cap: bigint) => bigint) =>
       Object.fromEntries([...(caps.perTool ?? [])].map(([tool, cap]) => [tool, atomicToUsdc(of(tool, cap))]));
-    const pinned = Object.entries(await this.payees.list().catch(() => ({}))).map(([serviceUrl, p]) => ({
+    let pinsNote: string | undefined;
+    const pins = await this.payees.list().catch((e: unknown) => {
+      pinsNote = (e as Error).message;
+      return {};
+    });
+    const pinned = Object.entries(pins).map(([serviceUrl, p]) => ({
       serviceUrl,
       recipient: p.recipient,
       network: p.network,
@@ -707,7 +717,7 @@ export class Wallet {
         ...(h.nextCallAt !== undefined ? { nextPaidCallAt: new Date(h.nextCallAt).toISOString() } : {}),
       },
       approvalAbove: this.config.approvalAbove === undefined ? null : atomicToUsdc(this.config.approvalAbove),
-      payees: { payTo: this.config.payTo ?? null, pinned },
+      payees: { payTo: this.config.payTo ?? null, pinned, ...(pinsNote ? { note: pinsNote } : {}) },
       ledger: this.config.ledgerPath,
       pending,
     };

@@ -46,8 +46,9 @@ function render() {
       s.caps.paidCallsPerHour ? bar('Paid calls, last hour', s.spent.paidCallsLastHour || 0, s.caps.paidCallsPerHour, 'callsPerHour', 'calls') : null,
     );
     const pins = (s.payees && s.payees.pinned) || [];
-    if (s.payees && (pins.length || s.payees.payTo))
+    if (s.payees && (pins.length || s.payees.payTo || s.payees.note))
       parts.push(h('div', { 'data-k': 'payees', class: 'muted' },
+        s.payees.note ? h('div', { class: 'error' }, s.payees.note) : null,
         s.payees.payTo ? h('div', {}, 'Pays only ', h('code', {}, s.payees.payTo), ' (SVC_PAY_TO)') : null,
         pins.map((p) => h('div', {}, 'Pays ', h('code', {}, p.recipient), ' for ' + p.serviceUrl + ' (pinned ' + new Date(p.pinnedAt).toLocaleDateString() + ')')),
       ));

@@ -117,6 +117,9 @@ describe('per-tool caps and paid calls per hour, beside the other caps', () => {
     expect(payees.pinned).toEqual([
       expect.objectContaining({ serviceUrl: server.url, recipient, network: 'eip155:8453', source: 'first-use', pinnedAt: expect.stringMatching(/^\d{4}-/) }),
     ]);
+    // A pins file that cannot be read is said, not shown as "nothing pinned".
+    fs.writeFileSync(path.join(dir, 'known-payees.json'), '{"version":');
+    expect((await wallet().status()).payees).toMatchObject({ pinned: [], note: expect.stringContaining('is not valid; nothing was signed or paid') });
   });
 
   it('settings that cannot be read are refused at start, naming the setting', () => {
