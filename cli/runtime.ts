@@ -9,6 +9,7 @@ import type { Deps } from '../service/deps.js';
 import { systemClock, type Clock } from '../service/kernel/clock.js';
 import { createLogger, type Logger } from '../service/kernel/logger.js';
 import { createFacilitator } from '../service/payments/create-facilitator.js';
+import { DevChainFacilitator } from '../service/payments/dev-chain/dev-facilitator.js';
 import { TableLists } from '../service/tables/table-lists.js';
 import { SiteTraffic } from '../service/sites/traffic-counter.js';
 import { SiteCache } from '../service/sites/site-cache.js';
@@ -67,10 +68,18 @@ export function openDatabase(config: Config): Promise<Database> {
 }
 
 /** Opens the real parts named by the configuration (database, blob store) and wires the deps. */
-export async function createRuntime(config: Config, overrides: { clock?: Clock; log?: Logger; database?: Database } = {}): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  overrides: { clock?: Clock; log?: Logger; database?: Database; startDevChain?: boolean } = {},
+): Promise<Runtime> {
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const facilitator = createFacilitator(config, log);
+  // `startDevChain` (startService, which waits for the chain before it listens): anvil, a process of
+  // its own, starts while this one opens the database instead of after it. Should the opening fail,
+  // the process ends and the exit hook of dev-chain/anvil.ts stops anvil.
+  if (overrides.startDevChain && facilitator instanceof DevChainFacilitator) void facilitator.start();
   const database = overrides.database ?? (await openDatabase(config));
   const secret = await getOrCreateSecret(database.db, 'service');
-  const log = overrides.log ?? createLogger(config.logLevel);
   const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
   const metrics = createMetrics();
   // Each replica: a read pool with the same session settings as the primary's (its main pool is never used).
@@ -102,7 +111,7 @@ export async function createRuntime(config: Config, overrides: { clock?: Clock; 
     purges: new PurgeOutbox(database.db, config.cdn ? purgeAdapterFor(config.cdn) : null, clock, log, cdnSettleMs(config), metrics.registry),
     traffic: new SiteTraffic(),
     tableLists: new TableLists(tableReads.db, metrics),
-    facilitator: createFacilitator(config, log),
+    facilitator,
     metrics,
     addressLimits,
   };

@@ -53,7 +53,8 @@ export interface StartServiceOptions {
  * admin file written so the CLI can reach this process.
  */
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
-  const runtime = options.runtime ?? (await createRuntime(config));
+  // startPayments below waits for the dev chain: it starts beside the database's opening.
+  const runtime = options.runtime ?? (await createRuntime(config, { startDevChain: true }));
   if (config.passwordHashCost < DEFAULT_PASSWORD_HASH_COST)
     runtime.deps.log.warn("SVC_PASSWORD_HASH_COST is below OWASP's minimum (15): passwords are cheap to guess. Use it for test runs only.", {
       passwordHashCost: config.passwordHashCost,

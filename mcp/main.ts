@@ -39,7 +39,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<void
   }
   const newWallet = arg(args, '--new-wallet');
   if (newWallet) {
-    const { generatePrivateKey, privateKeyToAccount } = await import('viem/accounts');
+    const { generatePrivateKey, privateKeyToAccount } = await import('../wallet/new-key.js');
     const file = path.resolve(newWallet);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const key = generatePrivateKey();

@@ -20,7 +20,7 @@ import { registerTableTools } from './tools/table-tools.js';
 import { registerUploadDataset } from './tools/upload-dataset.js';
 import { registerWalletTools } from './tools/wallet-tools.js';
 import { TOOLSET_NAMES, TOOLSETS, type Toolset } from './toolsets.js';
-import { connectUpstream, registerUpstreamTools } from './upstream.js';
+import { registerUpstreamTools } from './upstream.js';
 import { registerViews } from './views/views.js';
 
 export const MCP_SERVER_NAME = 'svc';
@@ -42,7 +42,8 @@ const PAID_BY_YOUR_WALLET = ` The Agent API tools (create_app_from_html…) are 
 export async function createMcpContext(config: McpConfig, options: { fetch?: typeof fetch; now?: () => number } = {}): Promise<McpContext> {
   // Every request to the service carries the trace of the tool call that made it (mcp/trace-context.ts).
   const fetchImpl = tracedFetch(options.fetch ?? serviceFetch(config.serviceUrl));
-  const upstream = config.transport === 'mcp' ? await connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
+  const upstream =
+    config.transport === 'mcp' ? await (await import('./upstream-client.js')).connectUpstream(config.serviceUrl, config.apiKey, options.fetch) : undefined;
   const ctx: McpContext = {
     config,
     wallet: createWallet(config.wallet, { fetch: fetchImpl, now: options.now }),

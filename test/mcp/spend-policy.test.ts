@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { PAYING_TOOLS } from '../../mcp/toolsets.js';
-import { connectUpstream } from '../../mcp/upstream.js';
+import { connectUpstream } from '../../mcp/upstream-client.js';
 import { BIN } from './helpers.js';
 
 // The person's spend settings svc-mcp reads at start, and its connection to a hosted /mcp, which a
