@@ -32,6 +32,7 @@ export const PROCESS_SUITES = [
   'test/wallet/ledger-processes.test.ts',
   'test/mcp/transport.test.ts',
   'test/mcp/approval.test.ts',
+  'test/mcp/spend-policy.test.ts',
   'test/e2e/database-outage.test.ts',
   'test/e2e/nodes.test.ts',
   'test/e2e/cdn-varnish.test.ts',
