@@ -11,18 +11,48 @@ export interface AnvilProcess {
   stop(): Promise<void>;
 }
 
-/** The anvil binary from npm (@foundry-rs/anvil's platform package), or an explicit path. */
-export function resolveAnvilBinary(explicit?: string): string {
+/**
+ * The platforms the registry has an anvil for (`@foundry-rs/anvil`'s platform packages, each an
+ * optional dependency of svc: npm installs the one that fits), keyed by Node's platform and arch.
+ */
+export const ANVIL_PLATFORMS: Readonly<Record<string, string>> = {
+  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
+  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
+  'linux-x64': '@foundry-rs/anvil-linux-amd64',
+  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
+  'win32-x64': '@foundry-rs/anvil-win32-amd64',
+};
+
+/** The anvil package for a platform and arch and the binary's path inside it; undefined where the registry has none. */
+export function anvilPackageFor(platform: string, arch: string): { pkg: string; bin: string } | undefined {
+  const pkg = ANVIL_PLATFORMS[`${platform}-${arch}`];
+  if (!pkg) return undefined;
+  return { pkg, bin: platform === 'win32' ? 'bin/anvil.exe' : 'bin/anvil' };
+}
+
+/** What to do where no anvil package fits: svc's own words, in the banner and in a paid call's 503. */
+export function noAnvilPackageMessage(platform: string, arch: string): string {
+  return (
+    `npm has no anvil for ${platform}-${arch} (only macOS arm64/x64, Linux x64/arm64 and Windows x64): ` +
+    'install anvil from Foundry (https://getfoundry.sh) and set SVC_X402_ANVIL_PATH to it'
+  );
+}
+
+/** The anvil binary from npm (the platform package `anvilPackageFor` names), or an explicit path. */
+export function resolveAnvilBinary(explicit?: string, platform: string = process.platform, arch: string = process.arch): string {
   if (explicit) return explicit;
+  const found = anvilPackageFor(platform, arch);
+  if (!found) throw new Error(noAnvilPackageMessage(platform, arch));
   const require = createRequire(import.meta.url);
-  const pkg = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`;
   let dir: string;
   try {
-    dir = path.dirname(require.resolve(`${pkg}/package.json`));
+    dir = path.dirname(require.resolve(`${found.pkg}/package.json`));
   } catch {
-    throw new Error(`the anvil binary package ${pkg} is not installed (npm install @foundry-rs/anvil installs it as an optional dependency)`);
+    throw new Error(
+      `the anvil package ${found.pkg} is not installed (an optional dependency of svc: \`npm install\` without --omit=optional installs it), or set SVC_X402_ANVIL_PATH to an anvil binary`,
+    );
   }
-  const bin = path.join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  const bin = path.join(dir, found.bin);
   if (!fs.existsSync(bin)) throw new Error(`anvil binary missing at ${bin}`);
   return bin;
 }

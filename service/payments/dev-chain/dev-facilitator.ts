@@ -181,7 +181,7 @@ export class DevChainFacilitator implements DevFacilitator {
       throw new AppError(
         'service_unavailable',
         `payments are unavailable: the local dev chain (anvil) could not start: ${(e as Error).message}. ` +
-          'Options: install @foundry-rs/anvil (or set SVC_X402_ANVIL_PATH), or settle for real with SVC_X402_MODE=chain ' +
+          'Options: set SVC_X402_ANVIL_PATH to an anvil binary, or settle for real with SVC_X402_MODE=chain ' +
           '(SVC_X402_RPC_URL + SVC_X402_SETTLER_KEY) or SVC_X402_MODE=remote (SVC_X402_FACILITATOR_URL). Nothing was charged.',
       );
     }
