@@ -184,6 +184,106 @@ async function serverSideOnly(svcUrl: string, key: string): Promise<void> {
   );
 }
 
+/**
+ * svc's hosted `/mcp/x402` beside a reference MCP server on the same SDK line (the v2
+ * `@modelcontextprotocol/server`, `createMcpHandler` as its docs show, one tool `list_pricing` that
+ * GETs the same pricing over a kept-alive HTTP connection and answers it as text), both on
+ * @hono/node-server, raw JSON-RPC POSTs in each era: 2025 (no envelope; the reference in the SDK's
+ * stateless mode) and 2026-07-28 (the per-request envelope, MCP-Protocol-Version, Mcp-Method, Mcp-Name).
+ */
+async function sameSdkLine(svcUrl: string): Promise<void> {
+  const { createMcpHandler, McpServer } = await import('@modelcontextprotocol/server');
+  const { serve } = await import('@hono/node-server');
+  const { z } = await import('zod');
+  const upstream = new nodeHttp.Agent({ keepAlive: true });
+  const pricing = () =>
+    new Promise<string>((resolve, reject) => {
+      nodeHttp
+        .get(`${svcUrl}/api/x402/pricing`, { agent: upstream }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+  const build = () => {
+    const server = new McpServer({ name: 'reference', version: '1.0.0' });
+    server.registerTool('list_pricing', { description: 'Prices of the paid actions.', inputSchema: z.object({}) }, async () => ({
+      content: [{ type: 'text', text: await pricing() }],
+    }));
+    return server;
+  };
+  // Both eras on one entry: 2025 requests by its stateless legacy leg (its default).
+  const handler = createMcpHandler(build);
+  const port = await freePort();
+  const reference = serve({
+    fetch: (req: Request) => handler.fetch(req),
+    port,
+    hostname: '127.0.0.1',
+  });
+  const refUrl = `http://127.0.0.1:${port}`;
+  const agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (url: string, headers: Record<string, string>, body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = nodeHttp.request(
+        url,
+        { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, agent },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (text += d));
+          res.on('end', () =>
+            res.statusCode === 200 && text.includes('x402.create_app_from_html')
+              ? resolve()
+              : reject(new Error(`${url}: HTTP ${res.statusCode} ${text.slice(0, 200)}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const call2025 = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_pricing', arguments: {} } });
+  const call2026 = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'list_pricing',
+      arguments: {},
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+      },
+    },
+  });
+  const h2025 = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+  const h2026 = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'list_pricing' };
+  const rows: [string, () => Promise<void>][] = [
+    ['reference v2 server, 2025 (ref)', () => post(`${refUrl}/mcp`, h2025, call2025)],
+    ['svc /mcp/x402, 2025', () => post(`${svcUrl}/mcp/x402?toolsets=advanced`, h2025, call2025)],
+    ['reference v2 server, 2026-07-28', () => post(`${refUrl}/mcp`, h2026, call2026)],
+    ['svc /mcp/x402, 2026-07-28', () => post(`${svcUrl}/mcp/x402?toolsets=advanced`, h2026, call2026)],
+  ];
+  try {
+    const figures = await measureInterleavedN(
+      rows.map(([, fn]) => fn),
+      1000,
+      5,
+      50,
+    );
+    printVsHttp(
+      `the same SDK line: tools/call list_pricing as raw JSON-RPC POSTs, 1,000 per path in 5 interleaved rounds, one kept-alive connection; load ${os.loadavg()[0]!.toFixed(1)} (the ratio of each era's svc row to the reference row above it is what counts)`,
+      rows.map(([label], i) => [label, figures[i]!]),
+    );
+  } finally {
+    agent.destroy();
+    upstream.destroy();
+    await new Promise((r) => reference.close(r));
+  }
+}
+
 /** The CLI against the running service (same data dir: it goes through the admin endpoint). */
 function cli(dir: string, svcUrl: string, args: string[]): string {
   const r = spawnSync(process.execPath, ['bin/svc.mjs', ...args], {
@@ -364,6 +464,7 @@ export async function run(): Promise<void> {
       );
     }
     await serverSideOnly(svcUrl, key);
+    await sameSdkLine(svcUrl);
     await toolListSizes(svcUrl, env, dir);
     await hostedAccountCalls(svcUrl, key);
     await hostedPaidCalls(svcUrl, dir);

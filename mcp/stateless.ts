@@ -41,13 +41,15 @@ const MAX_BATCH_SIZE = 100;
 export class McpServerPool {
   private readonly idle: Connected[] = [];
   /**
-   * The 2026-07-28 era (a request that carries the per-request `_meta` envelope): the SDK's own entry,
-   * with a server built for each request (the modern era has no `initialize` whose answer a pooled
-   * server could share; docs/mcp.md, "Eras"). It checks what that revision adds (the envelope, the
+   * The 2026-07-28 era (a request that carries the per-request `_meta` envelope): the SDK's own entry
+   * (docs/mcp.md, "Eras"). It checks what that revision adds (the envelope, the
    * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers against the body) and answers
-   * `server/discover`. 2025-era requests never reach it: they are answered below, as before.
+   * `server/discover`. 2025-era requests never reach it: they are answered below, as before. Its
+   * servers are reused like the 2025 ones (#modernServer).
    */
   private readonly modern: McpHttpHandler;
+  /** Servers of the 2026-era entry between requests (#modernServer). */
+  private readonly modernIdle: McpServer[] = [];
   /** The `prepare` of each request the modern entry is answering, for the server it builds. */
   private readonly preparing = new WeakMap<Request, (server: McpServer) => void>();
 
@@ -60,12 +62,30 @@ export class McpServerPool {
   ) {
     this.modern = createMcpHandler(
       ({ requestInfo }) => {
-        const server = this.build();
+        const server = this.#modernServer();
         if (requestInfo) this.preparing.get(requestInfo)?.(server);
         return server;
       },
       { legacy: 'reject', maxRequestBodySize: maxBodyBytes },
     );
+  }
+
+  /**
+   * A server for one 2026-era request: an idle one whose last exchange has closed (the SDK's entry
+   * takes any instance that is not serving, and sets the revision, the client's identity and the
+   * modern-only handlers on each request), else a new one that comes back here when its exchange
+   * closes. Building a server with every tool is most of a request's cost (about 1 ms quiet; a
+   * reference server with one tool builds in a fraction of it: `npm run bench mcp`, "the same SDK line").
+   */
+  #modernServer(): McpServer {
+    if (!this.reuse) return this.build();
+    for (let server = this.modernIdle.pop(); server; server = this.modernIdle.pop()) if (server.server.transport === undefined) return server;
+    const server = this.build();
+    // The entry chains its own close handler in front of this one for each exchange.
+    server.server.onclose = () => {
+      if (this.modernIdle.length < this.maxIdle) this.modernIdle.push(server);
+    };
+    return server;
   }
 
   /** `prepare` gives the server this request's caller (the hosted endpoint) before it answers. */

@@ -238,7 +238,7 @@ async function rpc2026(
   pathname: string,
   method: string,
   params: Record<string, unknown> & { _meta?: Record<string, unknown> },
-  options: { capabilities?: Record<string, unknown>; signedIn?: boolean } = {},
+  options: { capabilities?: Record<string, unknown>; signedIn?: boolean; key?: string } = {},
 ): Promise<{ result?: Record<string, unknown> & { _meta?: Record<string, unknown> }; error?: { code: number; message: string } }> {
   const res = await fetch(`${h.url}${pathname}`, {
     method: 'POST',
@@ -248,7 +248,7 @@ async function rpc2026(
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
       ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
-      ...(options.signedIn ? { authorization: `Bearer ${key}` } : {}),
+      ...(options.signedIn || options.key ? { authorization: `Bearer ${options.key ?? key}` } : {}),
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
@@ -397,5 +397,27 @@ describe('the sealed requestState of a confirmation: neither forged nor replayed
     expect(textOfResult(refusedOther.result)).toContain('another call');
     expect(await exists('eras-sealed-b')).toBe(true);
     expect(await exists('eras-sealed-c')).toBe(true);
+  }, 60_000);
+});
+
+describe('2026-07-28 servers are reused between requests, never a caller between them', () => {
+  it('two accounts calling in turn each see only their own apps', async () => {
+    const other = (await h.account()).key;
+    const publish = (as: string, appName: string) =>
+      rpc2026(
+        '/mcp',
+        'tools/call',
+        { name: 'account_publish_app', arguments: { appName, requestId: appName, files: [{ path: 'index.html', content: '<p>x</p>' }] } },
+        { key: as },
+      );
+    expect((await publish(key, 'eras-turns-first')).result?.isError).toBeFalsy();
+    expect((await publish(other, 'eras-turns-second')).result?.isError).toBeFalsy();
+    for (let i = 0; i < 6; i++) {
+      const as = i % 2 === 0 ? key : other;
+      const { result } = await rpc2026('/mcp', 'tools/call', { name: 'account_list_apps', arguments: {} }, { key: as });
+      const listed = JSON.stringify(result?.structuredContent);
+      expect(listed).toContain(as === key ? 'eras-turns-first' : 'eras-turns-second');
+      expect(listed).not.toContain(as === key ? 'eras-turns-second' : 'eras-turns-first');
+    }
   }, 60_000);
 });
