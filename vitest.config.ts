@@ -1,5 +1,5 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Suites that spawn processes or real servers (the CLI, `npm start`, `svc serve`, svc-mcp over stdio,
@@ -95,7 +95,8 @@ const fast = process.env.SVC_TEST_TIER === 'fast';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: fast ? PROCESS_SUITES : [],
+    // vitest's own exclusions (node_modules: test/interop's holds some thousand packages' own tests) and, in the fast tier, the process suites.
+    exclude: [...configDefaults.exclude, ...(fast ? PROCESS_SUITES : [])],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup.ts'],
     sequence: { sequencer: ProcessSuitesFirst },

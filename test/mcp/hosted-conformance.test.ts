@@ -1,15 +1,17 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { interopBin } from '../interop/clients.js';
 
 // @modelcontextprotocol/conformance 0.1.13 (0.1.16 calls an fs function Node 20 lacks) against the
 // hosted endpoint. The tool sends no credential, so a loopback proxy in front adds a personal key, as a
 // signed-in client would. dns-rebinding-protection is not run: a public endpoint must accept any Host,
 // and its protection is the bearer credential, not the Host header.
+// The conformance runner comes from the interop package (test/interop), installed on first use.
+const conformance = await interopBin('conformance');
 let h: Harness;
 let proxy: http.Server;
 let proxyUrl = '';
@@ -41,9 +43,8 @@ describe('hosted /mcp passes the MCP conformance server scenarios', () => {
   it.each(['server-initialize', 'ping', 'tools-list'])(
     '%s',
     async (scenario) => {
-      const bin = path.resolve(import.meta.dirname, '../../node_modules/.bin/conformance');
       const out = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const p = spawn(bin, ['server', '--url', proxyUrl, '--scenario', scenario], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn(conformance, ['server', '--url', proxyUrl, '--scenario', scenario], { stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         p.stdout.on('data', (d: Buffer) => (output += d));
         p.stderr.on('data', (d: Buffer) => (output += d));

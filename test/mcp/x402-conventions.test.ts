@@ -5,17 +5,19 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createSIWxPayload, encodeSIWxHeader, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
 import { type EIP712SignedReceipt, verifyReceiptSignatureEIP712 } from '@x402/extensions/offer-receipt';
-import { withX402Client } from 'agents/x402';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { agentsWithX402Client } from '../interop/clients.js';
 import { devChain, fundedWallet, html } from '../payments/helpers.js';
 
 // Every x402-over-MCP client convention against the hosted endpoints, on the dev chain: the transport
 // spec's (PaymentRequired in structuredContent and the text, payment object in _meta), Cloudflare's
 // agents/x402 withX402Client (reads _meta["x402/error"], sends a base64 string), and the earlier
 // draft's JSON-RPC error 402 (asked for with ?x402_errors=jsonrpc).
+// Cloudflare's client comes from the interop package (test/interop), installed on first use.
+const withX402Client = await agentsWithX402Client();
 let h: Harness;
 const PRICE = 7000n; // create_app_from_html, 0.007 USDC
 

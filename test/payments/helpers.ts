@@ -1,11 +1,14 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { wrapFetchWithPayment as wrapV1 } from 'x402-fetch';
 import { wrapFetchWithPayment as wrapV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createHash } from 'node:crypto';
 import { canonicalReceiptText, type Receipt } from '../../shared/agent-api/receipt.js';
 import { isDevFacilitator, type DevFacilitator } from '../../service/payments/facilitator.js';
 import type { Harness } from '../helpers/harness.js';
+import { x402FetchV1 } from '../interop/clients.js';
+
+// x402-fetch 1.x comes from the interop package (test/interop), installed on first use.
+const wrapV1 = await x402FetchV1();
 
 export function devChain(h: Harness): DevFacilitator {
   const f = h.deps.facilitator;
