@@ -33,13 +33,10 @@ const common = {
   logLevel: 'warning',
 };
 // The service keeps its runtime dependencies external (PGlite and QuickJS load wasm files beside
-// their modules). x402-fetch, the wallet's x402 v1 client, is bundled instead and is a devDependency:
-// its `x402` package depends on wagmi, WalletConnect and Solana (~600 MB and ~80,000 files an
-// install would otherwise fetch), of which the client uses none; the bundle holds what it uses (its
-// CommonJS parts, such as ws, get a `require` of their own, as in svc-mcp's bundle below).
-// viem and @x402/extensions are bundled too (pure JavaScript): importing viem's package reads and
-// compiles its whole index (~360 modules, ~250 ms of every start, most of it unused), the bundle only
-// the functions svc calls; @x402/extensions would import the package again.
+// their modules), except viem and @x402/extensions, bundled (pure JavaScript): importing viem's
+// package reads and compiles its whole index (~360 modules, ~250 ms of every start, most of it
+// unused), the bundle only the functions svc calls; @x402/extensions would import the package again.
+// A bundled package's CommonJS parts get a `require` of their own, as in svc-mcp's bundle below.
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const BUNDLED = ['viem', '@x402/extensions'];
 await esbuild.build({

@@ -1,4 +1,4 @@
-import { createPublicClient, erc20Abi, getAddress, http, isAddressEqual, type Address } from 'viem';
+import { createPublicClient, erc20Abi, getAddress, http, isAddress, isAddressEqual, type Address } from 'viem';
 import { USDC_ABI } from '../shared/usdc-abi.js';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import { SpendLedger, assertWithinCaps, headroom, toolOfAction, type LedgerEntry
 import { fetchDiscovery, termsFromDiscovery, type PaymentTerms } from './terms.js';
 import { PayeePins } from './payees.js';
 
-/** One x402 v1 requirement as x402-fetch hands it to the selector (after its own zod parse). */
+/** One x402 v1 payment requirement (an entry of a 402 body's `accepts`). */
 interface Requirement {
   scheme: string;
   network: string;
@@ -28,7 +28,6 @@ export interface PaidRequest {
   method: string;
   /** Absolute URL; its origin must be an allowed origin. */
   url: string;
-  /** Plain object: x402-fetch drops `Headers` instances on the paid retry. */
   headers?: Record<string, string>;
   body?: string;
   /** The price the caller was quoted (catalogue or pricing endpoint): the most this call may pay. */
@@ -136,6 +135,23 @@ export interface WalletOptions {
 
 const b64json = (s: string): unknown => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 
+function isRequirement(r: unknown): r is Requirement {
+  const o = r as Partial<Record<keyof Requirement, unknown>> | null;
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.scheme === 'string' &&
+    typeof o.network === 'string' &&
+    typeof o.maxAmountRequired === 'string' &&
+    /^\d+$/.test(o.maxAmountRequired) &&
+    typeof o.payTo === 'string' &&
+    isAddress(o.payTo, { strict: false }) &&
+    typeof o.asset === 'string' &&
+    Number.isInteger(o.maxTimeoutSeconds) &&
+    (o.extra === undefined || (typeof o.extra === 'object' && o.extra !== null))
+  );
+}
+
 function describeMismatch(r: Requirement, t: PaymentTerms, maxTimeout: number): string {
   const why: string[] = [];
   if (r.scheme !== 'exact') why.push(`scheme ${r.scheme}`);
@@ -184,9 +200,10 @@ export function sameAddress(a: string, b: string): boolean {
  *
  * A paid call goes: pre-flight (origin allowed, quote within caps: refused here, nothing is sent) →
  * unpaid request → on 402 the strict selector accepts only the terms of the service's discovery
- * document and only at most the quoted price → x402-fetch signs (maxValue = per-call cap) → the inner
- * fetch, the single place a signed payment leaves, checks and reserves it in the ledger atomically,
- * sends it, and records the outcome (committed / released / unknown).
+ * document and only at most the quoted price → the wallet signs it (the x402 v1 "exact" scheme: an
+ * EIP-3009 authorization in an X-PAYMENT header, as x402-fetch 1.x sends it) → the signed sender, the
+ * single place a signed payment leaves, checks and reserves it in the ledger atomically, sends it,
+ * and records the outcome (committed / released / unknown).
  */
 export class Wallet {
   readonly ledger: SpendLedger;
@@ -373,7 +390,8 @@ export class Wallet {
     // The quote is the most this call may sign: above the person's line, it must have been approved.
     assertApproved(this.config.approvalAbove, req.action, quote, req.approved);
     if (quote > 0n) await this.precheck(req.action, req.quote, req.tool);
-    const init: RequestInit = { method: req.method, headers: { ...(req.headers ?? {}) }, body: req.body };
+    const headers = { ...(req.headers ?? {}) };
+    const init: RequestInit = { method: req.method, headers, body: req.body };
     if (!this.#account) {
       // No wallet: a 402 here means the action needs one (or its price changed). Never pay.
       const response = await this.#fetch(req.url, { ...init, signal: AbortSignal.timeout(this.config.requestTimeoutMs) });
@@ -383,13 +401,14 @@ export class Wallet {
 
     const terms = await this.terms();
     const state: PaymentState = { sent: false };
-    const selector = (accepts: Requirement[]): Requirement => this.#chooseRequirement(accepts, req, quote, terms);
-    // Loaded on the first payment: x402-fetch (and the chains it brings) is most of a cold start's imports.
-    const { wrapFetchWithPayment } = await import('x402-fetch');
-    const pay = wrapFetchWithPayment(this.#signedSender(req, quote, terms, state), this.#account, this.config.caps.perCall, selector as never);
+    const send = this.#signedSender(req, quote, terms, state);
     let response: Response;
     try {
-      response = await pay(req.url, init as never);
+      response = await send(req.url, init);
+      if (response.status === 402) {
+        const payment = await this.#paymentHeader(response, req, quote, terms);
+        response = await send(req.url, { ...init, headers: { ...headers, 'X-PAYMENT': payment, 'Access-Control-Expose-Headers': 'X-PAYMENT-RESPONSE' } });
+      }
     } catch (e) {
       throw this.#payFailure(e, req, state);
     }
@@ -407,7 +426,23 @@ export class Wallet {
   }
 
   /**
-   * The fetch x402-fetch sends through: the single place a signed payment leaves this process. It
+   * The X-PAYMENT header answering a 402: of its `accepts`, the requirement #chooseRequirement takes,
+   * signed under the discovery document's terms (which that requirement matches: network, asset,
+   * recipient, EIP-712 domain) as x402 v1 encodes it, base64 JSON `{x402Version, scheme, network,
+   * payload: {signature, authorization}}`. A body that is not an x402 v1 payment request throws.
+   */
+  async #paymentHeader(res: Response, req: PaidRequest, quote: bigint, terms: PaymentTerms): Promise<string> {
+    const body = (await res.json().catch(() => undefined)) as { x402Version?: unknown; accepts?: unknown } | undefined;
+    if (body?.x402Version !== 1 || !Array.isArray(body.accepts) || !body.accepts.every(isRequirement))
+      throw new Error('the 402 answer is not an x402 v1 payment request (x402Version 1 with accepts)');
+    const chosen = this.#chooseRequirement(body.accepts, req, quote, terms);
+    const signed = await this.signTransferAuthorization(terms, getAddress(chosen.payTo), BigInt(chosen.maxAmountRequired), chosen.maxTimeoutSeconds);
+    const payment = { x402Version: 1, scheme: chosen.scheme, network: chosen.network, payload: signed };
+    return Buffer.from(JSON.stringify(payment), 'utf8').toString('base64');
+  }
+
+  /**
+   * The fetch a paid call sends through: the single place a signed payment leaves this process. It
    * checks the signed authorization against the quoted terms, reserves the amount in the ledger
    * (within the caps, atomically) before sending, and records the outcome.
    */
@@ -481,7 +516,7 @@ export class Wallet {
     };
   }
 
-  /** What a failure inside x402-fetch means for the caller: maybe spent once a payment left, else nothing signed. */
+  /** What a failure of a paid call means for the caller: maybe spent once a payment left, else nothing signed. */
   #payFailure(e: unknown, req: PaidRequest, state: PaymentState): WalletError {
     if (isWalletError(e)) return e;
     const msg = (e as Error).message ?? String(e);
@@ -491,8 +526,6 @@ export class Wallet {
         `The payment for ${req.action} left but the call failed (${msg}); it is counted as spent. Check list_receipts before retrying.`,
         'maybe',
       );
-    // x402-fetch's own per-call check: thrown as the same cap refusal the ledger gives.
-    if (/exceeds maximum allowed/.test(msg)) assertWithinCaps(this.config.caps.perCall + 1n, { session: 0n, day: 0n, total: 0n }, this.config.caps, req.action);
     return new WalletError(
       'terms_refused',
       `Could not read the service's payment request for ${req.action} (${msg.slice(0, 300)}); nothing was signed or paid. Check SVC_URL points at an svc service.`,

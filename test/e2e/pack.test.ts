@@ -35,8 +35,8 @@ describe.skipIf(!registryAnswers)('the packed package installs by name and runs 
     // The packed files carry no tests or benches.
     const installed = path.join(prefix, 'lib', 'node_modules', pkg.name);
     expect(fs.existsSync(path.join(installed, 'test'))).toBe(false);
-    // Nor the browser-wallet stack of the x402 v1 client (wagmi, WalletConnect, Solana: ~600 MB), which
-    // the build bundles only the used part of (bin/build.mjs).
+    // Nor an x402 v1 client with its browser-wallet stack (wagmi, WalletConnect, Solana: ~600 MB): the
+    // wallet signs its payments itself (wallet/wallet.ts).
     for (const heavy of ['x402', 'x402-fetch', 'wagmi', '@reown', '@walletconnect', '@solana'])
       expect(fs.existsSync(path.join(installed, 'node_modules', heavy)), heavy).toBe(false);
 

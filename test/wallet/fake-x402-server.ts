@@ -35,6 +35,8 @@ export async function startFakeX402(opts: FakeX402Options) {
     maxTimeoutSeconds: 60,
     rejectPayments: false,
     failAfterPayment: false,
+    /** The 402 body's x402Version (a v2 body, which a v1 payment request is not, when set to 2). */
+    x402Version: 1,
     paymentHeadersSeen: 0,
     requests: 0,
     settled: [] as { from: string; value: bigint; nonce: string }[],
@@ -70,7 +72,7 @@ export async function startFakeX402(opts: FakeX402Options) {
       asset: USDC,
       extra: { name: 'USD Coin', version: '2' },
     };
-    const required = (error: string) => c.json({ x402Version: 1, error, accepts: [requirements] }, 402);
+    const required = (error: string) => c.json({ x402Version: state.x402Version, error, accepts: [requirements] }, 402);
     if (!header) return required('X-PAYMENT header is required');
     state.paymentHeadersSeen++;
     if (state.rejectPayments) return required('insufficient_funds');

@@ -30,6 +30,7 @@ beforeEach(() => {
     maxTimeoutSeconds: 60,
     rejectPayments: false,
     failAfterPayment: false,
+    x402Version: 1,
     paymentHeadersSeen: 0,
     requests: 0,
     settled: [],
@@ -241,6 +242,15 @@ describe('wallet pays x402 within its caps', () => {
     const e = await refusal(create(wallet()));
     expect(e.code).toBe('terms_refused');
     expect(e.message).toMatch(why);
+    expect(server.state.paymentHeadersSeen).toBe(0);
+    expect(server.state.balances.get(payer)).toBe(1_000_000n);
+  });
+
+  it('a 402 that is not an x402 v1 payment request is refused; nothing signed, no money moved', async () => {
+    server.state.x402Version = 2;
+    const e = await refusal(create(wallet()));
+    expect(e.code).toBe('terms_refused');
+    expect(e.message).toMatch(/Could not read the service's payment request .*not an x402 v1 payment request.*nothing was signed or paid/);
     expect(server.state.paymentHeadersSeen).toBe(0);
     expect(server.state.balances.get(payer)).toBe(1_000_000n);
   });
