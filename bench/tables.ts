@@ -304,6 +304,14 @@ const FLOOR_SHAPES: { label: string; path: string; bare: string; aggregate?: boo
   { label: 'compact, 2 fields (50)', path: '?compact=true&fields=name,price&limit=50', bare: 'compact' },
   { label: 'cursor at id 15,000 (50)', path: `?limit=50&cursor=${encodeCursor({ s: 'id', v: [], id: 15000 })}`, bare: 'cursor' },
 ];
+/** The machine's 1- and 5-minute load averages, printed beside section 4's figures. */
+const loadAverage = () =>
+  os
+    .loadavg()
+    .slice(0, 2)
+    .map((l) => l.toFixed(1))
+    .join(' / ');
+
 /** BENCH_TABLES_FLOOR_ROUNDS: svc/bare pairs per shape in section 4 (aggregates a tenth), after a fifth as many of warm-up. */
 const FLOOR_ROUNDS = Number(process.env.BENCH_TABLES_FLOOR_ROUNDS ?? 300);
 
@@ -338,7 +346,7 @@ async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string
   try {
     await waitForHttp(`http://127.0.0.1:${port}/records/first`);
     console.log(
-      `4) beside the simplest hand-written server for the same answer (bench/bare/table-floor.mjs), svc and bare in turn, ${FLOOR_ROUNDS} pairs per row (aggregates a tenth); p50 ms:`,
+      `4) beside the simplest hand-written server for the same answer (bench/bare/table-floor.mjs), svc and bare in turn, ${FLOOR_ROUNDS} pairs per row (aggregates a tenth); p50 ms; load average ${loadAverage()}:`,
     );
     console.log(`${'shape'.padEnd(28)} ${'storage'.padEnd(8)} ${'svc'.padStart(7)} ${'bare'.padStart(7)} ${'ratio'.padStart(7)}   CPU µs/request svc / bare`);
     const body = async (url: string) => {
@@ -374,7 +382,9 @@ async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string
         );
       }
     }
-    console.log('Goal (issue 53): each ≤ 1.1x (≤ 1.25x at worst), both storages. The answers of each pair were checked to be the same JSON first.');
+    console.log(
+      `Goal (issue 53): each ≤ 1.1x (≤ 1.25x at worst), both storages. The answers of each pair were checked to be the same JSON first. Load average at the end ${loadAverage()} (${os.cpus().length} cores: other work on the machine slows both servers, not alike).`,
+    );
   } finally {
     bare.kill('SIGTERM');
     await new Promise((r) => bare.once('exit', r));
