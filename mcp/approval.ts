@@ -77,9 +77,12 @@ export async function approvePayment(ctx: McpContext, extra: ServerContext, paym
   }
   if (!ctx.askOverSession)
     throw refuse('a 2025-era request over HTTP has no way back to the person (connect over stdio, or with MCP 2026-07-28 and form elicitation)');
-  let answer: Awaited<ReturnType<ServerContext['mcpReq']['elicitInput']>>;
+  let answer: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
   try {
-    answer = await extra.mcpReq.elicitInput({ mode: 'form', ...question } as never);
+    // Sent as the request itself, not through elicitInput: that one requires `elicitation.form`, while
+    // a 2025 client's bare `elicitation: {}` means form too (the rule before modes); the SDK still
+    // refuses a client that declared no elicitation at all.
+    answer = await extra.mcpReq.send({ method: 'elicitation/create', params: { mode: 'form', ...question } });
   } catch (e) {
     throw refuse(`this client cannot ask the person (${(e as Error).message})`);
   }

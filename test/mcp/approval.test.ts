@@ -50,9 +50,9 @@ const clientAnswering = (mode: Mode, answer?: Answer) =>
       (() => (answer === 'accept' || answer === 'accept-unticked' ? { action: 'accept', content: { approve: answer === 'accept' } } : { action: answer })),
   );
 
-async function overStdio(mode: Mode, answer?: Answer, env: Record<string, string> = {}) {
-  const { client, asked } = clientAnswering(mode, answer);
-  await client.connect(
+/** Spawns svc-mcp (bin/svc-mcp.mjs) with the test's settings and `env`, and connects `client` to it over stdio. */
+const spawnFor = (client: Client, env: Record<string, string> = {}) =>
+  client.connect(
     new StdioClientTransport({
       command: process.execPath,
       args: [BIN],
@@ -60,6 +60,10 @@ async function overStdio(mode: Mode, answer?: Answer, env: Record<string, string
       stderr: 'ignore',
     }),
   );
+
+async function overStdio(mode: Mode, answer?: Answer, env: Record<string, string> = {}) {
+  const { client, asked } = clientAnswering(mode, answer);
+  await spawnFor(client, env);
   return { client, asked, close: () => client.close() };
 }
 
@@ -164,6 +168,20 @@ describe('the line itself', () => {
         await client.callTool({ name: 'quote', arguments: { tool: 'deploy_site', args: { appName: 'q', files: [{ path: 'index.html', content: 'x' }] } } })
       ).structuredContent as { quotes: { asksPerson: boolean }[] };
       expect(quote.quotes[0]!.asksPerson).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('a 2025 client declaring a bare elicitation capability (form, before modes) is asked over stdio', async () => {
+    const { client, asked } = answeringClient('approval-bare', LEGACY, () => ({ action: 'accept', content: { approve: true } }), {});
+    await spawnFor(client);
+    try {
+      const before = await balance();
+      const r = await createApp(client, unique('bare'));
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(asked).toHaveLength(1);
+      expect(before - (await balance())).toBe(PRICE);
     } finally {
       await client.close();
     }

@@ -82,8 +82,10 @@ export function answeringClient(
   name: string,
   versionNegotiation: { mode: 'legacy' | 'auto' | { pin: string } },
   answer?: (message: string) => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> },
+  /** The elicitation capability it declares when it answers: `{form: {}}`, or a bare `{}` (form, before modes). */
+  elicitation: Record<string, unknown> = { form: {} },
 ): { client: V2Client; asked: string[] } {
-  const client = new V2Client({ name, version: '1.0.0' }, { versionNegotiation, capabilities: answer ? { elicitation: { form: {} } } : {} } as never);
+  const client = new V2Client({ name, version: '1.0.0' }, { versionNegotiation, capabilities: answer ? { elicitation } : {} } as never);
   const asked: string[] = [];
   if (answer)
     client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
