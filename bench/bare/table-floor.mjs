@@ -6,8 +6,8 @@
 // same JSON before timing them.
 // BARE_DATABASE_URL, BARE_PORT, BARE_TABLE (the records table's id), BARE_COLUMNS (the dataset's
 // column table, quoted), BARE_CREATED (the dataset's creation time: its records' times).
-import { createServer } from 'node:http';
 import postgres from 'postgres';
+import { serveJson } from './serve.mjs';
 
 const sql = postgres(process.env.BARE_DATABASE_URL, { max: 10, onnotice: () => {} });
 const table = process.env.BARE_TABLE;
@@ -134,19 +134,4 @@ function compact(rows) {
   };
 }
 
-const server = createServer(async (req, res) => {
-  const handler = handlers[req.url];
-  if (!handler) {
-    res.writeHead(404).end();
-    return;
-  }
-  try {
-    const body = JSON.stringify(await handler());
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  } catch (e) {
-    res.writeHead(500, { 'content-type': 'text/plain' }).end(String(e));
-  }
-});
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.BARE_PORT), '127.0.0.1', () => process.stdout.write('listening\n'));
-process.on('SIGTERM', () => server.close(() => sql.end().then(() => process.exit(0))));
+serveJson(sql, handlers);
