@@ -45,6 +45,7 @@ export const PROCESS_SUITES = [
   'test/public/browser-isolation.test.ts',
   'test/e2e/svc-mcp-package.test.ts',
   'test/public/abuse-reports.test.ts',
+  'test/e2e/cli-data-folder.test.ts',
   'test/payments/anvil-orphan.test.ts',
 ];
 

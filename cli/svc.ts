@@ -81,6 +81,7 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
     if (!body.ok) throw new CliError(body.error?.message ?? `service answered ${res.status}`);
     return body.result;
   }
+  await checkDataFolder(config);
   // Loaded only when the service is not running: the CLI then opens the database itself, holding the
   // data folder's lock meanwhile (a `svc serve` started in between waits for nothing and refuses).
   const { lockDataDir, StartRefused } = await import('./data-dir-lock.js');
@@ -102,6 +103,42 @@ async function runOperation(config: Config, name: AdminOperationName, input: unk
   } finally {
     await runtime.close();
     lock.release();
+  }
+}
+
+/**
+ * Before the CLI opens a data folder itself (no service holds it): one that does not exist is refused
+ * rather than created with a new database (a CLI run without the service's SVC_DATA_DIR used to make
+ * `./.svc` and an account there, whose key the running service then called invalid); a service that
+ * answers on the configured port while not holding this folder is named, since its data is elsewhere.
+ */
+async function checkDataFolder(config: Config): Promise<void> {
+  if (config.databaseUrl) return;
+  const elsewhere = await serviceOnPort(config.port);
+  const there = elsewhere ? ` A service answers at ${elsewhere}, but it keeps its data in another folder: run this command with its SVC_DATA_DIR.` : '';
+  if (!fs.existsSync(config.dataDir)) {
+    throw new CliError(
+      `no data folder at ${config.dataDir} (SVC_DATA_DIR, default ./.svc of the current folder): no service has used it, and nothing was done.${there} ` +
+        `To start a service there: ${svcCommand('serve')}.`,
+    );
+  }
+  if (elsewhere) {
+    process.stderr.write(
+      `svc: note: the service at ${elsewhere} does not hold ${config.dataDir}: this command works on that folder's own database, not on that service's. To act on the service's data, run it with the service's SVC_DATA_DIR.\n`,
+    );
+  }
+}
+
+/** The loopback URL of a service answering /readyz on `port`, if one does (none for port 0). */
+async function serviceOnPort(port: number): Promise<string | undefined> {
+  if (!port) return undefined;
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+    await res.body?.cancel();
+    return res.status === 200 ? url : undefined;
+  } catch {
+    return undefined;
   }
 }
 

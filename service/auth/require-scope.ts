@@ -42,7 +42,13 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (found.status === 'revoked') throw refuse('credential has been revoked', 'invalid_token');
   if (found.status === 'expired') throw refuse('credential has expired', 'invalid_token');
   if (found.status === 'suspended') throw accountSuspended(found.reason);
-  if (found.status !== 'ok') throw refuse('invalid credential', 'invalid_token');
+  if (found.status !== 'ok')
+    throw refuse(
+      `invalid credential: ${deps.config.baseUrl} knows no such key or token. The usual causes: a key made by the CLI on another data folder ` +
+        '(SVC_DATA_DIR) or database (DATABASE_URL) than this service uses: make it again where the service runs, with its settings; ' +
+        'a key of another svc (another URL or port); a key cut short when copied. A revoked or expired key is named as such',
+      'invalid_token',
+    );
   assertAudience(found.principal, resource, (message) => refuse(message, 'invalid_token'));
   if (window && counted !== null) await enforceRateLimit(deps.db, window, counted);
   return found.principal;
