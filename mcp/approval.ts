@@ -29,6 +29,11 @@ export interface PaymentToApprove {
   what: string;
   /** The most it may sign, atomic USDC (a composite: its whole quoted total). */
   amount: bigint;
+  /**
+   * What the wallet would refuse anyway (caps, payee), checked before the person is asked: nobody is
+   * asked to approve a payment that cannot be made. A composite has checked its plan already.
+   */
+  precheck?: () => Promise<void>;
 }
 
 export type Approval =
@@ -43,6 +48,7 @@ const APPROVE = 'approve';
 export async function approvePayment(ctx: McpContext, extra: ServerContext, payment: PaymentToApprove): Promise<Approval> {
   const line = ctx.wallet.config.approvalAbove;
   if (line === undefined || payment.amount <= line) return { kind: 'approved', approved: undefined };
+  await payment.precheck?.();
   const question = await questionFor(ctx, payment);
   const refuse = (why: string, code: 'approval_required' | 'approval_declined' = 'approval_required') =>
     new WalletError(

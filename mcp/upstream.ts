@@ -27,7 +27,13 @@ function forward(ctx: McpContext, upstream: Upstream, tool: Tool): (args: Record
     guarded(async () => {
       const quote = action ? priceOf(ctx, action.name) : '0';
       // The most this call may sign: above the person's line, they are asked first (mcp/approval.ts).
-      const approval = await approvePayment(ctx, extra, { tool: tool.name, args, what: namedArguments(args), amount: usdcToAtomic(quote) });
+      const approval = await approvePayment(ctx, extra, {
+        tool: tool.name,
+        args,
+        what: namedArguments(args),
+        amount: usdcToAtomic(quote),
+        precheck: action ? () => ctx.wallet.precheck(action.name, quote) : undefined,
+      });
       if (approval.kind === 'ask') return approval.result as never;
       const { result, entry } = await callPaidTool(ctx.wallet, upstream.client, { name: tool.name, arguments: args, quote, approved: approval.approved });
       const out = result as CallToolResult;

@@ -144,7 +144,13 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           // The most this call may sign: above the person's line, they are asked first (mcp/approval.ts).
           const approval = ctx.hosted
             ? undefined
-            : await approvePayment(ctx, extra, { tool: name, args, what: namedArguments(rest), amount: usdcToAtomic(maxPrice ?? priceOf(ctx, action.name)) });
+            : await approvePayment(ctx, extra, {
+                tool: name,
+                args,
+                what: namedArguments(rest),
+                amount: usdcToAtomic(maxPrice ?? priceOf(ctx, action.name)),
+                precheck: () => ctx.wallet.precheck(action.name, maxPrice ?? priceOf(ctx, action.name)),
+              });
           if (approval?.kind === 'ask') return approval.result as never;
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, {
             maxPrice,

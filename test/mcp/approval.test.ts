@@ -187,6 +187,20 @@ describe('the line itself', () => {
     }
   }, 60_000);
 
+  it('a payment the caps refuse anyway is refused before the person is asked', async () => {
+    const { client, asked } = await overStdio(LEGACY, 'accept', { SVC_MAX_USDC_PER_CALL: '0.006' });
+    try {
+      const before = await balance();
+      const r = await createApp(client, unique('capped'));
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toContain('per-call cap');
+      expect(asked).toHaveLength(0);
+      expect(await balance()).toBe(before);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
   it('a 2025 client over stateless HTTP cannot be asked: refused, nothing signed', async () => {
     const { client, asked, close } = await overHttp(LEGACY, 'accept');
     try {
