@@ -3,7 +3,7 @@ import { toolNameOf } from '../shared/agent-api/catalogue.js';
 import { PAYMENT_HEADERS } from '../shared/agent-api/network.js';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import { assertWithinCaps, headroom, type LedgerEntry, type SpendTotals } from '../wallet/ledger.js';
-import { isWalletError } from '../wallet/errors.js';
+import { aboveApprovalLine, isWalletError } from '../wallet/errors.js';
 import { priceOf, type McpContext } from './context.js';
 import { describeFailure, readAnswer, type ServiceAnswer } from './service-answer.js';
 import { PaymentRequiredFailure, ToolFailure, X402_META } from './failures.js';
@@ -263,7 +263,7 @@ export async function quoteAmount(
     allowed: refusal === null,
     headroom: atomicToUsdc(h.next),
     refusal,
-    asksPerson: ctx.wallet.config.approvalAbove !== undefined && amount > ctx.wallet.config.approvalAbove,
+    asksPerson: aboveApprovalLine(ctx.wallet.config.approvalAbove, amount),
     walletConfigured: ctx.wallet.address !== null,
   };
 }

@@ -1,6 +1,6 @@
 import { type InputRequiredResult, PROTOCOL_VERSION_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
 import { atomicToUsdc } from '../shared/money.js';
-import { WalletError } from '../wallet/errors.js';
+import { aboveApprovalLine, WalletError } from '../wallet/errors.js';
 import { headroom } from '../wallet/ledger.js';
 import type { Question } from './ask-person.js';
 import type { McpContext } from './context.js';
@@ -47,7 +47,7 @@ const APPROVE = 'approve';
 
 export async function approvePayment(ctx: McpContext, extra: ServerContext, payment: PaymentToApprove): Promise<Approval> {
   const line = ctx.wallet.config.approvalAbove;
-  if (line === undefined || payment.amount <= line) return { kind: 'approved', approved: undefined };
+  if (line === undefined || !aboveApprovalLine(line, payment.amount)) return { kind: 'approved', approved: undefined };
   await payment.precheck?.();
   const question = await questionFor(ctx, payment);
   const refuse = (why: string, code: 'approval_required' | 'approval_declined' = 'approval_required') =>

@@ -48,17 +48,20 @@ export function isWalletError(e: unknown): e is WalletError {
   return e instanceof WalletError;
 }
 
+/** Whether a payment of `amount` is above the person's approval line (SVC_APPROVAL_ABOVE; unset: never). */
+export const aboveApprovalLine = (approvalAbove: bigint | undefined, amount: bigint): boolean => approvalAbove !== undefined && amount > approvalAbove;
+
 /**
  * The person's approval line (SVC_APPROVAL_ABOVE): a payment above it is signed only when the person
  * approved at least its amount (`approved`, asked by svc-mcp: mcp/approval.ts). Checked by the wallet
  * itself before anything is signed, so a path that forgot to ask is refused, not paid.
  */
 export function assertApproved(approvalAbove: bigint | undefined, action: string, amount: bigint, approved: bigint | undefined): void {
-  if (approvalAbove === undefined || amount <= approvalAbove || (approved !== undefined && amount <= approved)) return;
+  if (!aboveApprovalLine(approvalAbove, amount) || (approved !== undefined && amount <= approved)) return;
   throw new WalletError(
     'approval_required',
-    `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: payments above ${atomicToUsdc(approvalAbove)} USDC need the person's approval (SVC_APPROVAL_ABOVE, their setting: no tool argument, token or retry changes it), and it was not given. Nothing was signed or paid.`,
+    `Refused to pay ${atomicToUsdc(amount)} USDC for ${action}: payments above ${atomicToUsdc(approvalAbove!)} USDC need the person's approval (SVC_APPROVAL_ABOVE, their setting: no tool argument, token or retry changes it), and it was not given. Nothing was signed or paid.`,
     'none',
-    { approvalAbove: atomicToUsdc(approvalAbove), price: atomicToUsdc(amount) },
+    { approvalAbove: atomicToUsdc(approvalAbove!), price: atomicToUsdc(amount) },
   );
 }

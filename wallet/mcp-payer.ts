@@ -1,7 +1,7 @@
 import { getAddress } from 'viem';
 import { atomicToUsdc, usdcToAtomic } from '../shared/money.js';
 import { assertApproved, WalletError, noWalletToPay } from './errors.js';
-import { assertWithinCaps, type LedgerEntry } from './ledger.js';
+import type { LedgerEntry } from './ledger.js';
 import type { PaymentTerms } from './terms.js';
 import { matchesTerms, type Wallet } from './wallet.js';
 
@@ -97,15 +97,8 @@ export async function callPaidTool(wallet: Wallet, client: McpToolCaller, call: 
       { quoted: call.quote, price: atomicToUsdc(amount) },
     );
   if (!wallet.address) throw noWalletToPay(call.name, atomicToUsdc(amount));
-  if (amount > 0n) {
-    try {
-      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name, { tool: call.name });
-    } catch (e) {
-      // Payments whose answer never came may be known by now (charged, or expired unused): ask, then check again.
-      if (!(await wallet.resolvePending()).resolved) throw e;
-      assertWithinCaps(amount, await wallet.ledger.totals(), wallet.config.caps, call.name, { tool: call.name });
-    }
-  }
+  // The caps, as for a payment over HTTP (pending payments resolved on the chain before refusing).
+  await wallet.precheck(call.name, atomicToUsdc(amount), call.name);
 
   // Reserve (atomic with the cap check, across processes) before the signature leaves.
   const entry =

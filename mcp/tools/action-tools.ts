@@ -142,14 +142,15 @@ export function registerActionTools(server: McpServer, ctx: McpContext): void {
           }
           const hasBody = action.method === 'POST' || action.method === 'PATCH';
           // The most this call may sign: above the person's line, they are asked first (mcp/approval.ts).
+          const quote = maxPrice ?? priceOf(ctx, action.name);
           const approval = ctx.hosted
             ? undefined
             : await approvePayment(ctx, extra, {
                 tool: name,
                 args,
                 what: namedArguments(rest),
-                amount: usdcToAtomic(maxPrice ?? priceOf(ctx, action.name)),
-                precheck: () => ctx.wallet.precheck(action.name, maxPrice ?? priceOf(ctx, action.name)),
+                amount: usdcToAtomic(quote),
+                precheck: () => ctx.wallet.precheck(action.name, quote),
               });
           if (approval?.kind === 'ask') return approval.result as never;
           const result = await callAction(ctx, action, params, hasBody ? body : undefined, {
