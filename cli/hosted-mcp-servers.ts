@@ -4,6 +4,7 @@ import { PersonAsker, type UsedRequestStates } from '../mcp/ask-person.js';
 import { loadMcpConfig } from '../mcp/config.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
 import { siwxNonces } from '../service/db/schema/index.js';
+import { taskStoreInDb } from '../service/mcp-tasks/task-store.js';
 import type { HostedCaller, McpContext } from '../mcp/context.js';
 import { buildMcpServer, createMcpContext } from '../mcp/server.js';
 import { McpServerPool } from '../mcp/stateless.js';
@@ -89,7 +90,7 @@ export class HostedMcp {
     return pool.handle(c.req.raw, (server) => Object.assign(this.#contexts.get(server)!, { fetch: forward, hosted }));
   }
 
-  /** What every caller's servers share: prices, and the asker that confirms destructive tools (mcp/ask-person.ts). */
+  /** What every caller's servers share: prices, the asker that confirms destructive tools (mcp/ask-person.ts), where tasks are kept. */
   async #sharedContext(): Promise<McpContext> {
     const ctx = await createMcpContext(loadMcpConfig({ SVC_URL: this.#deps.config.baseUrl }), { fetch: this.#inProcess });
     const db = this.#deps.db;
@@ -106,7 +107,8 @@ export class HostedMcp {
         return claimed.length === 1;
       },
     };
-    return { ...ctx, askPerson: new PersonAsker({ key, used }) };
+    // Tasks in the database: any node answers for a task another node runs (mcp/tasks/extension.ts).
+    return { ...ctx, askPerson: new PersonAsker({ key, used }), tasks: { store: taskStoreInDb(db) } };
   }
 
   /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */

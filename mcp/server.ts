@@ -12,6 +12,8 @@ import { addTool, addUnavailableTool, hasTool, installCompactToolList, installTo
 import { PersonAsker, usedStatesInMemory } from './ask-person.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { installX402Bindings, X402_EXTENSION_CAPABILITY } from './x402-bindings.js';
+import { installTasks, ownerOfCredential, TASKS_EXTENSION_CAPABILITY } from './tasks/extension.js';
+import { tasksInMemory } from './tasks/store.js';
 import { registerResources } from './resources.js';
 import { accountToolListed, composesForAccount, registerAccountTools } from './tools/account-tools.js';
 import { registerActionTools } from './tools/action-tools.js';
@@ -57,6 +59,8 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     // One process answers its own questions (stdio, or its HTTP port): a key of its own and its memory
     // of used states are enough; the hosted endpoint replaces it with one every node shares.
     askPerson: new PersonAsker({ key: randomBytes(32), used: usedStatesInMemory() }),
+    // Its tasks too: the process that runs a task is the one its client polls.
+    tasks: { store: tasksInMemory() },
   };
   ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
     for (const [action, price] of prices) ctx.prices.set(action, price);
@@ -160,8 +164,11 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
       capabilities: {
         tools: { listChanged: ctx.toolsets.dynamic },
         resources: {},
-        // A hosted endpoint asks the caller's wallet to pay: it speaks the x402 extension binding too.
-        ...(ctx.hosted ? { extensions: X402_EXTENSION_CAPABILITY } : {}),
+        extensions: {
+          // A hosted endpoint asks the caller's wallet to pay: it speaks the x402 extension binding too.
+          ...(ctx.hosted ? X402_EXTENSION_CAPABILITY : {}),
+          ...(tasksOf(ctx) ? TASKS_EXTENSION_CAPABILITY : {}),
+        },
       },
       instructions: instructionsFor(ctx),
       cacheHints: { 'tools/list': toolListCacheHint(ctx) },
@@ -195,5 +202,17 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
   installCompactToolList(server, ctx.ready, options.views);
   installToolCallHints(server, { readOnly: ctx.config.readOnly });
   if (ctx.hosted) installX402Bindings(server, ctx);
+  const tasks = tasksOf(ctx);
+  if (tasks) installTasks(server, { ...tasks, owner: () => (ctx.hosted ? ownerOfCredential(ctx.hosted.credential!) : 'local') });
   return server;
+}
+
+/**
+ * Where this server's tasks are kept, when it has any: svc-mcp always; a hosted endpoint for a
+ * signed-in caller (a task belongs to its credential; a wallet's calls on /mcp/x402 are paid in the
+ * call, and its payment's verification and settlement belong to that request, so they never become tasks).
+ */
+function tasksOf(ctx: McpContext): McpContext['tasks'] {
+  if (ctx.hosted && !ctx.hosted.credential) return undefined;
+  return ctx.tasks;
 }

@@ -15,6 +15,7 @@ import {
   type Transport,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { runsDetachedWork } from './tasks/extension.js';
 import { inTraceOf } from './trace-context.js';
 
 /** The SDK's own limit on a batch (server/requestBody.js), kept so both paths refuse the same POSTs. */
@@ -79,7 +80,9 @@ export class McpServerPool {
    */
   #modernServer(): McpServer {
     if (!this.reuse) return this.build();
-    for (let server = this.modernIdle.pop(); server; server = this.modernIdle.pop()) if (server.server.transport === undefined) return server;
+    // A server whose task still runs is never given to another request (its context holds its caller).
+    for (let server = this.modernIdle.pop(); server; server = this.modernIdle.pop())
+      if (server.server.transport === undefined && !runsDetachedWork(server)) return server;
     const server = this.build();
     // The entry chains its own close handler in front of this one for each exchange.
     server.server.onclose = () => {

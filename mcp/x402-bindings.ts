@@ -1,5 +1,6 @@
-import { CLIENT_CAPABILITIES_META_KEY, type CallToolResult, type McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import type { McpContext } from './context.js';
+import { advertisesExtension } from './extensions.js';
 import { X402_META } from './failures.js';
 import type { RequestHandler } from './register.js';
 import { paymentRequiredOf } from './results.js';
@@ -27,12 +28,6 @@ export const X402_EXTENSION = 'org.x402/payment';
 /** What a paying face adds to its capabilities (listed in `server/discover`). */
 export const X402_EXTENSION_CAPABILITY = { [X402_EXTENSION]: {} } as const;
 
-/** Whether this request advertised the extension binding (a 2026 envelope naming it; a 2025 request never does). */
-export function advertisesX402Extension(extra: unknown): boolean {
-  const envelope = (extra as { mcpReq?: { envelope?: Record<string, { extensions?: Record<string, unknown> } | undefined> } } | undefined)?.mcpReq?.envelope;
-  return envelope?.[CLIENT_CAPABILITIES_META_KEY]?.extensions?.[X402_EXTENSION] !== undefined;
-}
-
 export function installX402Bindings(server: McpServer, ctx: McpContext): void {
   // The SDK keeps its tools/call handler in Protocol's handler map (see installToolCallHints).
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
@@ -42,7 +37,7 @@ export function installX402Bindings(server: McpServer, ctx: McpContext): void {
     const result = (await inner(request, extra)) as CallToolResult;
     const required = paymentRequiredOf(result);
     if (!required) return result;
-    if (advertisesX402Extension(extra)) {
+    if (advertisesExtension(extra, X402_EXTENSION)) {
       const settled = result._meta?.[X402_META.paymentResponse];
       return { resultType: 'payment_required', paymentRequired: required, ...(settled ? { _meta: { [X402_META.paymentResponse]: settled } } : {}) };
     }

@@ -11,6 +11,7 @@ import { ToolFailure, guarded, okResult } from '../results.js';
 import { madeTableNextStep, type MadeTable } from '../table-next-step.js';
 import { describeFailure, readAnswer, type ServiceAnswer, type ServiceFailure } from '../service-answer.js';
 import { answerInToolWords, asToolArgSchema } from '../vocabulary.js';
+import { continueAsTask } from '../tasks/extension.js';
 
 /** Tool argument ↔ Account API field, in the tools' vocabulary (mcp/vocabulary.ts). */
 const ARG_OF: Record<string, string> = { siteId: 'appId' };
@@ -391,6 +392,12 @@ const CONFIRMED: Record<string, (ctx: McpContext, args: Record<string, unknown>)
   },
 };
 
+/** The Account API tools whose call may become a task, and what the task says it does. */
+const RUNS_LONG: Record<string, string> = {
+  account_create_dataset: 'converting the data file into a dataset',
+  account_publish_app: 'publishing the app',
+};
+
 /** The form of a confirmation: one box the person ticks (accepting with it unticked is declining). */
 const CONFIRM_FORM = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const, title: 'Yes, do it' } }, required: ['confirm'] };
 
@@ -445,6 +452,8 @@ export function registerAccountTools(server: McpServer, ctx: McpContext): void {
                 `${op.tool}: the person ${asked.kind === 'declined' ? 'declined' : 'did not answer'}. Nothing was done.`,
               );
           }
+          // A conversion or a publish of many files may take a while: the call may run as a task (mcp/tasks/extension.ts).
+          if (RUNS_LONG[op.tool]) await continueAsTask(RUNS_LONG[op.tool]!);
           const { body, summary } = await callOperation(ctx, op, args);
           return okResult(body, summary);
         }),

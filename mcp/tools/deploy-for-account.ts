@@ -9,6 +9,7 @@ import type { DeployFile, DeployInput } from './deploy-files.js';
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, Progress } from './paid-steps.js';
 import { putBytes, putInTurns } from './upload-put.js';
+import { continueAsTask } from '../tasks/extension.js';
 
 /** A file as the Account API takes it inline, and the bytes of JSON it takes there. */
 function inlineFile(f: DeployFile): { file: InlineFile; size: number } {
@@ -74,6 +75,8 @@ export async function deployForAccount(
         : ' No file was changed.';
     return new ToolFailure(`deploy_site stopped: ${e.message}${after}`);
   };
+  // Checked: the rest may run as a task (mcp/tasks/extension.ts).
+  await continueAsTask(`deploying ${files.length} file${files.length === 1 ? '' : 's'} for the account`);
   try {
     for (const [i, batch] of batches.entries()) {
       if (!batch.length && !(newApp && i === 0)) continue; // an update made only of large files

@@ -13,6 +13,7 @@ import { deployForAccount } from './deploy-for-account.js';
 import { AccountDeployArgs, DeployArgs, type DeployFile, type DeployInput, deployFiles } from './deploy-files.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 import { putBytes, putInTurns } from './upload-put.js';
+import { continueAsTask, TaskCancelled } from '../tasks/extension.js';
 
 /**
  * The paid steps a deploy makes and their total, from the same arguments deploy_site takes (the
@@ -138,6 +139,12 @@ class DeployRun {
     await this.#progress.report('published');
   }
 
+  /** The task's cancellation, with what this deploy paid and left behind. */
+  cancelled(e: TaskCancelled): ToolFailure {
+    const app = this.#created ? ` App ${this.appId}${this.appName ? ` (${this.appName})` : ''} exists; deploy_site with appId finishes it.` : '';
+    return new ToolFailure(`${e.message} Paid in this deploy: ${this.#paid.paidSoFar()} USDC.${app}`);
+  }
+
   result(): CallToolResult {
     const { files } = this.#plan;
     const paid = this.#paid.paidSoFar();
@@ -201,9 +208,15 @@ export function registerDeploySite(server: McpServer, ctx: McpContext): void {
         const approval = await approvePayment(ctx, extra, { tool: 'deploy_site', args, what, amount: plan.planned });
         if (approval.kind === 'ask') return approval.result as never;
         const run = new DeployRun(ctx, plan, args.appId, extra, approval.approved);
-        if (!run.appId) await run.createApp(args);
-        for (const batch of plan.batches) await run.uploadBatch(batch);
-        await run.publish();
+        // Asked and checked: the rest may run as a task (mcp/tasks/extension.ts).
+        await continueAsTask(`deploying ${plan.files.length} file${plan.files.length === 1 ? '' : 's'} (${plan.plan.length} payments)`);
+        try {
+          if (!run.appId) await run.createApp(args);
+          for (const batch of plan.batches) await run.uploadBatch(batch);
+          await run.publish();
+        } catch (e) {
+          throw e instanceof TaskCancelled ? run.cancelled(e) : e;
+        }
         return run.result();
       })) as never,
   );

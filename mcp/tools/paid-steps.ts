@@ -5,6 +5,7 @@ import { atomicToUsdc, usdcToAtomic } from '../../shared/money.js';
 import { assertWithinCaps, type SpendTotals } from '../../wallet/ledger.js';
 import { callAction, NOTHING_PAID, type PaymentInfo } from '../agent-call.js';
 import { priceOf, type McpContext } from '../context.js';
+import { currentTask } from '../tasks/extension.js';
 
 /**
  * What the tools that make several payments in one call (deploy_site, upload_dataset) share: the plan
@@ -33,7 +34,11 @@ export function assertPlanWithinCaps(ctx: McpContext, tool: string, plan: AgentA
   for (const a of plan) assertWithinCaps(usdcToAtomic(priceOf(ctx, a.name)), { session: 0n, day: 0n, total: 0n }, caps, a.name);
 }
 
-/** Progress notifications, sent when the client asked for them (a progressToken); `total` may grow once the work is known. */
+/**
+ * Progress: notifications, sent when the client asked for them (a progressToken); or, once the call
+ * became a task (mcp/tasks/extension.ts), the task's status message, where a cancellation stops the
+ * work before its next step. `total` may grow once the work is known.
+ */
 export class Progress {
   total: number;
   #done = 0;
@@ -46,6 +51,8 @@ export class Progress {
 
   async report(message: string): Promise<void> {
     this.#done++;
+    const task = currentTask();
+    if (task) return task.progress(`${this.#done} of ${this.total}: ${message}`);
     const progressToken = this.#extra.mcpReq._meta?.progressToken;
     if (progressToken === undefined) return;
     await this.#extra.mcpReq

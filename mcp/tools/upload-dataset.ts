@@ -13,6 +13,7 @@ import { callAccountTool, composesForAccount, postToAccountApi } from './account
 import { inlineContent, jsonSize, REQUEST_BUDGET } from './inline-content.js';
 import { type Extra, PaidSteps, Progress, action, assertPlanFits, planTotal } from './paid-steps.js';
 import { putBytes } from './upload-put.js';
+import { continueAsTask, TaskCancelled } from '../tasks/extension.js';
 import { APP_ID_DESCRIPTION, answerInToolWords } from '../vocabulary.js';
 
 interface UploadUrlAnswer {
@@ -156,10 +157,17 @@ class DatasetUpload {
 
   /** The whole upload: URL, the bytes (one PUT or every part, then the completion), the conversion. */
   async run(): Promise<CallToolResult> {
-    const up = await this.#uploadUrl();
-    if (up.strategy === 'single') await this.#uploadSingle(up);
-    else await this.#uploadParts(up);
-    return this.#convert(up);
+    // Asked and checked: the rest may run as a task (mcp/tasks/extension.ts).
+    await continueAsTask(`uploading ${this.#source.fileName} (${this.#source.size.toLocaleString('en')} bytes) and converting it`);
+    try {
+      const up = await this.#uploadUrl();
+      if (up.strategy === 'single') await this.#uploadSingle(up);
+      else await this.#uploadParts(up);
+      return await this.#convert(up);
+    } catch (e) {
+      // A cancelled task says what it cost so far, as any other stop does.
+      throw e instanceof TaskCancelled ? new ToolFailure(this.#stopped(e.message)) : e;
+    }
   }
 
   async #uploadUrl(): Promise<UploadUrlAnswer> {
@@ -237,6 +245,7 @@ async function uploadForAccount(ctx: McpContext, args: UploadInput, extra: Extra
   // A file larger than the budget is not read whole; base64 grows a binary one by a third.
   const inline = source.size <= REQUEST_BUDGET ? inlineContent(source.readRange(0, source.size)) : undefined;
   if (!inline || jsonSize(inline) > REQUEST_BUDGET) return new DatasetUpload(ctx, args, source, accountMaker(ctx, args.appId), extra).run();
+  await continueAsTask(`converting ${source.fileName} (${source.size.toLocaleString('en')} bytes)`);
   const { name, slug, replaceExisting, sheet } = args;
   const answer = await callAccountTool(ctx, 'account_create_dataset', {
     appId: args.appId,

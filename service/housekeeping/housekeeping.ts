@@ -2,6 +2,7 @@ import { pruneExpiredSessions } from '../dashboard/session.js';
 import { pruneAbandonedUploads } from '../datasets/uploads.js';
 import { claimLease } from '../db/settings.js';
 import type { Deps } from '../deps.js';
+import { pruneExpiredTasks } from '../mcp-tasks/task-store.js';
 import { pruneOAuthRecords } from '../oauth/tokens.js';
 import { pruneAnsweredPayments } from '../payments/payment-store.js';
 import { pruneSiwxNonces } from '../payments/sign-in-with-x.js';
@@ -28,14 +29,15 @@ export interface HousekeepingReport {
   signInNonces: number;
   uploads: number;
   versions: number;
+  mcpTasks: number;
   orphanBlobs: number;
 }
 
 /**
  * Forgets what has outlived its use: expired dashboard sessions, OAuth codes and tokens, revoked
  * grants, publish requestIds and answered payments past their replay window, Sign-In-With-X nonces
- * past their proofs' expiry, abandoned data-file uploads, site versions past their retention, and
- * blobs nothing references. Every step is idempotent, so two nodes running it at once
+ * past their proofs' expiry, abandoned data-file uploads, site versions past their retention, MCP
+ * tasks past their time to live, and blobs nothing references. Every step is idempotent, so two nodes running it at once
  * would only repeat work; the lease (one settings row) keeps it to one node per run anyway.
  * Returns null when another node holds the lease.
  */
@@ -52,6 +54,7 @@ export async function runHousekeeping(deps: Deps, options: { force?: boolean } =
     uploads: await pruneAbandonedUploads(deps, now),
     // Before the sweep: the blobs only the pruned versions named go with it.
     versions: await pruneVersions(deps, now),
+    mcpTasks: await pruneExpiredTasks(deps.db, now),
     // Last: the uploads pruned above leave their blobs to it when a delete failed.
     orphanBlobs: await deleteOrphanBlobs(deps, now),
   };

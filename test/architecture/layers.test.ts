@@ -78,7 +78,7 @@ const SERVICE_ROWS: readonly (readonly string[])[] = [
   ['kernel'],
   ['db'],
   ['http'],
-  ['accounts', 'payments', 'storage', 'metrics', 'cdn'],
+  ['accounts', 'payments', 'storage', 'metrics', 'cdn', 'mcp-tasks'],
   ['agent', 'auth'],
   ['sites', 'functions', 'oauth'],
   ['tables'],
@@ -88,7 +88,7 @@ const SERVICE_ROWS: readonly (readonly string[])[] = [
   ['operator'],
   ['admin', 'housekeeping', 'discovery'],
 ];
-const LEAVES = ['kernel', 'db', 'http', 'accounts', 'payments', 'storage', 'metrics', 'cdn'];
+const LEAVES = ['kernel', 'db', 'http', 'accounts', 'payments', 'storage', 'metrics', 'cdn', 'mcp-tasks'];
 const rowOf = (folder: string) => SERVICE_ROWS.findIndex((row) => row.includes(folder));
 const serviceFolderOf = (rel: string) => {
   const parts = rel.split(path.sep);

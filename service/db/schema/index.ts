@@ -12,3 +12,4 @@ export * from './operator.js';
 export * from './site-versions.js';
 export * from './counters.js';
 export * from './cdn.js';
+export * from './mcp-tasks.js';

@@ -1,0 +1,270 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountHostedMcp } from '../../cli/hosted-mcp.js';
+import { loadMcpConfig } from '../../mcp/config.js';
+import { startMcpHttp } from '../../mcp/http.js';
+import { createMcpContext } from '../../mcp/server.js';
+import { ownerOfCredential, TASK_TTL_MS } from '../../mcp/tasks/extension.js';
+import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+// The MCP Tasks extension (io.modelcontextprotocol/tasks, MCP 2026-07-28) on the faces that have long
+// tools: svc-mcp (tasks in its process) and the hosted /mcp (tasks in the service's database), spoken
+// on the wire as a client that advertises the extension per request does.
+
+const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+let h: Harness;
+let key: string;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-tasks-'));
+
+beforeAll(async () => {
+  h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  key = (await h.account()).key;
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+type Rpc = { result?: Record<string, unknown> & { _meta?: Record<string, unknown> }; error?: { code: number; message: string; data?: unknown } };
+
+/** One 2026-07-28 request over streamable HTTP, as the spec frames it (envelope, standard headers). */
+async function rpc2026(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { capabilities?: Record<string, unknown>; key?: string } = {},
+): Promise<Rpc> {
+  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': String(name) } : {}),
+      ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? TASKS,
+          'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  // A streamed answer (SSE) carries the response as its last data line.
+  const json = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .pop()!
+        .slice(6)
+    : text;
+  return JSON.parse(json) as Rpc;
+}
+
+/** Polls tasks/get until the task ends (as a client honouring pollIntervalMs would, but quicker); every status seen, in order. */
+async function settle(url: string, taskId: string, options: { key?: string } = {}): Promise<{ last: Record<string, unknown>; seen: string[] }> {
+  const seen: string[] = [];
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { result, error } = await rpc2026(url, 'tasks/get', { taskId }, options);
+    if (error) throw new Error(`tasks/get: ${error.code} ${error.message}`);
+    seen.push(String(result!.status));
+    if (['completed', 'failed', 'cancelled'].includes(String(result!.status))) return { last: result!, seen };
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${String(result!.status)} after 60 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const textOf = (r: unknown) => ((r as { content?: { type: string; text?: string }[] }).content ?? []).map((c) => c.text ?? '').join('\n');
+
+/** svc-mcp with the account's key and no wallet (deploy_site and upload_dataset for the account), over streamable HTTP, in process. */
+async function svcMcpHttp(fetchImpl?: typeof fetch) {
+  const ctx = await createMcpContext(
+    loadMcpConfig({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'), SVC_TABLE_KEYS_FILE: 'off' }),
+    { fetch: fetchImpl },
+  );
+  await ctx.ready;
+  return startMcpHttp(ctx, 0);
+}
+
+describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
+  let mcp: Awaited<ReturnType<typeof svcMcpHttp>>;
+  beforeAll(async () => {
+    mcp = await svcMcpHttp();
+  });
+  afterAll(() => mcp?.close());
+
+  it('server/discover lists the extension', async () => {
+    const { result } = await rpc2026(mcp.url, 'server/discover', {});
+    expect((result!.capabilities as { extensions?: Record<string, unknown> }).extensions).toHaveProperty(['io.modelcontextprotocol/tasks']);
+  });
+
+  it('deploy_site answers with a task; tasks/get follows it to the deployed site', async () => {
+    const files = Array.from({ length: 5 }, (_, i) => ({ path: `page-${i}.html`, content: `<p>page ${i}</p>` }));
+    const { result } = await rpc2026(mcp.url, 'tools/call', {
+      name: 'deploy_site',
+      arguments: { appName: 'tasks-deploy', files: [{ path: 'index.html', content: '<h1>as a task</h1>' }, ...files] },
+    });
+    expect(result).toMatchObject({ resultType: 'task', status: 'working', ttlMs: TASK_TTL_MS, pollIntervalMs: expect.any(Number) });
+    expect(String(result!.statusMessage)).toMatch(/deploying 6 files/);
+    expect(String(result!.taskId)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const { last } = await settle(mcp.url, String(result!.taskId));
+    expect(last).toMatchObject({ resultType: 'complete', status: 'completed', taskId: result!.taskId });
+    expect(last).not.toHaveProperty('pollIntervalMs');
+    const done = last.result as { structuredContent: { pathUrl: string; files: number }; isError?: boolean };
+    expect(done.isError, textOf(done)).toBeFalsy();
+    expect(done.structuredContent.files).toBe(6);
+    const page = await fetch(done.structuredContent.pathUrl);
+    expect(await page.text()).toContain('as a task');
+  });
+
+  it('without the extension advertised, the same call answers in the call, as before', async () => {
+    const { result } = await rpc2026(
+      mcp.url,
+      'tools/call',
+      { name: 'deploy_site', arguments: { appName: 'tasks-no-ext', files: [{ path: 'index.html', content: '<h1>direct</h1>' }] } },
+      { capabilities: {} },
+    );
+    expect(result).toMatchObject({ resultType: 'complete' });
+    expect(result).not.toHaveProperty('taskId');
+    expect((result as { structuredContent?: { files?: number } }).structuredContent?.files).toBe(1);
+  });
+
+  it('upload_dataset answers with a task whose result is the dataset', async () => {
+    const csv = ['name,qty', ...Array.from({ length: 200 }, (_, i) => `item ${i},${i}`)].join('\n');
+    const app = await rpc2026(mcp.url, 'tools/call', {
+      name: 'deploy_site',
+      arguments: { appName: 'tasks-data', files: [{ path: 'index.html', content: '<h1>data</h1>' }] },
+    });
+    const appId = ((await settle(mcp.url, String(app.result!.taskId))).last.result as { structuredContent: { appId: string } }).structuredContent.appId;
+    const { result } = await rpc2026(mcp.url, 'tools/call', { name: 'upload_dataset', arguments: { appId, fileName: 'items.csv', content: csv } });
+    expect(result).toMatchObject({ resultType: 'task', status: 'working' });
+    const { last } = await settle(mcp.url, String(result!.taskId));
+    const done = last.result as { structuredContent: { dataset: { pathUrl: string } } };
+    const rows = (await (await fetch(`${done.structuredContent.dataset.pathUrl}?limit=1&sortField=qty&sortDir=desc`)).json()) as {
+      records: { fields: { qty: number } }[];
+    };
+    expect(rows.records[0]!.fields.qty).toBe(199);
+  });
+
+  it('tasks/get: an unknown id is invalid params; a request without the extension is told the capability it lacks', async () => {
+    const unknown = await rpc2026(mcp.url, 'tasks/get', { taskId: 'no-such-task' });
+    expect(unknown.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
+    const without = await rpc2026(mcp.url, 'tasks/get', { taskId: 'no-such-task' }, { capabilities: {} });
+    expect(without.error).toMatchObject({ code: -32021, data: { requiredCapabilities: TASKS } });
+  });
+});
+
+describe('svc-mcp: cancelling a task stops it between steps', () => {
+  it('a cancel while the first request is under way: that request finishes, no other is made, the task says where it stopped', async () => {
+    // The service's answers to the deploy's writes are held until the test lets each go.
+    const writes: string[] = [];
+    let release!: () => void;
+    let firstWrite!: () => void;
+    const firstWriteSeen = new Promise<void>((r) => (firstWrite = r));
+    const released = new Promise<void>((r) => (release = r));
+    const held: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (init?.method === 'POST' && url.includes('/api/v1/')) {
+        writes.push(new URL(url).pathname);
+        firstWrite();
+        await released;
+      }
+      return fetch(input, init);
+    };
+    const mcp = await svcMcpHttp(held);
+    try {
+      // Three requests' worth: each file is most of one Account API request.
+      const big = (i: number) => ({ path: `big-${i}.txt`, content: `${i}`.repeat(700_000) });
+      const { result } = await rpc2026(mcp.url, 'tools/call', {
+        name: 'deploy_site',
+        arguments: { appName: 'tasks-cancel', files: [{ path: 'index.html', content: '<h1>cancel me</h1>' }, big(1), big(2), big(3)] },
+      });
+      expect(result).toMatchObject({ resultType: 'task', status: 'working' });
+      const taskId = String(result!.taskId);
+      await firstWriteSeen;
+      const cancel = await rpc2026(mcp.url, 'tasks/cancel', { taskId });
+      expect(cancel.result).toMatchObject({ resultType: 'complete' });
+      release();
+      const { last } = await settle(mcp.url, taskId);
+      expect(last).toMatchObject({ status: 'cancelled' });
+      expect(String(last.statusMessage)).toMatch(
+        /^deploy_site stopped: Cancelled by the client; the last step done: 1 of \d+: sent \d files\. .*App tasks-cancel exists/,
+      );
+      expect(writes).toEqual(['/api/v1/sites']);
+      // Cancelling again, once it has ended, is acknowledged and changes nothing.
+      expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+      expect((await rpc2026(mcp.url, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
+    } finally {
+      release();
+      await mcp.close();
+    }
+  });
+});
+
+describe('hosted /mcp: tasks in the database, bound to the credential', () => {
+  const mcpUrl = () => `${h.url}/mcp?toolsets=default,datasets`;
+
+  it('account_create_dataset runs as a task; another credential cannot see it', async () => {
+    const publish = await h.fetch('/api/v1/sites', { key, method: 'POST', json: { html: '<h1>hosted tasks</h1>', requestId: `t-${Date.now()}` } });
+    const appId = ((await publish.json()) as { site: { id: string } }).site.id;
+    const csv = ['city,pop', 'Lyon,522000', 'Nantes,320000'].join('\n');
+    const { result, error } = await rpc2026(
+      mcpUrl(),
+      'tools/call',
+      { name: 'account_create_dataset', arguments: { appId, fileName: 'cities.csv', content: csv } },
+      { key },
+    );
+    expect(error).toBeUndefined();
+    expect(result).toMatchObject({ resultType: 'task', status: 'working', statusMessage: 'converting the data file into a dataset' });
+    const taskId = String(result!.taskId);
+    const { last } = await settle(mcpUrl(), taskId, { key });
+    expect(last.status).toBe('completed');
+    expect(JSON.stringify(last.result)).toContain('cities');
+    // Stored for this credential only: another account's key is told it does not exist.
+    const other = (await h.account()).key;
+    const theirs = await rpc2026(mcpUrl(), 'tasks/get', { taskId }, { key: other });
+    expect(theirs.error).toMatchObject({ code: -32602 });
+    expect((await rpc2026(mcpUrl(), 'tasks/cancel', { taskId }, { key: other })).error).toMatchObject({ code: -32602 });
+  });
+
+  it('a task whose node stopped renewing its lease is answered as failed', async () => {
+    // A task left working by a node that died: its lease lapsed a second ago.
+    const store = taskStoreInDb(h.deps.db);
+    const now = new Date();
+    await store.create(
+      {
+        taskId: 'lapsed-task-of-a-dead-node',
+        owner: ownerOfCredential(key),
+        tool: 'account_create_dataset',
+        statusMessage: 'converting',
+        ttlMs: TASK_TTL_MS,
+        leaseUntil: new Date(now.getTime() - 1000),
+      },
+      new Date(now.getTime() - 60_000),
+    );
+    const { result } = await rpc2026(mcpUrl(), 'tasks/get', { taskId: 'lapsed-task-of-a-dead-node' }, { key });
+    expect(result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/stopped before it finished/) } });
+  });
+
+  it('/mcp/x402 (a wallet, paid in the call) offers no tasks', async () => {
+    const { result } = await rpc2026(`${h.url}/mcp/x402`, 'server/discover', {});
+    const extensions = (result!.capabilities as { extensions?: Record<string, unknown> }).extensions ?? {};
+    expect(extensions).toHaveProperty(['org.x402/payment']);
+    expect(extensions).not.toHaveProperty(['io.modelcontextprotocol/tasks']);
+  });
+});
