@@ -47,6 +47,8 @@ export const PROCESS_SUITES = [
   'test/public/abuse-reports.test.ts',
   'test/e2e/cli-data-folder.test.ts',
   'test/payments/anvil-orphan.test.ts',
+  'test/e2e/mcp-tasks-nodes.test.ts',
+  'test/mcp/tasks-stdio.test.ts',
 ];
 
 /**

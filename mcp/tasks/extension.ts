@@ -221,7 +221,8 @@ const LAPSED: Extract<TaskOutcome, { status: 'failed' }> = {
 function outcomeOf(task: RunningTask, result: CallToolResult): TaskOutcome {
   // The work stopped at a step because of the cancellation: the task is cancelled, and says where it stopped.
   if (task.stoppedByCancel) return { status: 'cancelled', statusMessage: result.content?.find((c) => c.type === 'text')?.text ?? 'Cancelled by the client.' };
-  return { status: 'completed', result: result as unknown as Record<string, unknown> };
+  // The tool's result as the 2026-07-28 wire carries any result (the Tasks extension's client checks it): with its resultType.
+  return { status: 'completed', result: { ...result, resultType: 'complete' } };
 }
 
 function failureOf(error: unknown): TaskOutcome {

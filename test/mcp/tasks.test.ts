@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { loadMcpConfig } from '../../mcp/config.js';
@@ -8,6 +11,7 @@ import { startMcpHttp } from '../../mcp/http.js';
 import { createMcpContext } from '../../mcp/server.js';
 import { ownerOfCredential, TASK_TTL_MS } from '../../mcp/tasks/extension.js';
 import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
+import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 // The MCP Tasks extension (io.modelcontextprotocol/tasks, MCP 2026-07-28) on the faces that have long
@@ -18,11 +22,16 @@ const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
 let h: Harness;
 let key: string;
+let chain: DevFacilitator;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-tasks-'));
+const wallet = generatePrivateKey();
+const payer = privateKeyToAccount(wallet).address;
 
 beforeAll(async () => {
-  h = await startHarness('pglite', {}, { mount: (app, deps) => mountHostedMcp(app, deps) });
+  h = await startHarness('pglite', { SVC_X402_MODE: 'dev' }, { mount: (app, deps) => mountHostedMcp(app, deps) });
   key = (await h.account()).key;
+  chain = h.deps.facilitator as DevFacilitator;
+  await chain.mint(payer, 1_000_000n);
 }, 120_000);
 afterAll(async () => {
   await h?.close();
@@ -36,7 +45,7 @@ async function rpc2026(
   url: string,
   method: string,
   params: Record<string, unknown>,
-  options: { capabilities?: Record<string, unknown>; key?: string } = {},
+  options: { capabilities?: Record<string, unknown>; key?: string; answer?: { inputResponses: unknown; requestState: unknown } } = {},
 ): Promise<Rpc> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const res = await fetch(url, {
@@ -55,6 +64,7 @@ async function rpc2026(
       method,
       params: {
         ...params,
+        ...options.answer,
         _meta: {
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? TASKS,
@@ -91,10 +101,15 @@ async function settle(url: string, taskId: string, options: { key?: string } = {
 
 const textOf = (r: unknown) => ((r as { content?: { type: string; text?: string }[] }).content ?? []).map((c) => c.text ?? '').join('\n');
 
-/** svc-mcp with the account's key and no wallet (deploy_site and upload_dataset for the account), over streamable HTTP, in process. */
-async function svcMcpHttp(fetchImpl?: typeof fetch) {
+let ledgers = 0;
+
+/**
+ * svc-mcp over streamable HTTP, in process: with the account's key and no wallet (deploy_site and
+ * upload_dataset for the account), or with `env` (a wallet's).
+ */
+async function svcMcpHttp(fetchImpl?: typeof fetch, env: Record<string, string> = { SVC_API_KEY: key }) {
   const ctx = await createMcpContext(
-    loadMcpConfig({ SVC_URL: h.url, SVC_API_KEY: key, SVC_SPEND_LEDGER: path.join(dir, 'ledger.json'), SVC_TABLE_KEYS_FILE: 'off' }),
+    loadMcpConfig({ SVC_URL: h.url, SVC_SPEND_LEDGER: path.join(dir, `ledger-${++ledgers}.json`), SVC_TABLE_KEYS_FILE: 'off', ...env }),
     { fetch: fetchImpl },
   );
   await ctx.ready;
@@ -169,24 +184,99 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
   });
 });
 
+/** The service's answers to requests `matching` are held until the test releases them; the paths of those requests, in order. */
+function holding(matching: (url: string, init?: RequestInit) => boolean) {
+  const seen: string[] = [];
+  let release!: () => void;
+  let first!: () => void;
+  const firstSeen = new Promise<void>((r) => (first = r));
+  const released = new Promise<void>((r) => (release = r));
+  const held: typeof fetch = async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (matching(url, init)) {
+      seen.push(new URL(url).pathname);
+      first();
+      await released;
+    }
+    return fetch(input, init);
+  };
+  return { held, seen, firstSeen, release };
+}
+
+describe('svc-mcp paying from its wallet: the money rules hold for a task', () => {
+  const walletEnv = (extra: Record<string, string> = {}) => ({ SVC_WALLET_PRIVATE_KEY: wallet, SVC_RPC_URL: chain.rpcUrl, ...extra });
+  const NEW_SITE = 11_000n; // create_app_from_html 0.007 + upload URLs 0.001 + finalize 0.001 + publish 0.002
+
+  it('above the approval line the person is asked in the call (input_required, nothing paid); approved, the task pays the quote exactly', async () => {
+    const mcp = await svcMcpHttp(undefined, walletEnv({ SVC_APPROVAL_ABOVE: '0.005' }));
+    try {
+      const capabilities = { ...TASKS, elicitation: { form: {} } };
+      const call = {
+        name: 'deploy_site',
+        arguments: { appName: `paid-task-${Date.now().toString(36)}`, files: [{ path: 'index.html', content: '<h1>paid</h1>' }] },
+      };
+      const before = await chain.balanceOf(payer);
+      const asked = await rpc2026(mcp.url, 'tools/call', call, { capabilities });
+      expect(asked.result).toMatchObject({ resultType: 'input_required' });
+      expect(asked.result).not.toHaveProperty('taskId');
+      expect(await chain.balanceOf(payer)).toBe(before);
+      const inputRequests = asked.result!.inputRequests as Record<string, { params: { message: string } }>;
+      expect(inputRequests.answer!.params.message).toContain('Pay 0.011 USDC');
+      const answer = { inputResponses: { answer: { action: 'accept', content: { approve: true } } }, requestState: asked.result!.requestState };
+      const { result } = await rpc2026(mcp.url, 'tools/call', call, { capabilities, answer });
+      expect(result).toMatchObject({ resultType: 'task', status: 'working' });
+      const { last } = await settle(mcp.url, String(result!.taskId));
+      const done = last.result as { structuredContent: { paid: string; receiptIds: string[]; pathUrl: string } };
+      expect(done.structuredContent.paid).toBe('0.011');
+      expect(done.structuredContent.receiptIds).toHaveLength(4);
+      expect(before - (await chain.balanceOf(payer))).toBe(NEW_SITE);
+      expect(await (await fetch(done.structuredContent.pathUrl)).text()).toContain('paid');
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('cancelled during its first payment: that payment completes, no other is signed, and the task says what was paid', async () => {
+    const gate = holding((url, init) => init?.method === 'POST' && url.includes('/api/x402/'));
+    const mcp = await svcMcpHttp(gate.held, walletEnv());
+    try {
+      const appName = `cancelled-task-${Date.now().toString(36)}`;
+      const before = await chain.balanceOf(payer);
+      const { result } = await rpc2026(mcp.url, 'tools/call', {
+        name: 'deploy_site',
+        arguments: {
+          appName,
+          files: [
+            { path: 'index.html', content: '<h1>cancelled</h1>' },
+            { path: 'a.css', content: 'p{}' },
+          ],
+        },
+      });
+      expect(result).toMatchObject({ resultType: 'task' });
+      const taskId = String(result!.taskId);
+      await gate.firstSeen;
+      expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+      gate.release();
+      const { last } = await settle(mcp.url, taskId);
+      expect(last.status).toBe('cancelled');
+      expect(String(last.statusMessage)).toMatch(
+        /Cancelled by the client; the last step done: 1 of \d+: created app .* Paid in this deploy: 0\.007 USDC\. App .* exists; deploy_site with appId finishes it\./,
+      );
+      // Only create_app_from_html was paid: its request and its paid retry.
+      expect(gate.seen.every((p) => p.endsWith('/api/x402/apps'))).toBe(true);
+      expect(before - (await chain.balanceOf(payer))).toBe(7_000n);
+    } finally {
+      gate.release();
+      await mcp.close();
+    }
+  });
+});
+
 describe('svc-mcp: cancelling a task stops it between steps', () => {
   it('a cancel while the first request is under way: that request finishes, no other is made, the task says where it stopped', async () => {
-    // The service's answers to the deploy's writes are held until the test lets each go.
-    const writes: string[] = [];
-    let release!: () => void;
-    let firstWrite!: () => void;
-    const firstWriteSeen = new Promise<void>((r) => (firstWrite = r));
-    const released = new Promise<void>((r) => (release = r));
-    const held: typeof fetch = async (input, init) => {
-      const url = String(input instanceof Request ? input.url : input);
-      if (init?.method === 'POST' && url.includes('/api/v1/')) {
-        writes.push(new URL(url).pathname);
-        firstWrite();
-        await released;
-      }
-      return fetch(input, init);
-    };
-    const mcp = await svcMcpHttp(held);
+    // The service's answers to the deploy's writes are held until the test lets them go.
+    const gate = holding((url, init) => init?.method === 'POST' && url.includes('/api/v1/'));
+    const mcp = await svcMcpHttp(gate.held);
     try {
       // Three requests' worth: each file is most of one Account API request.
       const big = (i: number) => ({ path: `big-${i}.txt`, content: `${i}`.repeat(700_000) });
@@ -196,21 +286,21 @@ describe('svc-mcp: cancelling a task stops it between steps', () => {
       });
       expect(result).toMatchObject({ resultType: 'task', status: 'working' });
       const taskId = String(result!.taskId);
-      await firstWriteSeen;
+      await gate.firstSeen;
       const cancel = await rpc2026(mcp.url, 'tasks/cancel', { taskId });
       expect(cancel.result).toMatchObject({ resultType: 'complete' });
-      release();
+      gate.release();
       const { last } = await settle(mcp.url, taskId);
       expect(last).toMatchObject({ status: 'cancelled' });
       expect(String(last.statusMessage)).toMatch(
         /^deploy_site stopped: Cancelled by the client; the last step done: 1 of \d+: sent \d files\. .*App tasks-cancel exists/,
       );
-      expect(writes).toEqual(['/api/v1/sites']);
+      expect(gate.seen).toEqual(['/api/v1/sites']);
       // Cancelling again, once it has ended, is acknowledged and changes nothing.
       expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
       expect((await rpc2026(mcp.url, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
     } finally {
-      release();
+      gate.release();
       await mcp.close();
     }
   });
@@ -266,5 +356,76 @@ describe('hosted /mcp: tasks in the database, bound to the credential', () => {
     const extensions = (result!.capabilities as { extensions?: Record<string, unknown> }).extensions ?? {};
     expect(extensions).toHaveProperty(['org.x402/payment']);
     expect(extensions).not.toHaveProperty(['io.modelcontextprotocol/tasks']);
+  });
+});
+
+describe("the Tasks extension's own client (@modelcontextprotocol/ext-tasks 0.2.2) with the official v2 client", () => {
+  /** What the package asks of its host for a 2026-07-28 server: a raw request path (here one POST per request) and the envelope's values. */
+  async function taskSession(url: string, headers: Record<string, string> = {}) {
+    const client = new Client({ name: 'ext-tasks-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    let id = 0;
+    const rawDispatch = async (request: unknown) => {
+      const { method, params } = request as { method: string; params?: Record<string, unknown> };
+      const name = method === 'tools/call' ? params?.name : params?.taskId;
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+        },
+        body: JSON.stringify({ ...(request as object), jsonrpc: '2.0', id: ++id }),
+      });
+      const answer = (await res.json()) as { result?: never; error?: never };
+      return answer.error ? { kind: 'error' as const, error: answer.error } : { kind: 'result' as const, result: answer.result! };
+    };
+    const session = createTaskSessionFromClient(client as never, {
+      endpointId: url,
+      rawDispatch,
+      v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'ext-tasks-test', version: '1.0.0' }, clientCapabilities: TASKS },
+    });
+    return {
+      session,
+      close: async () => {
+        await session.close();
+        await client.close();
+      },
+    };
+  }
+
+  it('svc-mcp: deploy_site as a task, polled to its result', async () => {
+    const mcp = await svcMcpHttp();
+    const { session, close } = await taskSession(mcp.url);
+    try {
+      const execution = await session.callTool('deploy_site', { appName: 'ext-tasks-deploy', files: [{ path: 'index.html', content: '<h1>ext-tasks</h1>' }] });
+      expect(execution.kind).toBe('task');
+      const { outcome } = await execution.settle();
+      const result = resultFromTaskOutcome(outcome) as unknown as { structuredContent: { pathUrl: string } };
+      expect(await (await fetch(result.structuredContent.pathUrl)).text()).toContain('ext-tasks');
+    } finally {
+      await close();
+      await mcp.close();
+    }
+  });
+
+  it('hosted /mcp: account_create_dataset as a task; a short tool answers at once', async () => {
+    const publish = await h.fetch('/api/v1/sites', { key, method: 'POST', json: { html: '<h1>ext-tasks hosted</h1>', requestId: `x-${Date.now()}` } });
+    const appId = ((await publish.json()) as { site: { id: string } }).site.id;
+    const { session, close } = await taskSession(`${h.url}/mcp?toolsets=default,datasets`, { authorization: `Bearer ${key}` });
+    try {
+      const execution = await session.callTool('account_create_dataset', { appId, fileName: 'pets.csv', content: 'name,legs\ncat,4\nbird,2' });
+      expect(execution.kind).toBe('task');
+      const result = resultFromTaskOutcome((await execution.settle()).outcome) as unknown as { structuredContent: { dataset: { pathUrl: string } } };
+      const rows = (await (await fetch(`${result.structuredContent.dataset.pathUrl}?sortField=legs`)).json()) as { records: { fields: { name: string } }[] };
+      expect(rows.records.map((r) => r.fields.name)).toEqual(['bird', 'cat']);
+      const listed = await session.callTool('account_list_apps', {});
+      expect(listed.kind).toBe('immediate');
+    } finally {
+      await close();
+    }
   });
 });
