@@ -1,10 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import type { HostedCaller } from '../mcp/context.js';
+import { ICON_SVGS, ICONS_PATH, type IconName } from '../mcp/icons.js';
 import type { Toolset } from '../mcp/toolsets.js';
 import { authenticate, bearerToken } from '../service/auth/require-scope.js';
 import { mcpGatewayEnv, mcpResource, mcpResourceMetadataUrl } from '../service/auth/resources.js';
 import type { Deps } from '../service/deps.js';
-import { AppError } from '../service/kernel/app-error.js';
+import { AppError, notFound } from '../service/kernel/app-error.js';
 import { publicCors } from '../service/http/cors.js';
 import type { AppEnv } from '../service/kernel/request-env.js';
 import { limitByAddress } from '../service/http/limit-by-address.js';
@@ -57,6 +59,8 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps, svcMcp: SvcM
   const onlyPost = (c: Context<AppEnv>, path: string) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: `Method not allowed: POST JSON-RPC messages to ${path}` }, id: null }, 405, { Allow: 'POST' });
 
+  mountIcons(app);
+
   app.all('/mcp', async (c) => {
     if (c.req.method !== 'POST') return onlyPost(c, '/mcp');
     const authorization = c.req.header('authorization');
@@ -77,5 +81,32 @@ export async function mountHostedMcp(app: Hono<AppEnv>, deps: Deps, svcMcp: SvcM
         '/mcp/x402 takes no credential: the wallet that signs each payment is the caller. To act as an account, connect to /mcp instead.',
       );
     return (await hosted()).answer(c, { scopes: [], credentialKind: 'wallet' }, undefined, WALLET_DEFAULT_TOOLSETS);
+  });
+}
+
+/**
+ * The icons the hosted endpoints name by URL (`{base}/mcp/icons/<name>.svg`, mcp/icons.ts): the same
+ * SVG documents svc-mcp sends as data: URIs. Public and cacheable (a day, revalidated by ETag); any
+ * origin may fetch or embed them (a host's page renders them). An SVG can carry script, so the
+ * document is sandboxed by its CSP and never sniffed as anything else.
+ */
+function mountIcons(app: Hono<AppEnv>): void {
+  const files = new Map<string, { body: string; etag: string }>();
+  for (const [name, svg] of Object.entries(ICON_SVGS) as [IconName, string][])
+    files.set(`${name}.svg`, { body: svg, etag: `"${createHash('sha256').update(svg).digest('base64url').slice(0, 16)}"` });
+  app.get(`${ICONS_PATH}:file`, (c) => {
+    const file = files.get(c.req.param('file'));
+    if (!file) throw notFound(`icon ${c.req.param('file')}`);
+    const headers = {
+      'content-type': 'image/svg+xml',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'public, max-age=86400',
+      etag: file.etag,
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+      'access-control-allow-origin': '*',
+      'cross-origin-resource-policy': 'cross-origin',
+    };
+    if (c.req.header('if-none-match') === file.etag) return c.body(null, 304, headers);
+    return c.body(file.body, 200, headers);
   });
 }

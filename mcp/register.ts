@@ -3,7 +3,7 @@ import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { undeclaredFields } from '../shared/undeclared-fields.js';
 import type { McpContext } from './context.js';
-import { iconsOf } from './icons.js';
+import { DATA_ICONS, type Icons, iconsOf, localIconsOf, servedIcons } from './icons.js';
 import { inTraceOf } from './trace-context.js';
 import { annotationsOf, type Toolset, toolsetOf } from './toolsets.js';
 import { rendersViews, viewMetaOf } from './views/views.js';
@@ -42,6 +42,14 @@ function remember(server: McpServer, entry: Entry): void {
 }
 
 /**
+ * The icons this face stamps: the hosted endpoints serve them from the service's own origin
+ * (`{base}/mcp/icons/…`); svc-mcp, which has none, sends data: URIs (mcp/icons.ts).
+ */
+export function iconsFor(ctx: McpContext): Icons {
+  return ctx.hosted ? servedIcons(ctx.config.serviceUrl) : DATA_ICONS;
+}
+
+/**
  * Registers a tool when its toolset is enabled for this session; in dynamic mode every tool is
  * registered and those of toolsets not yet enabled are disabled (unlisted) until enable_toolset.
  * `toolset: null` is always on (the toolset tools themselves).
@@ -66,7 +74,7 @@ export function addTool(
   const sdkConfig = { ...listed, annotations, description: undefined };
   const tool = server.registerTool(name, sdkConfig as never, afterReady(ctx, cb as (...args: unknown[]) => unknown) as never);
   if (!on) tool.disable();
-  remember(server, { name, toolset, config, tool, annotations, icons: iconsOf(toolset) });
+  remember(server, { name, toolset, config, tool, annotations, icons: iconsOf(toolset, iconsFor(ctx)) });
 }
 
 /**
@@ -118,7 +126,7 @@ export function addForwardedTool(
     tool,
     listedInputSchema: remote.inputSchema,
     annotations: remote.annotations,
-    icons: remote.icons ?? iconsOf(toolset),
+    icons: localIconsOf(remote.icons, ctx.config.serviceUrl) ?? iconsOf(toolset, iconsFor(ctx)),
   });
 }
 

@@ -5,10 +5,9 @@ import { z } from 'zod';
 import { createWallet } from '../wallet/wallet.js';
 import type { McpConfig } from './config.js';
 import { cataloguePrices, loadPrices, type McpContext } from './context.js';
-import { SERVER_ICONS } from './icons.js';
 import { serviceFetch } from './service-fetch.js';
 import { tracedFetch } from './trace-context.js';
-import { addTool, addUnavailableTool, hasTool, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
+import { addTool, addUnavailableTool, hasTool, iconsFor, installCompactToolList, installToolCallHints, toolsOf } from './register.js';
 import { PersonAsker, usedStatesInMemory } from './ask-person.js';
 import { guarded, okResult, ToolFailure } from './results.js';
 import { installX402Bindings, X402_EXTENSION_CAPABILITY } from './x402-bindings.js';
@@ -159,7 +158,7 @@ const localOnlyTools = (ctx: McpContext): Record<string, string> => ({
  */
 export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 'always' } = {}): McpServer {
   const server = new McpServer(
-    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, icons: SERVER_ICONS },
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, icons: iconsFor(ctx).server },
     {
       capabilities: {
         tools: { listChanged: ctx.toolsets.dynamic },

@@ -214,7 +214,8 @@ describe('hosted MCP endpoint', () => {
         expect(tools.length).toBeGreaterThan(20);
         for (const t of tools) {
           expect(t.annotations, t.name).toEqual(annotationsOf(t.name));
-          expect(t.icons?.[0]?.src, t.name).toMatch(/^data:image\/svg\+xml;base64,/);
+          // Served from the service's own origin (test/mcp/hosted-icons.test.ts), not inlined as data: URIs.
+          expect(t.icons?.[0]?.src, t.name).toMatch(new RegExp(`^${h.url}/mcp/icons/[a-z]+\\.svg$`));
         }
         // Pooled servers answer in turn: each answer is the first, byte for byte.
         const again = await Promise.all([client.listTools(), client.listTools(), client.listTools()]);
