@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashCredential } from '../../service/accounts/personal-keys.js';
 import { createUpload } from '../../service/datasets/uploads.js';
-import { dashboardSessions, datasetUploads, oauthClients, oauthGrants, oauthTokens, publishRequests } from '../../service/db/schema/index.js';
+import { dashboardSessions, datasetUploads, mcpTasks, oauthClients, oauthGrants, oauthTokens, publishRequests } from '../../service/db/schema/index.js';
+import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
 import type { Clock } from '../../service/kernel/clock.js';
 import { runHousekeeping } from '../../service/housekeeping/housekeeping.js';
 import { accountOwner } from '../../service/db/owner.js';
@@ -105,6 +106,18 @@ describe.each(dbKinds())('housekeeping (%s)', (kind) => {
     expect(await db.select().from(datasetUploads).where(eq(datasetUploads.siteId, site.id))).toEqual([]);
     expect(await h.deps.blobs.head(upload.key)).toBeNull();
     offsetMs = 0;
+  });
+
+  it('forgets MCP tasks past their time to live, keeping live ones', async () => {
+    offsetMs = 0;
+    const store = taskStoreInDb(h.deps.db);
+    const now = clock.now();
+    const task = (taskId: string, startedMsAgo: number) =>
+      store.create({ taskId, owner: 'o', tool: 'deploy_site', statusMessage: null, ttlMs: 3_600_000, leaseUntil: now }, new Date(now.getTime() - startedMsAgo));
+    await task('expired-task', 3_600_000 + 1000);
+    await task('live-task', 60_000);
+    expect((await runHousekeeping(h.deps, { force: true }))?.mcpTasks).toBe(1);
+    expect((await h.deps.db.select({ id: mcpTasks.id }).from(mcpTasks)).map((t) => t.id)).toEqual(['live-task']);
   });
 
   it('one node at a time: a second run within the lease does nothing', async () => {
