@@ -55,6 +55,14 @@ export const TASK_TTL_MS = 3_600_000;
 /** How often the client is asked to poll. */
 export const TASK_POLL_INTERVAL_MS = 1_000;
 const DEFAULT_LEASE_MS = 30_000;
+/**
+ * Tasks of one caller running at once on one process. A task frees the call's connection, which was
+ * what bounded a caller's concurrent work; past this many, a call is answered in the call (its
+ * connection held until the work is done), as for a client without tasks.
+ */
+export const MAX_RUNNING_TASKS_PER_CALLER = 4;
+/** Running tasks by owner, on this process. */
+const runningByOwner = new Map<string, number>();
 
 /** The owner string of a credential: its digest (the credential itself is never stored). */
 export const ownerOfCredential = (credential: string): string => createHash('sha256').update(credential).digest('base64url');
@@ -74,7 +82,29 @@ class TaskOffer {
     this.detached = new Promise((resolve) => (this.#resolve = resolve));
   }
 
+  /** Whether this caller may start another task on this process now. */
+  get allowed(): boolean {
+    return (runningByOwner.get(this.owner) ?? 0) < MAX_RUNNING_TASKS_PER_CALLER;
+  }
+
   async detach(statusMessage: string): Promise<void> {
+    runningByOwner.set(this.owner, (runningByOwner.get(this.owner) ?? 0) + 1);
+    try {
+      await this.#start(statusMessage);
+    } catch (e) {
+      this.release();
+      throw e;
+    }
+  }
+
+  /** The task's work has ended (or never started): one running task fewer for its caller. */
+  release(): void {
+    const left = (runningByOwner.get(this.owner) ?? 1) - 1;
+    if (left > 0) runningByOwner.set(this.owner, left);
+    else runningByOwner.delete(this.owner);
+  }
+
+  async #start(statusMessage: string): Promise<void> {
     const now = this.settings.now ?? (() => new Date());
     const leaseMs = this.settings.leaseMs ?? DEFAULT_LEASE_MS;
     const task = await this.settings.store.create(
@@ -149,7 +179,7 @@ const offers = new AsyncLocalStorage<TaskOffer>();
  */
 export async function continueAsTask(statusMessage: string): Promise<void> {
   const offer = offers.getStore();
-  if (offer && !offer.running) await offer.detach(statusMessage);
+  if (offer && !offer.running && offer.allowed) await offer.detach(statusMessage);
 }
 
 /** The task the current tool call runs as, if it became one. */
@@ -177,10 +207,15 @@ export function installTasks(server: McpServer, settings: TaskSettings): void {
       const first = await Promise.race([work.then((result) => ({ result }) as const), offer.detached.then((task) => ({ task }) as const)]);
       if ('result' in first) return first.result;
       // Answered with the task; the work goes on and records how it ended.
-      void work.then(
-        (result) => offer.running!.finish(outcomeOf(offer.running!, result as CallToolResult)),
-        (error: unknown) => offer.running!.finish(failureOf(error)),
-      );
+      void work
+        .then(
+          (result) => offer.running!.finish(outcomeOf(offer.running!, result as CallToolResult)),
+          (error: unknown) => offer.running!.finish(failureOf(error)),
+        )
+        .finally(() => offer.release())
+        // An outcome that could not be written (the database unreachable): its lease lapses, and the
+        // next tasks/get answers the task as failed.
+        .catch(() => undefined);
       return { resultType: 'task', ...wireOf(first.task) };
     });
 

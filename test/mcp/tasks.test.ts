@@ -9,7 +9,7 @@ import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
 import { createMcpContext } from '../../mcp/server.js';
-import { ownerOfCredential, TASK_TTL_MS } from '../../mcp/tasks/extension.js';
+import { MAX_RUNNING_TASKS_PER_CALLER, ownerOfCredential, TASK_TTL_MS } from '../../mcp/tasks/extension.js';
 import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -299,6 +299,34 @@ describe('svc-mcp: cancelling a task stops it between steps', () => {
       // Cancelling again, once it has ended, is acknowledged and changes nothing.
       expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
       expect((await rpc2026(mcp.url, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
+    } finally {
+      gate.release();
+      await mcp.close();
+    }
+  });
+});
+
+describe('svc-mcp: a caller runs at most MAX_RUNNING_TASKS_PER_CALLER tasks at once', () => {
+  it('past them, a call is answered in the call, as for a client without tasks', async () => {
+    const gate = holding((url, init) => init?.method === 'POST' && url.includes('/api/v1/'));
+    const mcp = await svcMcpHttp(gate.held);
+    const deploy = (i: number) =>
+      rpc2026(mcp.url, 'tools/call', {
+        name: 'deploy_site',
+        arguments: { appName: `tasks-limit-${i}`, files: [{ path: 'index.html', content: `<h1>${i}</h1>` }] },
+      });
+    try {
+      const started = await Promise.all(Array.from({ length: MAX_RUNNING_TASKS_PER_CALLER }, (_, i) => deploy(i)));
+      expect(started.map((s) => s.result?.resultType)).toEqual(Array(MAX_RUNNING_TASKS_PER_CALLER).fill('task'));
+      const fifth = deploy(MAX_RUNNING_TASKS_PER_CALLER);
+      await new Promise((r) => setTimeout(r, 200));
+      gate.release();
+      expect((await fifth).result).toMatchObject({ resultType: 'complete', structuredContent: { files: 1 } });
+      for (const s of started) expect((await settle(mcp.url, String(s.result!.taskId))).last.status).toBe('completed');
+      // All ended: the next call is a task again.
+      const again = await deploy(99);
+      expect(again.result).toMatchObject({ resultType: 'task' });
+      await settle(mcp.url, String(again.result!.taskId));
     } finally {
       gate.release();
       await mcp.close();
