@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Third-party clients the interop tests drive svc with (x402-fetch 1.x, Cloudflare's agents, the MCP
- * conformance runner), kept out of the clone's install: together they bring ~800 MB (wagmi,
+ * conformance runners), kept out of the clone's install: together they bring ~800 MB (wagmi,
  * WalletConnect, Solana, Babel 8 with its Node ≥22 engine warnings) that neither svc nor its other
  * tests use. They live in this private package with its own lockfile, installed here (`npm ci` in
  * this folder) the first time a test asks for one, then reused while the lockfile is unchanged.
@@ -131,8 +131,17 @@ export async function agentsWithX402Client(): Promise<WithX402Client> {
   return (await load<{ withX402Client: WithX402Client }>('agents/x402')).withX402Client;
 }
 
-/** The path of an interop package's command (`conformance`: @modelcontextprotocol/conformance 0.1.13). */
-export async function interopBin(name: 'conformance'): Promise<string> {
+/**
+ * The MCP conformance runners (@modelcontextprotocol/conformance), one alias a version: 0.1.13 (runs
+ * on Node 20), 0.1.16 (the 2025-11-25 scenarios; imports `fs.globSync`, Node ≥ 22) and 0.2.0-alpha.12
+ * (2026-07-28 scenarios, which no 0.1.x has; Node ≥ 22 too). All three name their command `conformance`,
+ * so none is linked in node_modules/.bin that could be trusted: run the script with `node`.
+ */
+export const CONFORMANCE_RUNNERS = { '0.1.13': 'conformance-0113', '0.1.16': 'conformance-0116', '0.2.0-alpha.12': 'conformance-0200a12' } as const;
+export type ConformanceVersion = keyof typeof CONFORMANCE_RUNNERS;
+
+/** The script of a conformance runner (installed first if needed), to run as `node <script> server …`. */
+export async function conformanceScript(version: ConformanceVersion): Promise<string> {
   await installInteropClients();
-  return path.join(DIR, 'node_modules', '.bin', name);
+  return path.join(DIR, 'node_modules', CONFORMANCE_RUNNERS[version], 'dist', 'index.js');
 }

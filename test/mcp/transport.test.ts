@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import nodeHttp from 'node:http';
 import os from 'node:os';
@@ -14,13 +13,10 @@ import { annotationsOf, TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
 import { AGENT_ACTIONS, toolNameOf } from '../../shared/agent-api/catalogue.js';
-import { interopBin } from '../interop/clients.js';
 import { asModelSees, call, connectHttp, connectStdio, modelSize, text } from './helpers.js';
 
 // No service behind these servers (SVC_URL points at a closed port): protocol, listing, validation
 // and refusals only. Paid calls against the real service are in paid-tools.test.ts.
-// The conformance runner comes from the interop package (test/interop), installed on first use.
-const conformance = await interopBin('conformance');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-transport-'));
 const env = { SVC_URL: 'http://127.0.0.1:9', SVC_SPEND_LEDGER: path.join(dir, 'ledger.json') };
 const catalogue = AGENT_ACTIONS as readonly AgentAction[];
@@ -382,21 +378,6 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
     expect(await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
     expect(await post({ host: `127.0.0.1:${port}` })).toBe(200);
   });
-
-  it('passes @modelcontextprotocol/conformance 0.1.13: server-initialize, ping, tools-list, dns-rebinding-protection', async () => {
-    const url = http.url.replace('127.0.0.1', 'localhost');
-    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) {
-      const out = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const p = spawn(conformance, ['server', '--url', url, '--scenario', scenario], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let output = '';
-        p.stdout.on('data', (d: Buffer) => (output += d));
-        p.stderr.on('data', (d: Buffer) => (output += d));
-        p.on('close', (code) => resolve({ code, output }));
-      });
-      expect(out.output, scenario).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-      expect(out.code, `${scenario}\n${out.output}`).toBe(0);
-    }
-  }, 120_000);
 });
 
 describe('svc-mcp start-up against a slow service', () => {
