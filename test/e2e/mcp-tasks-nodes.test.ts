@@ -1,39 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { rpc2026 } from '../mcp/rpc-2026.js';
 
 // A task of the hosted /mcp (MCP Tasks extension) started on one node and followed on another: two
 // real service processes on one PostgreSQL database. PostgreSQL only: PGlite is one process's own.
 
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-async function rpc2026(base: string, key: string, method: string, params: Record<string, unknown>) {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const res = await fetch(`${base}/mcp?toolsets=default,datasets`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${key}`,
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      'mcp-name': String(name),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': TASKS,
-          'io.modelcontextprotocol/clientInfo': { name: 'nodes-test', version: '1.0.0' },
-        },
-      },
-    }),
-  });
-  return (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
-}
+const rpc = (base: string, key: string, method: string, params: Record<string, unknown>) =>
+  rpc2026(`${base}/mcp?toolsets=default,datasets`, method, params, { key, capabilities: TASKS });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('an MCP task across two nodes', { timeout: 180_000 }, () => {
   let cluster: Cluster;
@@ -54,13 +29,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('an MCP task across two nodes', 
     });
     const appId = ((await site.json()) as { site: { id: string } }).site.id;
     const csv = ['name,qty', ...Array.from({ length: 2000 }, (_, i) => `item ${i},${i}`)].join('\n');
-    const started = await rpc2026(a.url, key, 'tools/call', { name: 'account_create_dataset', arguments: { appId, fileName: 'items.csv', content: csv } });
+    const started = await rpc(a.url, key, 'tools/call', { name: 'account_create_dataset', arguments: { appId, fileName: 'items.csv', content: csv } });
     expect(started.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = String(started.result!.taskId);
 
     let seen: Record<string, unknown> | undefined;
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      seen = (await rpc2026(b.url, key, 'tasks/get', { taskId })).result;
+      seen = (await rpc(b.url, key, 'tasks/get', { taskId })).result;
       if (seen?.status !== 'working') break;
     }
     expect(seen).toMatchObject({ status: 'completed', taskId });
@@ -71,6 +46,6 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('an MCP task across two nodes', 
     expect(page.records[0]!.fields.qty).toBe(1999);
 
     await a.stop();
-    expect((await rpc2026(b.url, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'completed', taskId });
+    expect((await rpc(b.url, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'completed', taskId });
   });
 });

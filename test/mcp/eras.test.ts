@@ -14,6 +14,7 @@ import { createMcpContext } from '../../mcp/server.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, fundedWallet } from '../payments/helpers.js';
 import { answeringClient, BIN } from './helpers.js';
+import { type Rpc2026Options, type RpcAnswer, rpc2026 as rawRpc2026 } from './rpc-2026.js';
 
 // Both MCP eras on every face, driven by the official v2 client (@modelcontextprotocol/client) in each
 // of its modes: `legacy` (the 2025 initialize handshake), `auto` (server/discover, falling back) and
@@ -233,40 +234,16 @@ describe('input_required: a destructive tool asks the person first (hosted /mcp,
   }, 60_000);
 });
 
-/** One raw 2026-07-28 request (the envelope, the headers) to a hosted face: its JSON-RPC answer. */
+/** One raw 2026-07-28 request to a hosted face (signed in with the account's key when asked): its JSON-RPC answer. */
 async function rpc2026(
   pathname: string,
   method: string,
   params: Record<string, unknown> & { _meta?: Record<string, unknown> },
-  options: { capabilities?: Record<string, unknown>; signedIn?: boolean; key?: string } = {},
-): Promise<{ result?: Record<string, unknown> & { _meta?: Record<string, unknown> }; error?: { code: number; message: string } }> {
-  const res = await fetch(`${h.url}${pathname}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
-      ...(options.signedIn || options.key ? { authorization: `Bearer ${options.key ?? key}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          ...params._meta,
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
-          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
-        },
-      },
-    }),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as never;
+  options: Rpc2026Options & { signedIn?: boolean } = {},
+): Promise<RpcAnswer> {
+  const answer = await rawRpc2026(`${h.url}${pathname}`, method, params, { ...options, key: options.key ?? (options.signedIn ? key : undefined) });
+  expect(answer.status).toBe(200);
+  return answer;
 }
 
 describe('the x402 extension binding (org.x402/payment, 2026-07-28)', () => {

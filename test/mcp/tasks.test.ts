@@ -13,6 +13,7 @@ import { MAX_RUNNING_TASKS_PER_CALLER, ownerOfCredential, TASK_TTL_MS } from '..
 import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { type Rpc2026Options, rpc2026 } from './rpc-2026.js';
 
 // The MCP Tasks extension (io.modelcontextprotocol/tasks, MCP 2026-07-28) on the faces that have long
 // tools: svc-mcp (tasks in its process) and the hosted /mcp (tasks in the service's database), spoken
@@ -38,59 +39,16 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-type Rpc = { result?: Record<string, unknown> & { _meta?: Record<string, unknown> }; error?: { code: number; message: string; data?: unknown } };
-
-/** One 2026-07-28 request over streamable HTTP, as the spec frames it (envelope, standard headers). */
-async function rpc2026(
-  url: string,
-  method: string,
-  params: Record<string, unknown>,
-  options: { capabilities?: Record<string, unknown>; key?: string; answer?: { inputResponses: unknown; requestState: unknown } } = {},
-): Promise<Rpc> {
-  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name !== undefined ? { 'mcp-name': String(name) } : {}),
-      ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        ...options.answer,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? TASKS,
-          'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
-        },
-      },
-    }),
-  });
-  const text = await res.text();
-  // A streamed answer (SSE) carries the response as its last data line.
-  const json = res.headers.get('content-type')?.includes('text/event-stream')
-    ? text
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .pop()!
-        .slice(6)
-    : text;
-  return JSON.parse(json) as Rpc;
-}
+/** One 2026-07-28 request; by default advertising the Tasks extension. */
+const rpc = (url: string, method: string, params: Record<string, unknown>, options: Rpc2026Options = {}) =>
+  rpc2026(url, method, params, { capabilities: TASKS, ...options });
 
 /** Polls tasks/get until the task ends (as a client honouring pollIntervalMs would, but quicker); every status seen, in order. */
 async function settle(url: string, taskId: string, options: { key?: string } = {}): Promise<{ last: Record<string, unknown>; seen: string[] }> {
   const seen: string[] = [];
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const { result, error } = await rpc2026(url, 'tasks/get', { taskId }, options);
+    const { result, error } = await rpc(url, 'tasks/get', { taskId }, options);
     if (error) throw new Error(`tasks/get: ${error.code} ${error.message}`);
     seen.push(String(result!.status));
     if (['completed', 'failed', 'cancelled'].includes(String(result!.status))) return { last: result!, seen };
@@ -124,13 +82,13 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
   afterAll(() => mcp?.close());
 
   it('server/discover lists the extension', async () => {
-    const { result } = await rpc2026(mcp.url, 'server/discover', {});
+    const { result } = await rpc(mcp.url, 'server/discover', {});
     expect((result!.capabilities as { extensions?: Record<string, unknown> }).extensions).toHaveProperty(['io.modelcontextprotocol/tasks']);
   });
 
   it('deploy_site answers with a task; tasks/get follows it to the deployed site', async () => {
     const files = Array.from({ length: 5 }, (_, i) => ({ path: `page-${i}.html`, content: `<p>page ${i}</p>` }));
-    const { result } = await rpc2026(mcp.url, 'tools/call', {
+    const { result } = await rpc(mcp.url, 'tools/call', {
       name: 'deploy_site',
       arguments: { appName: 'tasks-deploy', files: [{ path: 'index.html', content: '<h1>as a task</h1>' }, ...files] },
     });
@@ -148,7 +106,7 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
   });
 
   it('without the extension advertised, the same call answers in the call, as before', async () => {
-    const { result } = await rpc2026(
+    const { result } = await rpc(
       mcp.url,
       'tools/call',
       { name: 'deploy_site', arguments: { appName: 'tasks-no-ext', files: [{ path: 'index.html', content: '<h1>direct</h1>' }] } },
@@ -161,12 +119,12 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
 
   it('upload_dataset answers with a task whose result is the dataset', async () => {
     const csv = ['name,qty', ...Array.from({ length: 200 }, (_, i) => `item ${i},${i}`)].join('\n');
-    const app = await rpc2026(mcp.url, 'tools/call', {
+    const app = await rpc(mcp.url, 'tools/call', {
       name: 'deploy_site',
       arguments: { appName: 'tasks-data', files: [{ path: 'index.html', content: '<h1>data</h1>' }] },
     });
     const appId = ((await settle(mcp.url, String(app.result!.taskId))).last.result as { structuredContent: { appId: string } }).structuredContent.appId;
-    const { result } = await rpc2026(mcp.url, 'tools/call', { name: 'upload_dataset', arguments: { appId, fileName: 'items.csv', content: csv } });
+    const { result } = await rpc(mcp.url, 'tools/call', { name: 'upload_dataset', arguments: { appId, fileName: 'items.csv', content: csv } });
     expect(result).toMatchObject({ resultType: 'task', status: 'working' });
     const { last } = await settle(mcp.url, String(result!.taskId));
     const done = last.result as { structuredContent: { dataset: { pathUrl: string } } };
@@ -177,9 +135,9 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
   });
 
   it('tasks/get: an unknown id is invalid params; a request without the extension is told the capability it lacks', async () => {
-    const unknown = await rpc2026(mcp.url, 'tasks/get', { taskId: 'no-such-task' });
+    const unknown = await rpc(mcp.url, 'tasks/get', { taskId: 'no-such-task' });
     expect(unknown.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
-    const without = await rpc2026(mcp.url, 'tasks/get', { taskId: 'no-such-task' }, { capabilities: {} });
+    const without = await rpc(mcp.url, 'tasks/get', { taskId: 'no-such-task' }, { capabilities: {} });
     expect(without.error).toMatchObject({ code: -32021, data: { requiredCapabilities: TASKS } });
   });
 });
@@ -216,14 +174,14 @@ describe('svc-mcp paying from its wallet: the money rules hold for a task', () =
         arguments: { appName: `paid-task-${Date.now().toString(36)}`, files: [{ path: 'index.html', content: '<h1>paid</h1>' }] },
       };
       const before = await chain.balanceOf(payer);
-      const asked = await rpc2026(mcp.url, 'tools/call', call, { capabilities });
+      const asked = await rpc(mcp.url, 'tools/call', call, { capabilities });
       expect(asked.result).toMatchObject({ resultType: 'input_required' });
       expect(asked.result).not.toHaveProperty('taskId');
       expect(await chain.balanceOf(payer)).toBe(before);
       const inputRequests = asked.result!.inputRequests as Record<string, { params: { message: string } }>;
       expect(inputRequests.answer!.params.message).toContain('Pay 0.011 USDC');
       const answer = { inputResponses: { answer: { action: 'accept', content: { approve: true } } }, requestState: asked.result!.requestState };
-      const { result } = await rpc2026(mcp.url, 'tools/call', call, { capabilities, answer });
+      const { result } = await rpc(mcp.url, 'tools/call', call, { capabilities, answer });
       expect(result).toMatchObject({ resultType: 'task', status: 'working' });
       const { last } = await settle(mcp.url, String(result!.taskId));
       const done = last.result as { structuredContent: { paid: string; receiptIds: string[]; pathUrl: string } };
@@ -242,7 +200,7 @@ describe('svc-mcp paying from its wallet: the money rules hold for a task', () =
     try {
       const appName = `cancelled-task-${Date.now().toString(36)}`;
       const before = await chain.balanceOf(payer);
-      const { result } = await rpc2026(mcp.url, 'tools/call', {
+      const { result } = await rpc(mcp.url, 'tools/call', {
         name: 'deploy_site',
         arguments: {
           appName,
@@ -255,7 +213,7 @@ describe('svc-mcp paying from its wallet: the money rules hold for a task', () =
       expect(result).toMatchObject({ resultType: 'task' });
       const taskId = String(result!.taskId);
       await gate.firstSeen;
-      expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+      expect((await rpc(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
       gate.release();
       const { last } = await settle(mcp.url, taskId);
       expect(last.status).toBe('cancelled');
@@ -280,14 +238,14 @@ describe('svc-mcp: cancelling a task stops it between steps', () => {
     try {
       // Three requests' worth: each file is most of one Account API request.
       const big = (i: number) => ({ path: `big-${i}.txt`, content: `${i}`.repeat(700_000) });
-      const { result } = await rpc2026(mcp.url, 'tools/call', {
+      const { result } = await rpc(mcp.url, 'tools/call', {
         name: 'deploy_site',
         arguments: { appName: 'tasks-cancel', files: [{ path: 'index.html', content: '<h1>cancel me</h1>' }, big(1), big(2), big(3)] },
       });
       expect(result).toMatchObject({ resultType: 'task', status: 'working' });
       const taskId = String(result!.taskId);
       await gate.firstSeen;
-      const cancel = await rpc2026(mcp.url, 'tasks/cancel', { taskId });
+      const cancel = await rpc(mcp.url, 'tasks/cancel', { taskId });
       expect(cancel.result).toMatchObject({ resultType: 'complete' });
       gate.release();
       const { last } = await settle(mcp.url, taskId);
@@ -297,8 +255,8 @@ describe('svc-mcp: cancelling a task stops it between steps', () => {
       );
       expect(gate.seen).toEqual(['/api/v1/sites']);
       // Cancelling again, once it has ended, is acknowledged and changes nothing.
-      expect((await rpc2026(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
-      expect((await rpc2026(mcp.url, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
+      expect((await rpc(mcp.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+      expect((await rpc(mcp.url, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
     } finally {
       gate.release();
       await mcp.close();
@@ -311,7 +269,7 @@ describe('svc-mcp: a caller runs at most MAX_RUNNING_TASKS_PER_CALLER tasks at o
     const gate = holding((url, init) => init?.method === 'POST' && url.includes('/api/v1/'));
     const mcp = await svcMcpHttp(gate.held);
     const deploy = (i: number) =>
-      rpc2026(mcp.url, 'tools/call', {
+      rpc(mcp.url, 'tools/call', {
         name: 'deploy_site',
         arguments: { appName: `tasks-limit-${i}`, files: [{ path: 'index.html', content: `<h1>${i}</h1>` }] },
       });
@@ -341,7 +299,7 @@ describe('hosted /mcp: tasks in the database, bound to the credential', () => {
     const publish = await h.fetch('/api/v1/sites', { key, method: 'POST', json: { html: '<h1>hosted tasks</h1>', requestId: `t-${Date.now()}` } });
     const appId = ((await publish.json()) as { site: { id: string } }).site.id;
     const csv = ['city,pop', 'Lyon,522000', 'Nantes,320000'].join('\n');
-    const { result, error } = await rpc2026(
+    const { result, error } = await rpc(
       mcpUrl(),
       'tools/call',
       { name: 'account_create_dataset', arguments: { appId, fileName: 'cities.csv', content: csv } },
@@ -355,9 +313,9 @@ describe('hosted /mcp: tasks in the database, bound to the credential', () => {
     expect(JSON.stringify(last.result)).toContain('cities');
     // Stored for this credential only: another account's key is told it does not exist.
     const other = (await h.account()).key;
-    const theirs = await rpc2026(mcpUrl(), 'tasks/get', { taskId }, { key: other });
+    const theirs = await rpc(mcpUrl(), 'tasks/get', { taskId }, { key: other });
     expect(theirs.error).toMatchObject({ code: -32602 });
-    expect((await rpc2026(mcpUrl(), 'tasks/cancel', { taskId }, { key: other })).error).toMatchObject({ code: -32602 });
+    expect((await rpc(mcpUrl(), 'tasks/cancel', { taskId }, { key: other })).error).toMatchObject({ code: -32602 });
   });
 
   it('a task whose node stopped renewing its lease is answered as failed', async () => {
@@ -375,12 +333,12 @@ describe('hosted /mcp: tasks in the database, bound to the credential', () => {
       },
       new Date(now.getTime() - 60_000),
     );
-    const { result } = await rpc2026(mcpUrl(), 'tasks/get', { taskId: 'lapsed-task-of-a-dead-node' }, { key });
+    const { result } = await rpc(mcpUrl(), 'tasks/get', { taskId: 'lapsed-task-of-a-dead-node' }, { key });
     expect(result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/stopped before it finished/) } });
   });
 
   it('/mcp/x402 (a wallet, paid in the call) offers no tasks', async () => {
-    const { result } = await rpc2026(`${h.url}/mcp/x402`, 'server/discover', {});
+    const { result } = await rpc(`${h.url}/mcp/x402`, 'server/discover', {});
     const extensions = (result!.capabilities as { extensions?: Record<string, unknown> }).extensions ?? {};
     expect(extensions).toHaveProperty(['org.x402/payment']);
     expect(extensions).not.toHaveProperty(['io.modelcontextprotocol/tasks']);
