@@ -49,6 +49,7 @@ export const PROCESS_SUITES = [
   'test/payments/anvil-orphan.test.ts',
   'test/e2e/mcp-tasks-nodes.test.ts',
   'test/mcp/tasks-stdio.test.ts',
+  'test/mcp/third-party-clients.test.ts',
 ];
 
 /**

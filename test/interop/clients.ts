@@ -145,3 +145,12 @@ export async function conformanceScript(version: ConformanceVersion): Promise<st
   await installInteropClients();
   return path.join(DIR, 'node_modules', CONFORMANCE_RUNNERS[version], 'dist', 'index.js');
 }
+
+/**
+ * The script behind a command of the interop clients (`mcp-remote`, `mcp-inspector`), installed
+ * first if needed, to run as `node <script> …` (as its user's npx would).
+ */
+export async function interopBin(command: 'mcp-remote' | 'mcp-inspector'): Promise<string> {
+  await installInteropClients();
+  return fs.realpathSync(path.join(DIR, 'node_modules', '.bin', command));
+}
