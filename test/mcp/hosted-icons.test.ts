@@ -5,6 +5,7 @@ import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { DATA_ICONS } from '../../mcp/icons.js';
 import { TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { rpc2026 } from './rpc-2026.js';
 
 // The hosted endpoints name their icons by URL on the service's own origin ({base}/mcp/icons/<name>.svg);
 // those URLs answer the very SVG that svc-mcp (no origin) still sends as a data: URI.
@@ -31,30 +32,9 @@ async function fetchIcon(src: string) {
   return { status: res.status, headers: res.headers, body: await res.text() };
 }
 
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'icons-test', version: '1.0.0' },
-};
-
-/** One raw 2026-07-28 request to a hosted endpoint, as the v2 client sends it; the answer's text and parsed body. */
-async function post2026(path: string, method: string, params: Record<string, unknown>, credential?: string) {
-  const name = typeof params.name === 'string' ? params.name : undefined;
-  const res = await fetch(`${h.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
-      ...(credential ? { authorization: `Bearer ${credential}` } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: ENVELOPE } }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown } };
-}
+/** One raw 2026-07-28 request to a hosted endpoint, as the v2 client sends it. */
+const post2026 = (path: string, method: string, params: Record<string, unknown>, credential?: string) =>
+  rpc2026(`${h.url}${path}`, method, params, { key: credential });
 
 describe('icons by URL on the hosted endpoints', () => {
   it('every tool of /mcp and /mcp/x402 names its toolset icon on the service origin; each URL answers the SVG svc-mcp sends as data:', async () => {
@@ -100,9 +80,9 @@ describe('icons by URL on the hosted endpoints', () => {
   it("a 2026-07-28 result's serverInfo (tools/call, server/discover) points at the served server icon, and carries no data: URI", async () => {
     const call = await post2026('/mcp', 'tools/call', { name: 'account_list_apps', arguments: {} }, key);
     expect(call.status, call.text).toBe(200);
-    expect(call.body.result).toMatchObject({ resultType: 'complete' });
-    expect(call.body.result!.isError, call.text).toBeFalsy();
-    const info = (call.body.result!._meta as Record<string, { icons?: { src: string }[] }>)['io.modelcontextprotocol/serverInfo'];
+    expect(call.result).toMatchObject({ resultType: 'complete' });
+    expect(call.result!.isError, call.text).toBeFalsy();
+    const info = (call.result!._meta as Record<string, { icons?: { src: string }[] }>)['io.modelcontextprotocol/serverInfo'];
     expect(info?.icons).toEqual([{ src: `${h.url}/mcp/icons/server.svg`, mimeType: 'image/svg+xml', sizes: ['any'] }]);
     expect(call.text).not.toContain('data:');
     const icon = await fetchIcon(info!.icons![0]!.src);
@@ -112,7 +92,7 @@ describe('icons by URL on the hosted endpoints', () => {
 
     const discover = await post2026('/mcp/x402', 'server/discover', {});
     expect(discover.status, discover.text).toBe(200);
-    expect((discover.body.result!._meta as Record<string, { icons?: unknown }>)['io.modelcontextprotocol/serverInfo']?.icons).toEqual(info!.icons);
+    expect((discover.result!._meta as Record<string, { icons?: unknown }>)['io.modelcontextprotocol/serverInfo']?.icons).toEqual(info!.icons);
   });
 
   it('an icon is revalidated by its ETag (304, no body); an unknown one is a 404', async () => {
