@@ -87,13 +87,13 @@ class TaskOffer {
     return (runningByOwner.get(this.owner) ?? 0) < MAX_RUNNING_TASKS_PER_CALLER;
   }
 
+  /** Makes the call a task; a task that cannot be recorded (the database unreachable) leaves the call to answer in the call. */
   async detach(statusMessage: string): Promise<void> {
     runningByOwner.set(this.owner, (runningByOwner.get(this.owner) ?? 0) + 1);
     try {
       await this.#start(statusMessage);
-    } catch (e) {
+    } catch {
       this.release();
-      throw e;
     }
   }
 

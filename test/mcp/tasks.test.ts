@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
+import type { McpContext } from '../../mcp/context.js';
 import { createMcpContext } from '../../mcp/server.js';
+import { tasksInMemory } from '../../mcp/tasks/store.js';
 import { MAX_RUNNING_TASKS_PER_CALLER, ownerOfCredential, TASK_TTL_MS } from '../../mcp/tasks/extension.js';
 import { taskStoreInDb } from '../../service/mcp-tasks/task-store.js';
 import type { DevFacilitator } from '../../service/payments/facilitator.js';
@@ -65,12 +67,13 @@ let ledgers = 0;
  * svc-mcp over streamable HTTP, in process: with the account's key and no wallet (deploy_site and
  * upload_dataset for the account), or with `env` (a wallet's).
  */
-async function svcMcpHttp(fetchImpl?: typeof fetch, env: Record<string, string> = { SVC_API_KEY: key }) {
+async function svcMcpHttp(fetchImpl?: typeof fetch, env: Record<string, string> = { SVC_API_KEY: key }, tasks?: McpContext['tasks']) {
   const ctx = await createMcpContext(
     loadMcpConfig({ SVC_URL: h.url, SVC_SPEND_LEDGER: path.join(dir, `ledger-${++ledgers}.json`), SVC_TABLE_KEYS_FILE: 'off', ...env }),
     { fetch: fetchImpl },
   );
   await ctx.ready;
+  if (tasks) ctx.tasks = tasks;
   return startMcpHttp(ctx, 0);
 }
 
@@ -132,6 +135,21 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
       records: { fields: { qty: number } }[];
     };
     expect(rows.records[0]!.fields.qty).toBe(199);
+  });
+
+  it('a task that cannot be recorded (its store fails): the call is answered in the call, the work done once', async () => {
+    const failing = { ...tasksInMemory(), create: () => Promise.reject(new Error('the database is unreachable')) };
+    const broken = await svcMcpHttp(undefined, { SVC_API_KEY: key }, { store: failing });
+    try {
+      const { result } = await rpc(broken.url, 'tools/call', {
+        name: 'deploy_site',
+        arguments: { appName: 'tasks-store-down', files: [{ path: 'index.html', content: '<h1>in the call</h1>' }] },
+      });
+      expect(result).toMatchObject({ resultType: 'complete', structuredContent: { files: 1 } });
+      expect(await (await fetch(`${h.url}/s/tasks-store-down/`)).text()).toContain('in the call');
+    } finally {
+      await broken.close();
+    }
   });
 
   it('tasks/get: an unknown id is invalid params; a request without the extension is told the capability it lacks', async () => {
