@@ -71,8 +71,6 @@ function iconsWith(src: (name: IconName) => string): Icons {
 
 /** Base64 data: URIs (the form the spec names): svc-mcp, which has no origin to serve them from. */
 export const DATA_ICONS: Icons = iconsWith((name) => `data:image/svg+xml;base64,${Buffer.from(ICON_SVGS[name]).toString('base64')}`);
-export const SERVER_ICONS: Icon[] = DATA_ICONS.server;
-export const TOOLSET_ICONS: Readonly<Record<Toolset, Icon[]>> = DATA_ICONS.toolsets;
 
 const served = new Map<string, Icons>();
 /** URLs on the service's own origin (`{base}/mcp/icons/<name>.svg`): the hosted endpoints. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
-import { SERVER_ICONS } from '../../mcp/icons.js';
+import { DATA_ICONS } from '../../mcp/icons.js';
 import { createMcpContext } from '../../mcp/server.js';
 import { annotationsOf } from '../../mcp/toolsets.js';
 
@@ -60,7 +60,7 @@ describe('MCP 2026-07-28 details (svc-mcp over streamable HTTP)', () => {
     }
     const discover = await post('server/discover', {});
     expect(discover.status).toBe(200);
-    expect((discover.body.result!._meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc', icons: SERVER_ICONS });
+    expect((discover.body.result!._meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc', icons: DATA_ICONS.server });
   });
 
   it('refuses a request whose Mcp-Method or Mcp-Name header says other than its body, or lacks one, before anything runs', async () => {

@@ -8,7 +8,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { startMcpHttp } from '../../mcp/http.js';
-import { TOOLSET_ICONS } from '../../mcp/icons.js';
+import { DATA_ICONS } from '../../mcp/icons.js';
 import { annotationsOf, TOOLSET_OF, toolsetOf } from '../../mcp/toolsets.js';
 import { ACCOUNT_OPERATIONS } from '../../shared/account-api/operations.js';
 import type { AgentAction } from '../../shared/agent-api/action.js';
@@ -142,7 +142,7 @@ describe('svc-mcp over stdio and streamable HTTP', () => {
         expect(t.annotations, t.name).toEqual(annotationsOf(t.name));
         expect(Object.keys(t.annotations ?? {}).sort(), t.name).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
         const toolset = ACCOUNT_OPERATIONS.find((o) => o.tool === t.name)?.toolset ?? toolsetOf(t.name);
-        expect(t.icons, t.name).toEqual(TOOLSET_ICONS[toolset]);
+        expect(t.icons, t.name).toEqual(DATA_ICONS.toolsets[toolset]);
       }
       // What a host confirms: the tools that lose something for good, and only those.
       expect(

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountHostedMcp } from '../../cli/hosted-mcp.js';
-import { TOOLSET_ICONS } from '../../mcp/icons.js';
+import { DATA_ICONS } from '../../mcp/icons.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { devChain, html } from '../payments/helpers.js';
 import { call, connectStdio, text } from './helpers.js';
@@ -51,7 +51,7 @@ describe('svc-mcp with SVC_TRANSPORT=mcp', () => {
       expect(names).toEqual(expect.arrayContaining(['create_app_from_html', 'list_apps', 'account_list_apps', 'wallet_status', 'list_receipts']));
       // The hosted endpoint names its icons by URL on its origin; svc-mcp (stdio, no origin) lists the same ones as data: URIs.
       for (const t of tools) expect(t.icons?.[0]?.src, t.name).toMatch(/^data:image\/svg\+xml;base64,/);
-      expect(tools.find((t) => t.name === 'account_list_apps')?.icons).toEqual(TOOLSET_ICONS.account);
+      expect(tools.find((t) => t.name === 'account_list_apps')?.icons).toEqual(DATA_ICONS.toolsets.account);
       expect(names).toContain('deploy_site'); // local files, paid over the same service's HTTP Agent API
       expect(names).not.toContain('table_query'); // tables toolset not chosen
 
