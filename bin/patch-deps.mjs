@@ -76,6 +76,89 @@ export const PATCHES = [
       },
     ],
   })),
+  // postgres.js keeps every named statement of a connection for the connection's life, so a client
+  // that prepares statements whose texts keep changing (the Table API's reads name fields and
+  // tables) grows without bound on both sides. With `max_prepared` (an option this patch adds; absent
+  // when it is not applied) a connection keeps at most that many: the least recently used is
+  // forgotten and closed on the server. docs/performance.md, "Table API reads" (issue 53).
+  ...['src/connection.js', 'cjs/src/connection.js'].map((file) => ({
+    pkg: 'postgres',
+    version: '3.4.9',
+    file,
+    edits: [
+      {
+        find: '    , statements = {}\n',
+        replace: [
+          '    , statements = {}',
+          `    // ${MARK}: the named statements kept with options.max_prepared, least recently used first, and`,
+          "    // the Close messages sent, in order (true: a statement `keep` closed, false: a cursor's portal).",
+          '    , kept = new Map()',
+          '    , closes = []',
+          '',
+        ].join('\n'),
+      },
+      {
+        find: '      statements = {}\n      needsTypes = options.fetch_types\n',
+        replace: `      statements = {}\n      kept.clear(), closes = [] // ${MARK}\n      needsTypes = options.fetch_types\n`,
+      },
+      {
+        find: '    q.prepared = q.prepare && q.signature in statements\n',
+        replace: `    q.prepared = q.prepare && q.signature in statements\n    q.prepared && kept.has(q.signature) && (kept.delete(q.signature), kept.set(q.signature, statements[q.signature])) // ${MARK}: most recently used\n`,
+      },
+      {
+        find: '    query.prepare && (statements[query.signature] = query.statement)\n',
+        replace: `    query.prepare && (statements[query.signature] = query.statement, options.max_prepared && keep(query.signature, query.statement)) // ${MARK}\n`,
+      },
+      {
+        find: '  function retry(q, error) {\n    delete statements[q.signature]\n',
+        replace: [
+          `  // ${MARK}: at most options.max_prepared named statements on this connection. The least recently`,
+          '  // used is forgotten and closed on the server: Close (S) without a Sync of its own, so it travels',
+          "  // with the messages written next; its CloseComplete is told from a cursor's by `closes`.",
+          '  function keep(signature, statement) {',
+          '    kept.set(signature, statement)',
+          '    if (kept.size <= options.max_prepared)',
+          '      return',
+          '    const [oldest, { name }] = kept.entries().next().value',
+          '    kept.delete(oldest)',
+          '    delete statements[oldest]',
+          '    closes.push(true)',
+          "    write(b().C().str('S').str(name + b.N).end())",
+          '  }',
+          '',
+          '  function retry(q, error) {',
+          '    delete statements[q.signature]',
+          `    kept.delete(q.signature) // ${MARK}`,
+          '',
+        ].join('\n'),
+      },
+      {
+        find: '        ? write(Close(query.portal))\n',
+        replace: `        ? (closes.push(false), write(Close(query.portal))) // ${MARK}: a cursor's CloseComplete\n`,
+      },
+      {
+        find: '  function CloseComplete() {\n',
+        replace: `  function CloseComplete() {\n    if (closes.shift()) // ${MARK}: a statement \`keep\` closed\n      return\n`,
+      },
+    ],
+  })),
+  // The option `max_prepared` for the patch above, parsed as postgres.js parses its others (a number;
+  // null when not given): `sql.options.max_prepared` says the patch is in place.
+  ...['src/index.js', 'cjs/src/index.js'].map((file) => ({
+    pkg: 'postgres',
+    version: '3.4.9',
+    file,
+    edits: [
+      {
+        find: "  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive']\n",
+        replace: `  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'max_prepared'] // ${MARK}: max_prepared\n`,
+      },
+      {
+        find: '    prepare         : true,\n',
+        replace: `    prepare         : true,\n    max_prepared    : null, // ${MARK}: named statements kept per connection (null: all)\n`,
+      },
+    ],
+  })),
 ];
 
 /** The installed package's folder, found as Node resolves it from this package (hoisted or not). */

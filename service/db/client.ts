@@ -45,9 +45,10 @@ export interface Database {
    * A second handle whose connections start with these session settings (PostgreSQL: its own pool
    * of at most `poolMax` connections, the settings sent once in each connection's start-up message,
    * so a statement needs no transaction to run under them). PGlite has one in-process connection and
-   * no timers during a statement: it answers its own handle and ignores the settings.
+   * no timers during a statement: it answers its own handle and ignores the settings. PostgreSQL:
+   * each connection keeps at most `maxPrepared` statements prepared (SESSION_POOL_PREPARED).
    */
-  openPool(settings: Record<string, string>, poolMax: number): SessionPool;
+  openPool(settings: Record<string, string>, poolMax: number, maxPrepared?: number): SessionPool;
   /**
    * LISTENs on `channel` until the returned function is called: `onMessage` gets each payload sent
    * with `pg_notify`, by any node, after the sending transaction committed. `onListening` runs each
@@ -89,6 +90,15 @@ export interface OpenDbOptions {
  */
 export const PGLITE_SHARED_BUFFERS = '32MB';
 
+/**
+ * Named statements each connection of a session pool keeps prepared: the Table API's reads, whose
+ * texts name fields and tables, so a node serving many tables and queries would otherwise keep every
+ * one of them on every connection. The least recently used beyond this is closed on the server
+ * (postgres.js as patched by bin/patch-deps.mjs, option `max_prepared`). docs/performance.md,
+ * "Table API reads" (issue 53).
+ */
+export const SESSION_POOL_PREPARED = 200;
+
 /** Seconds to wait for a PostgreSQL connection before the request fails (503 with Retry-After). */
 const CONNECT_TIMEOUT_SECONDS = 5;
 /**
@@ -103,9 +113,12 @@ const MIGRATION_LOCK = 'svc:migrations';
 export async function openDb(options: OpenDbOptions): Promise<Database> {
   const { databaseUrl, migrate = true } = options;
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const connect = (max: number, connection: Record<string, string> = {}) =>
+    const connect = (max: number, connection: Record<string, string> = {}, maxPrepared?: number) =>
       postgres(databaseUrl, {
         max,
+        // The session pools (the Table API's reads): every statement kept prepared, at most
+        // SESSION_POOL_PREPARED per connection (`executeCompiled`; bin/patch-deps.mjs).
+        ...(maxPrepared ? { max_prepared: maxPrepared } : {}),
         connect_timeout: CONNECT_TIMEOUT_SECONDS,
         backoff: reconnectBackoff,
         onnotice: () => {},
@@ -121,8 +134,8 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
     return {
       db,
       kind: 'postgres',
-      openPool: (settings, poolMax) => {
-        const pool = connect(poolMax, settings);
+      openPool: (settings, poolMax, maxPrepared = SESSION_POOL_PREPARED) => {
+        const pool = connect(poolMax, settings, maxPrepared);
         return { db: drizzlePostgres(pool, { schema }) as unknown as Db, close: () => pool.end({ timeout: 5 }) };
       },
       listen: (channel, onMessage, onListening) => listenOnOwnConnection(databaseUrl, channel, onMessage, onListening),
@@ -282,8 +295,26 @@ export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values
   const client = postgresClientOf(session);
   if (!client) return session.prepareQuery(statement, undefined, undefined, false).execute(values);
   const params = values ? fillPlaceholders(statement.params, values) : statement.params;
-  return client.unsafe(statement.sql, params as postgres.ParameterOrJSON<never>[], { prepare: statement.prepared });
+  return client.unsafe(statement.sql, params as postgres.ParameterOrJSON<never>[], { prepare: statement.prepared || keepsFewPrepared(client) });
 }
+
+/**
+ * Whether `client` keeps a bounded number of named statements per connection (a session pool, with
+ * postgres.js patched: `options.max_prepared`), so that any statement may be kept prepared there:
+ * parsed once per connection, its row description kept, where an unnamed one is parsed and
+ * described at every run. Without the patch, as before: only statements of a fixed text.
+ */
+function keepsFewPrepared(client: postgres.Sql): boolean {
+  let few = boundedClients.get(client);
+  if (few === undefined) {
+    const max = (client.options as { max_prepared?: unknown }).max_prepared;
+    few = typeof max === 'number' && max > 0;
+    boundedClients.set(client, few);
+  }
+  return few;
+}
+
+const boundedClients = new WeakMap<postgres.Sql, boolean>();
 
 /** A session's postgres.js client (null for PGlite), found once per session. */
 const postgresClients = new WeakMap<object, postgres.Sql | null>();

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../service/db/client.js';
+import { rowsOf, SESSION_POOL_PREPARED } from '../../service/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LruMap } from '../../shared/lru-map.js';
 import { lookupVersionedTable } from '../../service/tables/table-rows.js';
@@ -109,17 +109,19 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
   });
 });
 
-// PostgreSQL: a read whose text is the same for every table (a record by id, a page in id order with
-// nothing narrowing it) is kept prepared on each connection of the read pool; anything naming a field
-// is not, so what a connection keeps stays a few statements however many tables and queries it serves.
+// PostgreSQL: every read is kept prepared on the connection of the read pool that runs it (parsed and
+// described once there), one statement per text whatever the table and values, and a connection keeps
+// at most SESSION_POOL_PREPARED of them however many tables and queries it serves (postgres.js as
+// patched by bin/patch-deps.mjs closes the least recently used; test/tables/prepared-statements.test.ts).
 describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (postgres)', () => {
   let h: Harness;
+  const kept = async () => rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
   beforeAll(async () => {
     h = await startHarness('postgres', { SVC_DATABASE_POOL_MAX: '1' }); // one read connection: what it keeps is what the pool keeps
   });
   afterAll(async () => h?.close());
 
-  it('keeps the few fixed texts, never a filtered or sorted read, and answers each read right', async () => {
+  it('keeps every read prepared, filtered and sorted ones too, and answers each read right', async () => {
     const schema = { fields: [{ name: 'name', label: 'Name', type: 'string' }] };
     const tables = [await makeTable(h, { name: 'One', schema }), await makeTable(h, { name: 'Two', requireReadKey: true, schema })];
     for (const t of tables) {
@@ -140,14 +142,36 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect((await read(`/${page.records[1].id}`)).record.fields.name).toBe(`${t.table.slug}-1`);
         for (let i = 0; i < 5; i++) expect((await read(`?field=name&value=${t.table.slug}-${i}`)).records).toHaveLength(1);
         expect((await read('?sortField=name&sortDir=desc&limit=1')).records[0].fields.name).toBe(`${t.table.slug}-4`);
+        expect((await read(`?q=${t.table.slug}-3`)).records.map((r: { fields: { name: string } }) => r.fields.name)).toEqual([`${t.table.slug}-3`]);
       }
     }
-    const kept = rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
-    const texts = kept.map((k) => k.statement);
+    const texts = (await kept()).map((k) => k.statement);
     expect(texts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
-    expect(texts.some((s) => s.includes('order by r.id asc'))).toBe(true); // the page
-    expect(texts.filter((s) => s.includes('->>') || s.includes('@>'))).toEqual([]); // nothing naming a field
-    // Keyed or not, a record or a page, a cursor or not: the same few texts for both tables.
-    expect(texts.length).toBeLessThanOrEqual(6);
+    expect(texts.some((s) => s.includes('@>'))).toBe(true); // the filter
+    expect(texts.some((s) => s.includes("->>'name'") && s.includes('desc'))).toBe(true); // the sort
+    expect(texts.some((s) => s.includes('ilike'))).toBe(true); // the search
+    // One text per shape, whichever table and values: the values are parameters.
+    expect(new Set(texts).size).toBe(texts.length);
+    expect(texts.length).toBeLessThanOrEqual(12);
+  });
+
+  it(`keeps at most ${SESSION_POOL_PREPARED} per connection, the most recently used, however many texts the reads have`, async () => {
+    const t = await makeTable(h, { name: 'Many', schema: { fields: [{ name: 'name', label: 'Name', type: 'string' }] } });
+    const names = Array.from({ length: 5 }, (_, i) => ({ name: `n${i}` }));
+    expect((await h.fetch(t.path, { method: 'POST', headers: { 'x-svc-write-key': t.table.writeKey }, json: { records: names } })).status).toBe(201);
+    // An in-list of n values (1 to 100) is a text of its own for each n, and each order another: 300 texts.
+    const inList = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`).join(',');
+    for (const order of ['', '&sort=name', '&sort=-name']) {
+      for (let n = 1; n <= 100; n++) {
+        const r = await getJson(h, `${t.path}?filter[name][in]=${inList(n)}${order}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body.records).toHaveLength(Math.min(n, 5));
+      }
+    }
+    const texts = (await kept()).map((k) => k.statement).filter((s) => s.includes(' in ('));
+    expect(texts.length).toBeLessThanOrEqual(SESSION_POOL_PREPARED);
+    expect(texts.length).toBeGreaterThan(SESSION_POOL_PREPARED - 10); // (a few slots hold the other reads)
+    expect(texts.filter((s) => s.includes('nulls first'))).toHaveLength(100); // the last 100 used, all kept
+    expect(texts.filter((s) => !s.includes('nulls'))).toEqual([]); // the first 100, all closed
   });
 });
