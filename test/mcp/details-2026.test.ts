@@ -60,7 +60,10 @@ describe('MCP 2026-07-28 details (svc-mcp over streamable HTTP)', () => {
     }
     const discover = await post('server/discover', {});
     expect(discover.status).toBe(200);
-    expect((discover.body.result!._meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc', icons: DATA_ICONS.server });
+    expect((discover.body.result!._meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo']).toMatchObject({
+      name: 'svc',
+      icons: DATA_ICONS.server,
+    });
   });
 
   it('refuses a request whose Mcp-Method or Mcp-Name header says other than its body, or lacks one, before anything runs', async () => {
