@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../service/kernel/config.js';
-import { openDb, type Database } from '../service/db/client.js';
+import { openDb, reusePlansOn, type Database, type SessionPool } from '../service/db/client.js';
 import { ReadPools } from '../service/db/read-pools.js';
 import { unpackPgliteTemplate } from '../service/db/pglite-template.js';
 import { getOrCreateSecret } from '../service/db/settings.js';
@@ -42,7 +42,24 @@ async function createBlobStore(config: Config, secret: string): Promise<BlobStor
  * plans on big tables).
  */
 function tableReadSettings(config: Config): Record<string, string> {
-  return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))), plan_cache_mode: 'force_custom_plan' };
+  return { ...keyReadSettings(config), plan_cache_mode: 'force_custom_plan' };
+}
+
+/**
+ * The session of the reads whose plan cannot depend on their values (a record by id, a page in id
+ * order that nothing narrows: `CompiledStatement.keyPlan`): the same timeout, and PostgreSQL's own
+ * plan cache, so such a read is planned once per connection instead of at every run.
+ */
+function keyReadSettings(config: Config): Record<string, string> {
+  return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))) };
+}
+
+/** A server's Table API read pool and its plan-reusing twin for key reads (`reusePlansOn`); both connect on demand. */
+function openReadPools(database: Database, config: Config): SessionPool[] {
+  const reads = database.openPool(tableReadSettings(config), config.databasePoolMax);
+  const keyReads = database.openPool(keyReadSettings(config), config.databasePoolMax);
+  reusePlansOn(reads.db, keyReads.db);
+  return [reads, keyReads];
 }
 
 /**
@@ -80,11 +97,12 @@ export async function createRuntime(
   if (overrides.startDevChain && facilitator instanceof DevChainFacilitator) void facilitator.start();
   const database = overrides.database ?? (await openDatabase(config));
   const secret = await getOrCreateSecret(database.db, 'service');
-  const tableReads = database.openPool(tableReadSettings(config), config.databasePoolMax);
+  const [tableReads, tableKeyReads] = openReadPools(database, config) as [SessionPool, SessionPool];
   const metrics = createMetrics();
   // Each replica: a read pool with the same session settings as the primary's (its main pool is never used).
   const replicas = await Promise.all(config.replicas.urls.map((url) => openDb({ databaseUrl: url, migrate: false, poolMax: 1 })));
-  const replicaReads = replicas.map((replica) => replica.openPool(tableReadSettings(config), config.databasePoolMax));
+  const replicaPools = replicas.map((replica) => openReadPools(replica, config));
+  const replicaReads = replicaPools.map(([reads]) => reads!);
   const readPools = new ReadPools(
     database.db,
     tableReads.db,
@@ -131,8 +149,8 @@ export async function createRuntime(
       await stopSyncingAddressLimits();
       await deps.facilitator.close(); // stops the dev chain's anvil
       await readPools.stop();
-      await Promise.all([...replicaReads, ...replicas].map((r) => r.close()));
-      await tableReads.close();
+      await Promise.all([...replicaPools.flat(), ...replicas].map((r) => r.close()));
+      await Promise.all([tableReads.close(), tableKeyReads.close()]);
       await database.close();
     },
   };

@@ -275,12 +275,31 @@ export interface CompiledStatement {
    * table and any value, its values all parameters) may be: see `compileStatement`'s callers.
    */
   prepared: boolean;
+  /**
+   * Its best plan is the same whatever its values (a record by primary key; a page in key order that
+   * nothing narrows): it may run where plans are reused (`reusePlansOn`), skipping the planning a
+   * custom plan costs at each run.
+   */
+  keyPlan: boolean;
 }
 
 const dialect = new PgDialect();
 
-export function compileStatement(statement: SQL, options: { prepared?: boolean } = {}): CompiledStatement {
-  return { ...dialect.sqlToQuery(statement), prepared: options.prepared ?? false };
+export function compileStatement(statement: SQL, options: { prepared?: boolean; keyPlan?: boolean } = {}): CompiledStatement {
+  return { ...dialect.sqlToQuery(statement), prepared: options.prepared ?? false, keyPlan: options.keyPlan ?? false };
+}
+
+/** Each read pool's twin whose sessions reuse plans (`reusePlansOn`). */
+const planReusing = new WeakMap<object, DbOrTx>();
+
+/**
+ * Statements of `pool` whose plan cannot depend on their values (`keyPlan`) run on `twin` instead: a
+ * pool of the same server whose sessions keep PostgreSQL's default plan cache (`plan_cache_mode =
+ * auto`), where `pool`'s force custom plans (a generic plan cannot see which JSONB values a filter
+ * names). A record by id is then planned once per connection, not at every read (cli/runtime.ts).
+ */
+export function reusePlansOn(pool: DbOrTx, twin: DbOrTx): void {
+  planReusing.set(pool, twin);
 }
 
 /**
@@ -291,7 +310,7 @@ export function compileStatement(statement: SQL, options: { prepared?: boolean }
  * spans, cache and logger: ~15 µs of a short read, docs/performance.md); on PGlite, drizzle's.
  */
 export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values?: Record<string, unknown>): Promise<unknown> {
-  const session = db._.session;
+  const session = ((statement.keyPlan && planReusing.get(db)) || db)._.session;
   const client = postgresClientOf(session);
   if (!client) return session.prepareQuery(statement, undefined, undefined, false).execute(values);
   const params = values ? fillPlaceholders(statement.params, values) : statement.params;

@@ -113,7 +113,10 @@ export class TableLists {
     let read = compiled.get(current);
     if (!read) {
       const src = recordSource(current.table, guardOf(current, key !== undefined));
-      read = { src, statement: compileStatement(recordByIdStatement(current.table, src, sql.placeholder('id')), { prepared: hasFixedText(current.table) }) };
+      read = {
+        src,
+        statement: compileStatement(recordByIdStatement(current.table, src, sql.placeholder('id')), { prepared: hasFixedText(current.table), keyPlan: true }),
+      };
       compiled.set(current, read);
     }
     const values = key ? { id, ...readKeyValues(key) } : { id };
@@ -144,8 +147,16 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
   if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), count: null };
   const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
-  const prepared = hasFixedText(table) && !narrowed && plan.sort.every((k) => k.field === 'id');
-  return { key, table, plan, src, main: compileStatement(compileListQuery(src, plan), { prepared }), count };
+  // A page in id order that nothing narrows walks the key whatever its values: one plan serves every read.
+  const keyOrder = !narrowed && plan.sort.every((k) => k.field === 'id');
+  return {
+    key,
+    table,
+    plan,
+    src,
+    main: compileStatement(compileListQuery(src, plan), { prepared: hasFixedText(table) && keyOrder, keyPlan: keyOrder }),
+    count,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, SESSION_POOL_PREPARED } from '../../service/db/client.js';
+import { compileStatement, executeCompiled, rowsOf, SESSION_POOL_PREPARED } from '../../service/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LruMap } from '../../shared/lru-map.js';
 import { lookupVersionedTable } from '../../service/tables/table-rows.js';
@@ -116,6 +116,11 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
 describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (postgres)', () => {
   let h: Harness;
   const kept = async () => rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
+  /** What the read pool's plan-reusing twin keeps: the key reads (a record by id, a page in id order; test/tables/key-plans.test.ts). */
+  const keptForKeyReads = async () =>
+    rowsOf<{ statement: string }>(
+      await executeCompiled(h.deps.tableReads, compileStatement(sql`select statement from pg_prepared_statements`, { keyPlan: true })),
+    );
   beforeAll(async () => {
     h = await startHarness('postgres', { SVC_DATABASE_POOL_MAX: '1' }); // one read connection: what it keeps is what the pool keeps
   });
@@ -145,8 +150,12 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect((await read(`?q=${t.table.slug}-3`)).records.map((r: { fields: { name: string } }) => r.fields.name)).toEqual([`${t.table.slug}-3`]);
       }
     }
+    const keyTexts = (await keptForKeyReads()).map((k) => k.statement).filter((s) => !s.includes('pg_prepared_statements'));
+    expect(keyTexts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
+    expect(keyTexts.some((s) => s.includes('order by r.id'))).toBe(true); // the page in id order
+    expect(new Set(keyTexts).size).toBe(keyTexts.length);
     const texts = (await kept()).map((k) => k.statement);
-    expect(texts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
+    expect(texts.some((s) => s.includes('r.id = $'))).toBe(false);
     expect(texts.some((s) => s.includes('@>'))).toBe(true); // the filter
     expect(texts.some((s) => s.includes("->>'name'") && s.includes('desc'))).toBe(true); // the sort
     expect(texts.some((s) => s.includes('ilike'))).toBe(true); // the search
