@@ -148,10 +148,13 @@ export class RunningTask {
     if (cancelRequested) this.cancelRequested = true;
   }
 
-  /** The work's progress (the task's status message); throws TaskCancelled when the caller asked to cancel. */
+  /**
+   * The work's progress (the task's status message); throws TaskCancelled when the caller asked to
+   * cancel. A status that cannot be written stops nothing: the next renewal writes it, or the lease lapses.
+   */
   async progress(message: string): Promise<void> {
     this.statusMessage = message;
-    await this.#renew();
+    await this.#renew().catch(() => undefined);
     if (this.cancelRequested) {
       this.stoppedByCancel = true;
       throw new TaskCancelled(message);

@@ -152,6 +152,27 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
     }
   });
 
+  it('progress that cannot be written stops nothing: the task completes', async () => {
+    const store = tasksInMemory();
+    const broken = await svcMcpHttp(
+      undefined,
+      { SVC_API_KEY: key },
+      { store: { ...store, report: () => Promise.reject(new Error('the database is unreachable')) } },
+    );
+    try {
+      const files = Array.from({ length: 3 }, (_, i) => ({ path: `p${i}.html`, content: `<p>${i}</p>` }));
+      const { result } = await rpc(broken.url, 'tools/call', {
+        name: 'deploy_site',
+        arguments: { appName: 'tasks-report-down', files: [{ path: 'index.html', content: '<h1>reports lost</h1>' }, ...files] },
+      });
+      expect(result).toMatchObject({ resultType: 'task' });
+      const { last } = await settle(broken.url, String(result!.taskId));
+      expect(last).toMatchObject({ status: 'completed', result: { structuredContent: { files: 4 } } });
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('tasks/get: an unknown id is invalid params; a request without the extension is told the capability it lacks', async () => {
     const unknown = await rpc(mcp.url, 'tasks/get', { taskId: 'no-such-task' });
     expect(unknown.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
