@@ -108,7 +108,7 @@ export class HostedMcp {
       },
     };
     // Tasks in the database: any node answers for a task another node runs (mcp/tasks/extension.ts).
-    return { ...ctx, askPerson: new PersonAsker({ key, used }), tasks: { store: taskStoreInDb(db) } };
+    return { ...ctx, askPerson: new PersonAsker({ key, used }), tasks: taskStoreInDb(db) };
   }
 
   /** The in-process fetch with the caller's credential on every request, and the caller this POST signed in. */

@@ -1,5 +1,5 @@
 import type { PersonAsker } from './ask-person.js';
-import type { TaskKeeping } from './tasks/extension.js';
+import type { TaskStore } from '../shared/mcp-tasks.js';
 import type { TableWriteKeys } from './table-write-keys.js';
 import { AGENT_ACTIONS, actionByName } from '../shared/agent-api/catalogue.js';
 import { PricingResponseSchema } from '../shared/agent-api/actions/apps.js';
@@ -66,7 +66,7 @@ export interface McpContext {
    * Where this face keeps the tasks of long tool calls (MCP Tasks extension, mcp/tasks/extension.ts):
    * svc-mcp in its process, the hosted endpoints in the service's database. Absent: no tasks.
    */
-  tasks?: TaskKeeping;
+  tasks?: TaskStore;
 }
 
 /** A hosted svc's /mcp that this server forwards tools to (mcp/upstream.ts). */

@@ -59,7 +59,7 @@ export async function createMcpContext(config: McpConfig, options: { fetch?: typ
     // of used states are enough; the hosted endpoint replaces it with one every node shares.
     askPerson: new PersonAsker({ key: randomBytes(32), used: usedStatesInMemory() }),
     // Its tasks too: the process that runs a task is the one its client polls.
-    tasks: { store: tasksInMemory() },
+    tasks: tasksInMemory(),
   };
   ctx.ready = loadPrices(config.serviceUrl, fetchImpl).then(({ prices, source }) => {
     for (const [action, price] of prices) ctx.prices.set(action, price);
@@ -202,7 +202,7 @@ export function buildMcpServer(ctx: McpContext, options: { views?: 'declared' | 
   installToolCallHints(server, { readOnly: ctx.config.readOnly });
   if (ctx.hosted) installX402Bindings(server, ctx);
   const tasks = tasksOf(ctx);
-  if (tasks) installTasks(server, { ...tasks, owner: () => (ctx.hosted ? ownerOfCredential(ctx.hosted.credential!) : 'local') });
+  if (tasks) installTasks(server, { store: tasks, owner: () => (ctx.hosted ? ownerOfCredential(ctx.hosted.credential!) : 'local') });
   return server;
 }
 

@@ -37,16 +37,9 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** What a server with tasks adds to its capabilities (listed in `server/discover`). */
 export const TASKS_EXTENSION_CAPABILITY = { [TASKS_EXTENSION]: {} } as const;
 
-/** How a face keeps its tasks (McpContext's `tasks`). */
-export interface TaskKeeping {
+/** Where a face keeps its tasks (McpContext's `tasks`), and who the caller of the request being answered is (read when it starts): a task is theirs only. */
+export interface TaskSettings {
   store: TaskStore;
-  /** How long a running task's lease lasts without renewal (renewed every third of it). Default 30 s. */
-  leaseMs?: number;
-  now?: () => Date;
-}
-
-/** … and who the caller of the request being answered is (read when it starts): a task is theirs only. */
-export interface TaskSettings extends TaskKeeping {
   owner: () => string;
 }
 
@@ -54,7 +47,9 @@ export interface TaskSettings extends TaskKeeping {
 export const TASK_TTL_MS = 3_600_000;
 /** How often the client is asked to poll. */
 export const TASK_POLL_INTERVAL_MS = 1_000;
-const DEFAULT_LEASE_MS = 30_000;
+/** How long a running task's lease lasts without renewal (renewed every third of it). */
+const LEASE_MS = 30_000;
+const now = () => new Date();
 /**
  * Tasks of one caller running at once on one process. A task frees the call's connection, which was
  * what bounded a caller's concurrent work; past this many, a call is answered in the call (its
@@ -105,8 +100,6 @@ class TaskOffer {
   }
 
   async #start(statusMessage: string): Promise<void> {
-    const now = this.settings.now ?? (() => new Date());
-    const leaseMs = this.settings.leaseMs ?? DEFAULT_LEASE_MS;
     const task = await this.settings.store.create(
       {
         // 256 random bits: a task id cannot be guessed (the spec lets a server treat it as a bearer token; here the owner must match too).
@@ -115,11 +108,11 @@ class TaskOffer {
         tool: this.tool,
         statusMessage,
         ttlMs: TASK_TTL_MS,
-        leaseUntil: new Date(now().getTime() + leaseMs),
+        leaseUntil: new Date(now().getTime() + LEASE_MS),
       },
       now(),
     );
-    this.running = new RunningTask(this.settings, task.taskId, statusMessage, leaseMs, now);
+    this.running = new RunningTask(this.settings.store, task.taskId, statusMessage);
     this.onDetach();
     this.#resolve(task);
   }
@@ -133,18 +126,16 @@ export class RunningTask {
   readonly #heartbeat: NodeJS.Timeout;
 
   constructor(
-    private readonly settings: TaskSettings,
+    private readonly store: TaskStore,
     readonly taskId: string,
     private statusMessage: string,
-    private readonly leaseMs: number,
-    private readonly now: () => Date,
   ) {
-    this.#heartbeat = setInterval(() => void this.#renew().catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    this.#heartbeat = setInterval(() => void this.#renew().catch(() => undefined), LEASE_MS / 3);
     this.#heartbeat.unref();
   }
 
   async #renew(): Promise<void> {
-    const { cancelRequested } = await this.settings.store.report(this.taskId, this.statusMessage, new Date(this.now().getTime() + this.leaseMs), this.now());
+    const { cancelRequested } = await this.store.report(this.taskId, this.statusMessage, new Date(now().getTime() + LEASE_MS), now());
     if (cancelRequested) this.cancelRequested = true;
   }
 
@@ -163,7 +154,7 @@ export class RunningTask {
 
   async finish(outcome: TaskOutcome): Promise<void> {
     clearInterval(this.#heartbeat);
-    await this.settings.store.finish(this.taskId, outcome, this.now());
+    await this.store.finish(this.taskId, outcome, now());
   }
 }
 
@@ -199,7 +190,6 @@ export const runsDetachedWork = (server: McpServer): boolean => busy.has(server)
  * the extension, and answers tasks/get, tasks/update and tasks/cancel from the store.
  */
 export function installTasks(server: McpServer, settings: TaskSettings): void {
-  const now = settings.now ?? (() => new Date());
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
   const inner = handlers.get('tools/call');
   if (inner)
@@ -222,7 +212,6 @@ export function installTasks(server: McpServer, settings: TaskSettings): void {
       return { resultType: 'task', ...wireOf(first.task) };
     });
 
-  const TaskIdParams = z.looseObject({ taskId: z.string() });
   /** The caller's task, failed first when its node stopped renewing its lease; a JSON-RPC error when there is none. */
   const find = async (taskId: string, extra: unknown): Promise<StoredTask> => {
     requireExtension(extra);
@@ -248,6 +237,9 @@ export function installTasks(server: McpServer, settings: TaskSettings): void {
     return {} as never;
   });
 }
+
+/** The params of tasks/get, tasks/update and tasks/cancel. */
+const TaskIdParams = z.looseObject({ taskId: z.string() });
 
 /** A task whose node stopped renewing its lease (the process ended or lost the database). */
 const LAPSED: Extract<TaskOutcome, { status: 'failed' }> = {

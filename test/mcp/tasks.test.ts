@@ -139,7 +139,7 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
 
   it('a task that cannot be recorded (its store fails): the call is answered in the call, the work done once', async () => {
     const failing = { ...tasksInMemory(), create: () => Promise.reject(new Error('the database is unreachable')) };
-    const broken = await svcMcpHttp(undefined, { SVC_API_KEY: key }, { store: failing });
+    const broken = await svcMcpHttp(undefined, { SVC_API_KEY: key }, failing);
     try {
       const { result } = await rpc(broken.url, 'tools/call', {
         name: 'deploy_site',
@@ -154,11 +154,7 @@ describe('svc-mcp: deploy_site and upload_dataset as tasks', () => {
 
   it('progress that cannot be written stops nothing: the task completes', async () => {
     const store = tasksInMemory();
-    const broken = await svcMcpHttp(
-      undefined,
-      { SVC_API_KEY: key },
-      { store: { ...store, report: () => Promise.reject(new Error('the database is unreachable')) } },
-    );
+    const broken = await svcMcpHttp(undefined, { SVC_API_KEY: key }, { ...store, report: () => Promise.reject(new Error('the database is unreachable')) });
     try {
       const files = Array.from({ length: 3 }, (_, i) => ({ path: `p${i}.html`, content: `<p>${i}</p>` }));
       const { result } = await rpc(broken.url, 'tools/call', {
