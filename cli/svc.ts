@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { isProcessAlive, readAdminFile } from '../service/admin/admin-file.js';
+import { readAdminFile } from '../service/admin/admin-file.js';
+import { isProcessAlive } from '../shared/process-alive.js';
 import type { AdminOperationName } from '../service/admin/operations.js';
 import type { Config } from '../service/kernel/config.js';
 import { SCOPES, parseScopeList } from '../shared/scopes.js';

@@ -1,19 +1,11 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isProcessAlive } from '../shared/process-alive.js';
 import { WalletError } from './errors.js';
 
 /** A lock older than this is someone's crash, not a live holder (holders keep it for milliseconds). */
 const STALE_AFTER_MS = 15_000;
 const WAIT_LIMIT_MS = 10_000;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 interface LockBody {
   pid: number;
@@ -37,7 +29,7 @@ function isStale(file: string, body: LockBody | null): boolean {
     return false; // gone: the next O_EXCL attempt decides
   }
   if (Date.now() - mtime > STALE_AFTER_MS) return true;
-  return body !== null && !pidAlive(body.pid);
+  return body !== null && !isProcessAlive(body.pid);
 }
 
 /**

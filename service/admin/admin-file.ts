@@ -35,12 +35,3 @@ export function removeAdminFile(dataDir: string, token: string): void {
   const current = readAdminFile(dataDir);
   if (current?.token === token) fs.rmSync(adminFilePath(dataDir), { force: true });
 }
-
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isProcessAlive } from '../../shared/process-alive.js';
 
 /**
  * Third-party clients the interop tests drive svc with (x402-fetch 1.x, Cloudflare's agents, the MCP
@@ -67,21 +68,12 @@ function takeLock(): boolean {
       // Just made by its holder, pid not written yet: wait for it.
       return false;
     }
-    if (pid && alive(pid)) return false;
+    if (pid && isProcessAlive(pid)) return false;
     fs.rmSync(LOCK, { recursive: true, force: true });
     return takeLock();
   }
   fs.writeFileSync(path.join(LOCK, 'pid'), String(process.pid));
   return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function npmCi(hash: string): Promise<void> {
