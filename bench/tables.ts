@@ -8,7 +8,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { createAccount } from '../service/accounts/accounts.js';
 import { loadConfig } from '../service/config.js';
-import { openDb, type DbOrTx } from '../service/db/client.js';
+import { openDb, type DbOrTx, rowsOf } from '../service/db/client.js';
 import type { Deps } from '../service/deps.js';
 import { systemClock } from '../service/kernel/clock.js';
 import { createLogger } from '../service/kernel/logger.js';
@@ -322,6 +322,28 @@ function sameAnswer(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(JSON.parse(JSON.stringify(a, round)), JSON.parse(JSON.stringify(b, round)));
 }
 
+/** CPU ms of these processes (/proc), a process gone meanwhile counting for nothing: the figures are per block. */
+function cpuOfEach(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + (cpuMs([pid]) ?? 0), 0);
+}
+
+/**
+ * The PostgreSQL backends of svc's connections and of the bare server's (its `application_name`,
+ * bench/bare/table-floor.mjs), by pid: each side's database CPU per request. The bench's own
+ * connections count with svc's; they are idle while a shape is timed.
+ */
+async function backendsOf(deps: Deps): Promise<{ svc: number[]; bare: number[] }> {
+  const rows = rowsOf<{ pid: number; app: string }>(
+    await deps.db.execute(sql`select pid, application_name as app from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`),
+  );
+  return { svc: rows.filter((r) => r.app !== BARE_APPLICATION).map((r) => r.pid), bare: rows.filter((r) => r.app === BARE_APPLICATION).map((r) => r.pid) };
+}
+const BARE_APPLICATION = 'bare-floor';
+
+/** BENCH_TABLES_FLOOR_SHAPES=compact,first: only these shapes of section 4 (their bare paths), e.g. to profile them. */
+const FLOOR_ONLY_SHAPES = process.env.BENCH_TABLES_FLOOR_SHAPES?.split(',') ?? null;
+/** BENCH_TABLES_FLOOR_STORAGE=records|columns: only this storage in section 4. */
+const FLOOR_ONLY_STORAGE = process.env.BENCH_TABLES_FLOOR_STORAGE ?? null;
 /** BENCH_TABLES_FLOOR_ROUNDS: svc/bare pairs per shape in section 4 (aggregates a tenth), after a fifth as many of warm-up. */
 const FLOOR_ROUNDS = Number(process.env.BENCH_TABLES_FLOOR_ROUNDS ?? 300);
 
@@ -358,18 +380,21 @@ async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string
     console.log(
       `4) beside the simplest hand-written server for the same answer (bench/bare/table-floor.mjs), svc and bare in turn, ${FLOOR_ROUNDS} pairs per row (aggregates a tenth); p50 ms; load average ${loadAverage()}:`,
     );
-    console.log(`${'shape'.padEnd(28)} ${'storage'.padEnd(8)} ${'svc'.padStart(7)} ${'bare'.padStart(7)} ${'ratio'.padStart(7)}   CPU µs/request svc / bare`);
+    console.log(
+      `${'shape'.padEnd(28)} ${'storage'.padEnd(8)} ${'svc'.padStart(7)} ${'bare'.padStart(7)} ${'ratio'.padStart(7)}   CPU µs/request svc / bare, their database backends svc / bare`,
+    );
     const body = async (url: string) => {
       const res = await fetch(url);
       const text = await res.text();
       if (res.status !== 200) throw new Error(`${url}: ${res.status} ${text}`);
       return text;
     };
-    for (const shape of FLOOR_SHAPES) {
+    for (const shape of FLOOR_SHAPES.filter((s) => FLOOR_ONLY_SHAPES === null || FLOOR_ONLY_SHAPES.includes(s.bare))) {
       for (const [storage, slug] of [
         ['records', 'items'],
         ['columns', 'items-columns'],
       ] as const) {
+        if (FLOOR_ONLY_STORAGE && storage !== FLOOR_ONLY_STORAGE) continue;
         const svcUrl = `${base}/api/data/${site.slug}/${slug}${shape.path}`;
         const bareUrl = `http://127.0.0.1:${port}/${storage}/${shape.bare}`;
         const [mine, theirs] = [JSON.parse(await body(svcUrl)), JSON.parse(await body(bareUrl))];
@@ -381,14 +406,14 @@ async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string
         const svcGet = async () => void (await body(svcUrl));
         const bareGet = async () => void (await body(bareUrl));
         for (let i = 0; i < Math.ceil(n / 5); i++) for (const fn of [svcGet, bareGet]) await fn();
-        const cpuBefore = [cpuMs([svcPid]), cpuMs([bare.pid!])];
+        const backends = await backendsOf(deps);
+        const groups = [[svcPid], [bare.pid!], backends.svc, backends.bare];
+        const cpuBefore = groups.map(cpuOfEach);
         const [svcTimes, bareTimes] = await timeInterleaved(n, svcGet, bareGet);
-        const cpu = [cpuMs([svcPid]), cpuMs([bare.pid!])].map((after, k) =>
-          after === undefined || cpuBefore[k] === undefined ? '?' : (((after - cpuBefore[k]!) * 1000) / n).toFixed(0),
-        );
+        const [own, bareOwn, ownDb, bareDb] = groups.map((pids, k) => ((cpuOfEach(pids) - cpuBefore[k]!) * 1000) / n);
         const [a, b] = [pct(svcTimes, 50)!, pct(bareTimes, 50)!];
         console.log(
-          `${shape.label.padEnd(28)} ${storage.padEnd(8)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(7)} ${`${(a / b).toFixed(2)}x`.padStart(7)}   ${cpu.join(' / ')}`,
+          `${shape.label.padEnd(28)} ${storage.padEnd(8)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(7)} ${`${(a / b).toFixed(2)}x`.padStart(7)}   ${`${own!.toFixed(0)} / ${bareOwn!.toFixed(0)}`.padEnd(13)} ${ownDb!.toFixed(0)} / ${bareDb!.toFixed(0)}`,
         );
       }
     }

@@ -724,6 +724,17 @@ function checked(src: RecordSource, select: SQL, inner: SQL): SQL {
 }
 
 /**
+ * A page's limit or offset, written in the statement's text: PostgreSQL plans a statement whose
+ * limit is a parameter for a tenth of its rows, so the plan it would reuse for a page of 51 (a
+ * generic plan, `reusePlansOn`) was costed as reading 100,000 of 1,000,000 records and never chosen:
+ * every read was planned again (docs/performance.md, issue 53). Parsed integers only.
+ */
+function integer(n: number): SQL {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a limit or offset: ${n}`);
+  return sql.raw(String(n));
+}
+
+/**
  * The page query; fetches limit+1 rows to know whether a next page exists. `searchWindow`: the
  * records a substring search looks at first (`windowFirst`; 0: none, tests compare both). The answer's columns
  * (the fields as text, dates formatted) are computed in the outer select, for the kept rows only:
@@ -731,7 +742,7 @@ function checked(src: RecordSource, select: SQL, inner: SQL): SQL {
  * (docs/performance.md, issue 53). The subquery's order is the page's: nothing above it reorders.
  */
 export function compileListQuery(src: RecordSource, plan: TableQueryPlan, searchWindow = SEARCH_WINDOW): SQL {
-  const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${plan.limit + 1} offset ${plan.cursor ? 0 : plan.offset}`;
+  const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${integer(plan.limit + 1)} offset ${integer(plan.cursor ? 0 : plan.offset)}`;
   // A projected page (fields=…, compact or not) reads the fields it shows, and those its cursor holds.
   const shown = plan.projection && new Set([...plan.projection, ...plan.sort.flatMap((k) => (k.field === 'id' ? [] : [k.field.name]))]);
   return checked(

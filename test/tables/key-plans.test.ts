@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileStatement, executeCompiled, rowsOf } from '../../service/db/client.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { bulkInsertRecords } from '../../service/tables/tables.js';
 import { makeTable } from './helpers.js';
 
 /**
@@ -55,5 +56,31 @@ describe.runIf(process.env.TEST_DATABASE_URL)('key reads on sessions that reuse 
       const filtered = (await (await h.fetch(`${t.path}?filter[qty][gte]=25&sortField=qty&sortDir=desc`)).json()) as { records: { fields: { qty: number } }[] };
       expect(filtered.records.map((r) => r.fields.qty)).toEqual([29, 28, 27, 26, 25]);
     }
+  });
+
+  it('a page in id order is planned once, then its plan reused (its limit in the text, not a parameter)', async () => {
+    const t = await makeTable(h, { name: 'reused', schema: { fields: [{ name: 'name', type: 'string' }] } });
+    // Enough records that a tenth of them is no longer a page: 20,000, written as the bulk load does.
+    await h.deps.db.transaction((tx) =>
+      bulkInsertRecords(
+        tx,
+        t.table.id,
+        Array.from({ length: 20_000 }, (_, i) => ({ name: `n${i}` })),
+      ),
+    );
+    await h.deps.db.execute(sql`analyze table_records`);
+    for (let round = 0; round < 12; round++) expect((await h.fetch(`${t.path}?limit=7`)).status).toBe(200);
+    // Sequential reads run on one connection of the twin pool; its statements as PostgreSQL counts their plans.
+    const plans = rowsOf<{ generic: number; custom: number }>(
+      await executeCompiled(
+        h.deps.tableReads,
+        compileStatement(
+          sql`select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where statement like ${'%order by r.id asc limit%'}`,
+          { keyPlan: true },
+        ),
+      ),
+    );
+    // With a parameter as its limit, PostgreSQL costed the reusable plan for a tenth of the rows and planned every run anew.
+    expect(plans.some((p) => p.generic >= 6)).toBe(true);
   });
 });
