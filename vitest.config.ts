@@ -34,6 +34,7 @@ export const PROCESS_SUITES = [
   'test/mcp/approval.test.ts',
   'test/mcp/spend-policy.test.ts',
   'test/e2e/database-outage.test.ts',
+  'test/e2e/pool-of-one.test.ts',
   'test/e2e/nodes.test.ts',
   'test/e2e/cdn-varnish.test.ts',
   'test/chaos/slowloris.test.ts',

@@ -28,7 +28,8 @@ const EnvSchema = z.object({
   SVC_SITES_DOMAIN: optionalText,
   SVC_DATA_DIR: z.string().default('./.svc'),
   DATABASE_URL: optionalText,
-  SVC_DATABASE_POOL_MAX: int(10),
+  // 0 would open no connection: every query would wait for good. 1 works (each pool's queries take turns).
+  SVC_DATABASE_POOL_MAX: z.coerce.number().int().min(1, 'at least 1 connection per pool').default(10),
   DATABASE_READ_URL: optionalText,
   SVC_REPLICA_MAX_LAG_MS: int(1000),
   SVC_REPLICA_WAIT_MS: int(100),

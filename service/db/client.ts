@@ -130,7 +130,7 @@ export async function openDb(options: OpenDbOptions): Promise<Database> {
       });
     const client = connect(options.poolMax ?? 10);
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
-    if (migrate) await migrateUnderLock(client, db);
+    if (migrate) await migrateUnderLock(databaseUrl, db);
     return {
       db,
       kind: 'postgres',
@@ -231,16 +231,27 @@ function listenOnOwnConnection(databaseUrl: string, channel: string, onMessage: 
 
 /**
  * Migrations hold a session advisory lock on a connection of their own, so nodes starting together on
- * an empty database do not run the same DDL at once (which fails on duplicate objects).
+ * an empty database do not run the same DDL at once (which fails on duplicate objects). That
+ * connection is outside the node's pool, opened for the lock and closed once it is released, while
+ * the migrations run on the pool: a lock connection taken from the pool itself (`reserve()`) left a
+ * pool of one (SVC_DATABASE_POOL_MAX=1) no connection to migrate with, and the node waited for good.
+ * A client of one connection runs its statements on that connection, in order, so the unlock goes
+ * where the lock is without `reserve()` (which never settles on a fresh client with `fetch_types`
+ * off: porsager/postgres#751).
  */
-async function migrateUnderLock(client: postgres.Sql, db: Db): Promise<void> {
-  const lockConnection = await client.reserve();
+async function migrateUnderLock(databaseUrl: string, db: Db): Promise<void> {
+  const lockConnection = postgres(databaseUrl, {
+    max: 1,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    fetch_types: false,
+    onnotice: () => {},
+  });
   try {
     await lockConnection`select pg_advisory_lock(hashtextextended(${MIGRATION_LOCK}, 0))`;
     await migratePostgres(db as never, { migrationsFolder: MIGRATIONS_DIR });
   } finally {
     await lockConnection`select pg_advisory_unlock(hashtextextended(${MIGRATION_LOCK}, 0))`.catch(() => {});
-    lockConnection.release();
+    await lockConnection.end({ timeout: 5 });
   }
 }
 

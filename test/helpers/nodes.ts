@@ -21,20 +21,20 @@ export interface ServiceNode {
  * Spawns `bin/svc.mjs serve` on `databaseUrl` with its own data folder (or `env.SVC_DATA_DIR`, kept
  * for a restart) and port, no MCP endpoint, no rate limit per credential or per address (unless `env`
  * sets one), and resolves when it has printed its banner. A port that another process took between freePort() and the node's
- * listen (a race of parallel test files) is retried on a new port; any other failed start rejects
- * with the node's log.
+ * listen (a race of parallel test files) is retried on a new port; any other failed start, or no
+ * banner within `startTimeoutMs` (90 s by default), rejects with the node's log.
  */
-export async function startNode(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceNode> {
+export async function startNode(databaseUrl: string, env: Record<string, string> = {}, options: { startTimeoutMs?: number } = {}): Promise<ServiceNode> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startNodeOnce(databaseUrl, env, await freePort());
+      return await startNodeOnce(databaseUrl, env, await freePort(), options.startTimeoutMs ?? 90_000);
     } catch (e) {
       if (attempt === 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
     }
   }
 }
 
-async function startNodeOnce(databaseUrl: string, env: Record<string, string>, port: number): Promise<ServiceNode> {
+async function startNodeOnce(databaseUrl: string, env: Record<string, string>, port: number, startTimeoutMs: number): Promise<ServiceNode> {
   const ownDataDir = !env.SVC_DATA_DIR;
   const dataDir = env.SVC_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-node-'));
   const child = spawn(process.execPath, ['bin/svc.mjs', 'serve'], {
@@ -70,7 +70,7 @@ async function startNodeOnce(databaseUrl: string, env: Record<string, string>, p
   };
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`node did not start:\n${log}`)), 90_000);
+      const timer = setTimeout(() => reject(new Error(`node did not start within ${startTimeoutMs} ms:\n${log}`)), startTimeoutMs);
       child.stderr!.on('data', () => {
         if (log.includes('Next steps')) {
           clearTimeout(timer);

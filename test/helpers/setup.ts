@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { guardPoolNesting } from './pool-nesting.js';
 
 /**
  * Bytes compare as bytes. vitest's `toEqual` walks a Buffer or Uint8Array element by element through
@@ -12,3 +13,6 @@ expect.addEqualityTesters([
     return Buffer.compare(a, b) === 0;
   },
 ]);
+
+/** A query on a PostgreSQL pool inside a transaction of that pool fails the test (test/helpers/pool-nesting.ts). */
+guardPoolNesting();
