@@ -274,7 +274,9 @@ export async function withScratchDatabase(prefix: string, work: (url: string, ad
   try {
     await work(url.toString(), admin);
   } finally {
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    // BENCH_KEEP_DATABASE=1 keeps it, to take its statements apart afterwards (psql, pgbench, EXPLAIN).
+    if (process.env.BENCH_KEEP_DATABASE === '1') console.log(`kept the database: ${url}`);
+    else await admin.unsafe(`drop database if exists ${dbName} with (force)`);
     await admin.end();
   }
 }
