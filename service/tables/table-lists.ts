@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { LruMap } from '../../shared/lru-map.js';
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
-import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, rowsOf } from '../db/client.js';
+import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, takeRows } from '../db/client.js';
 import { readCounter, tableSubject } from '../db/counters.js';
 import type { TableRow } from '../db/schema/tables.js';
 import type { ReadRoute } from '../db/read-pools.js';
@@ -122,7 +122,7 @@ export class TableLists {
     const values = key ? { id, ...readKeyValues(key) } : { id };
     const statement = read.statement;
     const run = (db: DbOrTx) => this.statements.run(statement, values, db);
-    const [row] = rowsOf<Record<string, unknown>>(route ? await route.run(run) : await run(this.db));
+    const [row] = takeRows<Record<string, unknown>>(route ? await route.run(run) : await run(this.db));
     if (!row) throw recordNotFound(recordId);
     if (!read.src.fieldsJson) return JSON.stringify({ ok: true, record: recordOfRow(current.table, read.src, row) });
     const { id: rowId, createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
@@ -182,7 +182,7 @@ export function tableListKey(siteSlug: string, tableSlug: string): string {
  */
 async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<number> {
   if (!list.count) return readCounter(db, tableSubject(list.table.id), 'records');
-  return Number(rowsOf<{ n: number }>(await statements.run(list.count, values, db))[0]?.n ?? 0);
+  return Number(takeRows<{ n: number }>(await statements.run(list.count, values, db))[0]?.n ?? 0);
 }
 
 /**
@@ -193,7 +193,7 @@ async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledLis
 async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
   const { table, plan, src } = list;
   if (plan.aggregate) {
-    const rows = rowsOf<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
+    const rows = takeRows<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
     const a = plan.aggregate;
     const base = { ok: true as const, aggregate: a.fn, field: a.field?.name ?? null };
     if (!a.groupBy) return JSON.stringify({ ...base, value: numeric(rows[0]?.value), count: Number(rows[0]?.count ?? 0) });
@@ -208,7 +208,7 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
   const [result, total] = plan.includeTotal
     ? await Promise.all([statements.run(list.main, values, db), totalOf(db, statements, list, values)])
     : [await statements.run(list.main, values, db), undefined];
-  const raw = rowsOf<Record<string, unknown>>(result);
+  const raw = takeRows<Record<string, unknown>>(result);
   const more = raw.length > plan.limit;
   const rows = raw.slice(0, plan.limit);
   const last = rows.at(-1);

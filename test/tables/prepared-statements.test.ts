@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileStatement, type Database, executeCompiled, rowsOf, type SessionPool } from '../../service/db/client.js';
+import { compileStatement, type Database, executeCompiled, rowsOf, type SessionPool, takeRows } from '../../service/db/client.js';
 import { openTestDatabase } from '../helpers/db.js';
 
 /**
@@ -77,5 +77,15 @@ describe.runIf(process.env.TEST_DATABASE_URL)('prepared statements of a session 
       expect(answers).toEqual([10, 11, 12, 13, 14].map((n) => n + round * 5).map((n) => n + (n * (n + 1)) / 2));
       expect((await kept()).length).toBeLessThanOrEqual(3);
     }
+  });
+
+  it("a read's rows are taken out of the driver's result: an array of their own, the result left empty (db/client.ts, takeRows)", async () => {
+    const result = (await executeCompiled(pool.db, statement(2))) as unknown[];
+    expect(result.length).toBe(5000);
+    const rows = takeRows<{ v: number; t: string }>(result);
+    expect(rows.length).toBe(5000);
+    expect(rows[4999]).toEqual({ v: 5, t: 'text 2' });
+    expect(result.length).toBe(0);
+    expect(Object.getPrototypeOf(rows)).toBe(Array.prototype);
   });
 });
