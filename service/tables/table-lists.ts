@@ -222,15 +222,19 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
     const records = rows.map((r) => `{"id":"${Number(r.id)}","fields":${src.fieldsJson!(r)}}`).join(',');
     return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
   }
-  const page = rows.map((r) => ({ id: Number(r.id), fields: src.rowFields(r) }));
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
-  if (plan.compact) {
-    return JSON.stringify({ ok: true, columns: ['id', ...names], rows: page.map((r) => [String(r.id), ...names.map((n) => r.fields[n] ?? null)]), ...paging });
-  }
+  if (plan.compact) return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, src.rowFields(r), names)), ...paging });
   const pick = plan.projection
     ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
     : (f: Record<string, unknown>) => f;
-  return JSON.stringify({ ok: true, records: page.map((r) => ({ id: String(r.id), fields: pick(r.fields) })), ...paging });
+  return JSON.stringify({ ok: true, records: rows.map((r) => ({ id: String(Number(r.id)), fields: pick(src.rowFields(r)) })), ...paging });
+}
+
+/** A compact page's row: the record's id, then the value of each of `names` (null when absent). */
+function compactRow(row: Record<string, unknown>, fields: Record<string, unknown>, names: readonly string[]): unknown[] {
+  const out: unknown[] = [String(Number(row.id))];
+  for (const n of names) out.push(fields[n] ?? null);
+  return out;
 }
 
 /** min/max of text fields stay text; numbers arrive as numbers (float8) under both drivers. */
