@@ -149,20 +149,14 @@ async function timeInBlocks(n: number, block: number, fns: { run: () => Promise<
   const cpu = fns.map((): BlockCpu => ({ own: 0, db: 0 }));
   for (let done = 0; done < n; done += block) {
     for (const [k, fn] of fns.entries()) {
-      const db = postgresPids();
-      const before = [fn.pid, ...db].map((pid) => cpuMs([pid]));
+      const [own, db] = [cpuSince([fn.pid]), cpuSince(postgresPids())];
       for (let i = 0; i < block; i++) {
         const t = performance.now();
         await fn.run();
         times[k]!.push(performance.now() - t);
       }
-      // A process gone meanwhile (another client's connection) counts for nothing.
-      const spent = [fn.pid, ...db].map((pid, j) => {
-        const after = cpuMs([pid]);
-        return after === undefined || before[j] === undefined ? 0 : after - before[j]!;
-      });
-      cpu[k]!.own += spent[0]!;
-      cpu[k]!.db += spent.slice(1).reduce((a, b) => a + b, 0);
+      cpu[k]!.own += own();
+      cpu[k]!.db += db();
     }
   }
   return { times, cpu };
@@ -322,9 +316,17 @@ function sameAnswer(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(JSON.parse(JSON.stringify(a, round)), JSON.parse(JSON.stringify(b, round)));
 }
 
-/** CPU ms of these processes (/proc), a process gone meanwhile counting for nothing: the figures are per block. */
-function cpuOfEach(pids: number[]): number {
-  return pids.reduce((sum, pid) => sum + (cpuMs([pid]) ?? 0), 0);
+/**
+ * The CPU ms these processes spend from now (/proc), told when the returned function is called. A
+ * process gone meanwhile (another client's connection) counts for nothing.
+ */
+function cpuSince(pids: number[]): () => number {
+  const before = pids.map((pid) => cpuMs([pid]));
+  return () =>
+    pids.reduce((sum, pid, i) => {
+      const after = cpuMs([pid]);
+      return sum + (after === undefined || before[i] === undefined ? 0 : after - before[i]!);
+    }, 0);
 }
 
 /**
@@ -407,10 +409,9 @@ async function measureAgainstHandWritten(deps: Deps, dbUrl: string, base: string
         const bareGet = async () => void (await body(bareUrl));
         for (let i = 0; i < Math.ceil(n / 5); i++) for (const fn of [svcGet, bareGet]) await fn();
         const backends = await backendsOf(deps);
-        const groups = [[svcPid], [bare.pid!], backends.svc, backends.bare];
-        const cpuBefore = groups.map(cpuOfEach);
+        const spent = [[svcPid], [bare.pid!], backends.svc, backends.bare].map(cpuSince);
         const [svcTimes, bareTimes] = await timeInterleaved(n, svcGet, bareGet);
-        const [own, bareOwn, ownDb, bareDb] = groups.map((pids, k) => ((cpuOfEach(pids) - cpuBefore[k]!) * 1000) / n);
+        const [own, bareOwn, ownDb, bareDb] = spent.map((since) => (since() * 1000) / n);
         const [a, b] = [pct(svcTimes, 50)!, pct(bareTimes, 50)!];
         console.log(
           `${shape.label.padEnd(28)} ${storage.padEnd(8)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(7)} ${`${(a / b).toFixed(2)}x`.padStart(7)}   ${`${own!.toFixed(0)} / ${bareOwn!.toFixed(0)}`.padEnd(13)} ${ownDb!.toFixed(0)} / ${bareDb!.toFixed(0)}`,
