@@ -55,7 +55,7 @@ function keyReadSettings(config: Config): Record<string, string> {
 }
 
 /** A server's Table API read pool and its plan-reusing twin for key reads (`reusePlansOn`); both connect on demand. */
-function openReadPools(database: Database, config: Config): SessionPool[] {
+function openReadPools(database: Database, config: Config): [reads: SessionPool, keyReads: SessionPool] {
   const reads = database.openPool(tableReadSettings(config), config.databasePoolMax);
   const keyReads = database.openPool(keyReadSettings(config), config.databasePoolMax);
   reusePlansOn(reads.db, keyReads.db);
@@ -97,12 +97,12 @@ export async function createRuntime(
   if (overrides.startDevChain && facilitator instanceof DevChainFacilitator) void facilitator.start();
   const database = overrides.database ?? (await openDatabase(config));
   const secret = await getOrCreateSecret(database.db, 'service');
-  const [tableReads, tableKeyReads] = openReadPools(database, config) as [SessionPool, SessionPool];
+  const [tableReads, tableKeyReads] = openReadPools(database, config);
   const metrics = createMetrics();
   // Each replica: a read pool with the same session settings as the primary's (its main pool is never used).
   const replicas = await Promise.all(config.replicas.urls.map((url) => openDb({ databaseUrl: url, migrate: false, poolMax: 1 })));
   const replicaPools = replicas.map((replica) => openReadPools(replica, config));
-  const replicaReads = replicaPools.map(([reads]) => reads!);
+  const replicaReads = replicaPools.map(([reads]) => reads);
   const readPools = new ReadPools(
     database.db,
     tableReads.db,
