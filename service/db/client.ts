@@ -375,7 +375,13 @@ export function rowsOf<T>(result: unknown): T[] {
  * ~110 µs less of the process's CPU per read (docs/performance.md, issue 53).
  */
 export function takeRows<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result.splice(0) as T[]) : rowsOf<T>(result);
+  if (!Array.isArray(result)) return rowsOf<T>(result);
+  // Copied by hand: \`splice\` on the driver's Array subclass takes the generic path (its species,
+  // its length set element by element), 5–10 µs for a page where this loop takes 1.
+  const rows = new Array<T>(result.length);
+  for (let i = 0; i < rows.length; i++) rows[i] = result[i] as T;
+  result.length = 0;
+  return rows;
 }
 
 /** The SQLSTATE of a database error (looking through drizzle's wrapping), under either driver. */

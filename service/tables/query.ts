@@ -494,8 +494,8 @@ export interface RecordSource {
   output(f: FieldRef): SQL;
   /** Select list of a record page: `id` and what `rowFields` reads. */
   selectList: SQL;
-  /** The same, for a page that shows only the fields `names`: `rowFields` reads those (and may read others). */
-  selectFields(names: ReadonlySet<string>): SQL;
+  /** The same, for a page that shows only the fields `names` (`pageColumns`): its select list and how its rows read. */
+  shownFields(names: ReadonlySet<string>): PageColumns;
   /** The columns a page's inner select keeps of each row, for `selectList` to be computed from (compileListQuery). */
   rowColumns: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
@@ -504,6 +504,32 @@ export interface RecordSource {
    * in an answer unparsed; absent where the fields are built from typed columns.
    */
   fieldsJson?(row: Record<string, unknown>): string;
+}
+
+/** What a page selects of each record, and how a selected row reads as the record's fields. */
+export interface PageColumns {
+  selectList: SQL;
+  rowFields(row: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * A page of `table_records` that shows only the fields `names`: each one's JSON taken out in the
+ * database (`fields->'name'`, as text, under its own name: `id` is reserved), so that neither the
+ * record's other fields nor a record of the shown ones is built there, sent and parsed here.
+ * A field absent from a record reads as SQL null and stays absent; a JSON null is kept.
+ */
+function recordsShownFields(names: readonly string[]): PageColumns {
+  return {
+    selectList: sql.raw(['r.id', ...names.map((n) => `(r.fields->'${n}')::text as "${n}"`)].join(', ')),
+    rowFields: (row) => {
+      const fields: Record<string, unknown> = {};
+      for (const n of names) {
+        const json = row[n];
+        if (typeof json === 'string') fields[n] = JSON.parse(json);
+      }
+      return fields;
+    },
+  };
 }
 
 /** The typed SQL expression of a field in `table_records`. */
@@ -534,7 +560,7 @@ function recordsParam(f: FieldRef, v: unknown): SQL {
   }
 }
 
-function recordsSource(tableId: string, schema: TableSchema, guard: SQL | null): RecordSource {
+function recordsSource(tableId: string, guard: SQL | null): RecordSource {
   return {
     from: sql`table_records r`,
     scope: sql`r.table_id = ${tableId}`,
@@ -549,14 +575,7 @@ function recordsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     // The fields as text: a page places them in its answer as they are (table-lists.ts), instead of
     // the driver parsing each record's JSON for the answer to encode it again.
     selectList: sql`r.id, r.fields::text as fields`,
-    // The other fields taken out in the database (an array's text bound as one value: the statement's
-    // text stays the same whichever fields a page shows), so that only the shown ones are parsed here.
-    selectFields: (names) => {
-      const others = schema.fields.filter((f) => !names.has(assertSafeName(f.name))).map((f) => f.name);
-      return others.length
-        ? sql`r.id, (r.fields - ${`{${others.map((n) => `"${n}"`).join(',')}}`}::text[])::text as fields`
-        : sql`r.id, r.fields::text as fields`;
-    },
+    shownFields: (names) => recordsShownFields([...names].map(assertSafeName)),
     rowColumns: sql`r.id, r.fields`,
     rowFields: (row) => JSON.parse(row.fields as string) as Record<string, unknown>,
     fieldsJson: (row) => row.fields as string,
@@ -587,7 +606,10 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     text: column,
     output: (f) => columnOutputExpr(f.name, f.type),
     selectList: columnSelectList(schema.fields),
-    selectFields: (names) => columnSelectList(schema.fields.filter((f) => names.has(f.name))),
+    shownFields: (names) => {
+      const shown = schema.fields.filter((f) => names.has(f.name));
+      return { selectList: columnSelectList(shown), rowFields: (row) => columnRowFields(row, shown) };
+    },
     rowColumns: sql`r.*`,
     rowFields: (row) => columnRowFields(row, schema.fields),
   };
@@ -595,7 +617,7 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
 
 /** The record source of a table, from its storage; `guard` is added to every query's conditions. */
 export function recordSource(table: Pick<TableRow, 'id' | 'storage' | 'schema'>, guard: SQL | null = null): RecordSource {
-  return table.storage === 'columns' ? columnsSource(table.id, table.schema, guard) : recordsSource(table.id, table.schema, guard);
+  return table.storage === 'columns' ? columnsSource(table.id, table.schema, guard) : recordsSource(table.id, guard);
 }
 
 function escapeLike(s: string): string {
@@ -741,15 +763,15 @@ function integer(n: number): SQL {
  * in one flat select PostgreSQL computes them for every matching row before the sort keeps a page
  * (docs/performance.md, issue 53). The subquery's order is the page's: nothing above it reorders.
  */
-export function compileListQuery(src: RecordSource, plan: TableQueryPlan, searchWindow = SEARCH_WINDOW): SQL {
+export function compileListQuery(src: RecordSource, plan: TableQueryPlan, searchWindow = SEARCH_WINDOW, columns = pageColumns(src, plan)): SQL {
   const page = sql`select ${src.rowColumns} from ${src.from} where ${whereSql(src, plan)} order by ${orderSql(src, plan.sort)} limit ${integer(plan.limit + 1)} offset ${integer(plan.cursor ? 0 : plan.offset)}`;
-  // A projected page (fields=…, compact or not) reads the fields it shows, and those its cursor holds.
-  const shown = plan.projection && new Set([...plan.projection, ...plan.sort.flatMap((k) => (k.field === 'id' ? [] : [k.field.name]))]);
-  return checked(
-    src,
-    shown ? src.selectFields(shown) : src.selectList,
-    searchWindow > 0 && searchesWindowFirst(plan) ? windowFirst(src, plan, page, searchWindow) : page,
-  );
+  return checked(src, columns.selectList, searchWindow > 0 && searchesWindowFirst(plan) ? windowFirst(src, plan, page, searchWindow) : page);
+}
+
+/** What a page of `plan` selects and how its rows read: a projected page (fields=…, compact or not) reads the fields it shows, and those its cursor holds. */
+export function pageColumns(src: RecordSource, plan: TableQueryPlan): PageColumns {
+  if (!plan.projection) return { selectList: src.selectList, rowFields: src.rowFields };
+  return src.shownFields(new Set([...plan.projection, ...plan.sort.flatMap((k) => (k.field === 'id' ? [] : [k.field.name]))]));
 }
 
 /**

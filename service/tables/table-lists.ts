@@ -12,6 +12,8 @@ import {
   compileCountQuery,
   compileListQuery,
   nextCursorFor,
+  type PageColumns,
+  pageColumns,
   parseTableQuery,
   type RecordSource,
   recordSource,
@@ -33,6 +35,8 @@ export interface CompiledList {
   src: RecordSource;
   /** The record page, or the aggregate. */
   main: CompiledStatement;
+  /** The record fields of a row of the page (pageColumns). */
+  rowFields: PageColumns['rowFields'];
   /** The count of a narrowed list asked with its total; null when none is asked or the kept count answers. */
   count: CompiledStatement | null;
 }
@@ -144,17 +148,22 @@ function guardOf(current: VersionedTable, keyed: boolean) {
 function compileList(key: string, current: VersionedTable, plan: TableQueryPlan, keyed: boolean): CompiledList {
   const { table } = current;
   const src = recordSource(table, guardOf(current, keyed));
-  if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), count: null };
+  if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), rowFields: src.rowFields, count: null };
   const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
   // A page in id order that nothing narrows walks the key whatever its values: one plan serves every read.
   const keyOrder = !narrowed && plan.sort.every((k) => k.field === 'id');
+  const columns = pageColumns(src, plan);
   return {
     key,
     table,
     plan,
     src,
-    main: compileStatement(compileListQuery(src, plan), { prepared: hasFixedText(table) && keyOrder, keyPlan: keyOrder }),
+    main: compileStatement(compileListQuery(src, plan, undefined, columns), {
+      prepared: hasFixedText(table) && keyOrder && !plan.projection,
+      keyPlan: keyOrder,
+    }),
+    rowFields: columns.rowFields,
     count,
   };
 }
@@ -163,8 +172,10 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
  * Whether reads of `table` may be kept prepared on the read pool's connections (CompiledStatement,
  * db/client.ts): a read of the shared `table_records` names its table, version and values as
  * parameters, so a record by id, or a page in id order with nothing narrowing it, has one text for
- * every table (a few in all: keyed or not, ascending or descending, with a cursor or not). A filter
- * or a sort names a field in the text, a dataset its own column table: those are never kept.
+ * every table (a few in all: keyed or not, ascending or descending, with a cursor or not, and the
+ * page's limit and offset). A filter, a sort or the fields a page shows name fields in the text, a
+ * dataset its own column table: those are never kept (on a pool that bounds its statements, every
+ * statement is: `executeCompiled`).
  */
 function hasFixedText(table: TableRow): boolean {
   return table.storage === 'records';
@@ -191,7 +202,7 @@ async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledLis
  * exact for its own snapshot.
  */
 async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
-  const { table, plan, src } = list;
+  const { table, plan, src, rowFields } = list;
   if (plan.aggregate) {
     const rows = takeRows<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
     const a = plan.aggregate;
@@ -214,7 +225,7 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
   const last = rows.at(-1);
   // A cursor holds the last record's sort values: its fields are parsed only when a field is sorted on.
   const sortsOnFields = plan.sort.some((k) => k.field !== 'id');
-  const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: sortsOnFields ? src.rowFields(last) : {} }) : null;
+  const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: sortsOnFields ? rowFields(last) : {} }) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
   if (src.fieldsJson && !plan.compact && !plan.projection) {
     // Every field, in the default shape: each record's fields as the database wrote them, never
@@ -223,11 +234,11 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
     return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
   }
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
-  if (plan.compact) return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, src.rowFields(r), names)), ...paging });
+  if (plan.compact) return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, rowFields(r), names)), ...paging });
   const pick = plan.projection
     ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
     : (f: Record<string, unknown>) => f;
-  return JSON.stringify({ ok: true, records: rows.map((r) => ({ id: String(Number(r.id)), fields: pick(src.rowFields(r)) })), ...paging });
+  return JSON.stringify({ ok: true, records: rows.map((r) => ({ id: String(Number(r.id)), fields: pick(rowFields(r)) })), ...paging });
 }
 
 /** A compact page's row: the record's id, then the value of each of `names` (null when absent). */
