@@ -81,6 +81,8 @@ export const PATCHES = [
   // tables) grows without bound on both sides. With `max_prepared` (an option this patch adds; absent
   // when it is not applied) a connection keeps at most that many: the least recently used is
   // forgotten and closed on the server. docs/performance.md, "Table API reads" (issue 53).
+  // A prepared statement is also found without building its key anew at each run: postgres.js
+  // concatenated the parameter types and the whole text, a new string hashed for every lookup.
   ...['src/connection.js', 'cjs/src/connection.js'].map((file) => ({
     pkg: 'postgres',
     version: '3.4.9',
@@ -93,17 +95,31 @@ export const PATCHES = [
           `    // ${MARK}: the named statements kept with options.max_prepared, least recently used first, and`,
           "    // the Close messages sent, in order (true: a statement `keep` closed, false: a cursor's portal).",
           '    , kept = new Map()',
+          '    , keptNewest = null',
           '    , closes = []',
+          '    // the key of each statement text (by its parameter types), so that a text run again, the same',
+          '    // string, finds its statement without a new key to hash: `signatureOf`.',
+          '    , signatures = new Map()',
           '',
         ].join('\n'),
       },
       {
         find: '      statements = {}\n      needsTypes = options.fetch_types\n',
-        replace: `      statements = {}\n      kept.clear(), closes = [] // ${MARK}\n      needsTypes = options.fetch_types\n`,
+        replace: `      statements = {}\n      kept.clear(), keptNewest = null, closes = [] // ${MARK}\n      needsTypes = options.fetch_types\n`,
+      },
+      {
+        find: '    q.signature = q.prepare && types + string\n',
+        replace: `    q.signature = q.prepare && signatureOf(types, string) // ${MARK}\n`,
       },
       {
         find: '    q.prepared = q.prepare && q.signature in statements\n',
-        replace: `    q.prepared = q.prepare && q.signature in statements\n    q.prepared && kept.has(q.signature) && (kept.delete(q.signature), kept.set(q.signature, statements[q.signature])) // ${MARK}: most recently used\n`,
+        replace: [
+          '    q.prepared = q.prepare && q.signature in statements',
+          `    // ${MARK}: most recently used. Re-inserted only when not the newest already: a delete and a set`,
+          "    // at every run made the Map rebuild its table every few runs (as svc's LruMap did).",
+          '    q.prepared && q.signature !== keptNewest && kept.has(q.signature) && (kept.delete(q.signature), kept.set(q.signature, statements[q.signature]), keptNewest = q.signature)',
+          '',
+        ].join('\n'),
       },
       {
         find: '    query.prepare && (statements[query.signature] = query.statement)\n',
@@ -117,6 +133,7 @@ export const PATCHES = [
           "  // with the messages written next; its CloseComplete is told from a cursor's by `closes`.",
           '  function keep(signature, statement) {',
           '    kept.set(signature, statement)',
+          '    keptNewest = signature',
           '    if (kept.size <= options.max_prepared)',
           '      return',
           '    const [oldest, { name }] = kept.entries().next().value',
@@ -124,6 +141,20 @@ export const PATCHES = [
           '    delete statements[oldest]',
           '    closes.push(true)',
           "    write(b().C().str('S').str(name + b.N).end())",
+          '  }',
+          '',
+          `  // ${MARK}: the key of a statement in \`statements\` (its parameter types, then its text), the same`,
+          '  // string each time a text is run with the same types, its hash computed once. At most 1,000 texts.',
+          '  function signatureOf(types, string) {',
+          '    let byTypes = signatures.get(string)',
+          '    if (!byTypes) {',
+          '      signatures.size >= 1000 && signatures.clear()',
+          '      signatures.set(string, byTypes = new Map())',
+          '    }',
+          '    const key = types.join()',
+          '    let signature = byTypes.get(key)',
+          '    signature === undefined && byTypes.set(key, signature = key + string)',
+          '    return signature',
           '  }',
           '',
           '  function retry(q, error) {',

@@ -58,6 +58,12 @@ describe.runIf(process.env.TEST_DATABASE_URL)('prepared statements of a session 
     await run(5);
     await run(0);
     expect((await keptNs()).sort()).toEqual([0, 5, 7]);
+    // Run again while the newest (left where it is), then another kept one: 5 is now the least recent.
+    await run(0);
+    await run(0);
+    await run(7);
+    await run(1);
+    expect((await keptNs()).sort()).toEqual([0, 1, 7]);
   });
 
   it('a cursor on the same connection, among statements that close others, ends as it should', async () => {
