@@ -37,18 +37,21 @@ async function createBlobStore(config: Config, secret: string): Promise<BlobStor
 }
 
 /**
- * The session of every Table API read: the configured statement timeout, and custom plans (a
- * prepared statement's generic plan cannot see which JSONB values are filtered on and picks bad
- * plans on big tables).
+ * The session of a Table API statement whose values are parameters: the configured statement
+ * timeout, and custom plans (a prepared statement's generic plan cannot see which JSONB values are
+ * filtered on and picks bad plans on big tables). The reads themselves run on its twin
+ * (`keyReadSettings`); what is left here is a statement with a value that has no literal
+ * (db/client.ts, `inlineValues`) and the kept record count of a page's total.
  */
 function tableReadSettings(config: Config): Record<string, string> {
   return { ...keyReadSettings(config), plan_cache_mode: 'force_custom_plan' };
 }
 
 /**
- * The session of the reads whose plan cannot depend on their values (a record by id, a page in id
- * order that nothing narrows: `CompiledStatement.keyPlan`): the same timeout, and PostgreSQL's own
- * plan cache, so such a read is planned once per connection instead of at every run.
+ * The session of the reads whose plan cannot depend on their parameters (a record by id, a page in
+ * id order that nothing narrows, a read with its values written in its text:
+ * `CompiledStatement.keyPlan`): the same timeout, and PostgreSQL's own plan cache, so such a read is
+ * planned once per connection instead of at every run.
  */
 function keyReadSettings(config: Config): Record<string, string> {
   return { statement_timeout: String(Math.max(0, Math.floor(config.tables.statementTimeoutMs))) };

@@ -6,7 +6,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
-import { fillPlaceholders, is, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, is, Placeholder, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
 import { PgliteSession } from 'drizzle-orm/pglite/session';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js/session';
 import postgres from 'postgres';
@@ -287,17 +287,80 @@ export interface CompiledStatement {
    */
   prepared: boolean;
   /**
-   * Its best plan is the same whatever its values (a record by primary key; a page in key order that
-   * nothing narrows): it may run where plans are reused (`reusePlansOn`), skipping the planning a
-   * custom plan costs at each run.
+   * Its best plan is the same whatever its parameters (a record by primary key; a page in key order
+   * that nothing narrows; a statement whose values are written in its text, `inline`): it may run
+   * where plans are reused (`reusePlansOn`), skipping the planning a custom plan costs at each run.
    */
   keyPlan: boolean;
 }
 
 const dialect = new PgDialect();
 
-export function compileStatement(statement: SQL, options: { prepared?: boolean; keyPlan?: boolean } = {}): CompiledStatement {
-  return { ...dialect.sqlToQuery(statement), prepared: options.prepared ?? false, keyPlan: options.keyPlan ?? false };
+/**
+ * `inline`: the statement's values are written in its text as literals (`inlineValues`), only its
+ * placeholders left as parameters; it then runs where plans are reused (`keyPlan`). A statement with
+ * a value that has no literal here is compiled as it is, its values parameters.
+ */
+export function compileStatement(statement: SQL, options: { prepared?: boolean; keyPlan?: boolean; inline?: boolean } = {}): CompiledStatement {
+  const query = dialect.sqlToQuery(statement);
+  const inlined = options.inline ? inlineValues(query) : null;
+  if (inlined) return { ...inlined, prepared: false, keyPlan: true };
+  return { ...query, prepared: options.prepared ?? false, keyPlan: options.keyPlan ?? false };
+}
+
+/**
+ * `query` with each of its values written in its text where its parameter was, as the literal
+ * PostgreSQL reads as the same value (`literalOf`); its placeholders stay parameters, numbered
+ * anew. Null when a value has no literal: the statement keeps its parameters.
+ *
+ * Why: a statement whose values are parameters is planned at every run on the Table API's read pool
+ * (it forces custom plans: a generic plan cannot see which values a filter names), and planning a
+ * read of a Table with field indexes took ~0.2 ms of a 1 ms read at 1,000,000 records, each index
+ * weighed. Written in the text, the values are seen by the one plan PostgreSQL keeps for the
+ * statement (a statement without parameters gets no custom plans): it is planned once per
+ * connection, as the statement of a server written by hand with its values in the text is
+ * (docs/performance.md, "Table API reads", issue 53). Each set of values is then a statement text of
+ * its own: a connection keeps the most recently used (SESSION_POOL_PREPARED).
+ *
+ * Only texts this service compiles come here: their only `$` followed by digits are parameters
+ * (drizzle writes them; names and string constants in them are the compiler's, never a `$`).
+ */
+export function inlineValues(query: { sql: string; params: unknown[] }): { sql: string; params: unknown[] } | null {
+  const literals = query.params.map((v) => (is(v, Placeholder) ? null : literalOf(v)));
+  if (literals.some((l) => l === undefined)) return null;
+  const params: unknown[] = [];
+  const renumbered = new Map<number, number>();
+  const sql = query.sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const i = Number(n) - 1;
+    const literal = literals[i];
+    if (literal) return literal;
+    let k = renumbered.get(i);
+    if (k === undefined) {
+      params.push(query.params[i]);
+      k = params.length;
+      renumbered.set(i, k);
+    }
+    return `$${k}`;
+  });
+  return { sql, params };
+}
+
+/**
+ * The literal PostgreSQL reads as `v` sent as a parameter by postgres.js (which sends a string or a
+ * number as text of no declared type, for the statement to type, and declares a boolean's, a bigint's
+ * and a date's type); undefined for any other value. A string is an escape string literal (E'…',
+ * every backslash and quote doubled), read alike whatever the server's
+ * `standard_conforming_strings`; one holding a NUL (which no PostgreSQL text holds, and which would
+ * end the statement's text) has none.
+ */
+function literalOf(v: unknown): string | undefined {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return v.includes('\0') ? undefined : `E'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (typeof v === 'number') return `'${String(v)}'`;
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'bigint') return `'${v}'::int8`;
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : `'${v.toISOString()}'::timestamptz`;
+  return undefined;
 }
 
 /** Each read pool's twin whose sessions reuse plans (`reusePlansOn`). */
@@ -325,7 +388,11 @@ export function executeCompiled(db: DbOrTx, statement: CompiledStatement, values
   const client = postgresClientOf(session);
   if (!client) return session.prepareQuery(statement, undefined, undefined, false).execute(values);
   const params = values ? fillPlaceholders(statement.params, values) : statement.params;
-  return client.unsafe(statement.sql, params as postgres.ParameterOrJSON<never>[], { prepare: statement.prepared || keepsFewPrepared(client) });
+  // Never the simple protocol, which postgres.js takes for a statement without parameters (one whose
+  // values are all in its text, `inlineValues`): it cannot be kept prepared, so it was planned at every
+  // run. (`simple` is an option of postgres.js's `unsafe` its types leave out.)
+  const options = { prepare: statement.prepared || keepsFewPrepared(client), simple: false } as postgres.UnsafeQueryOptions;
+  return client.unsafe(statement.sql, params as postgres.ParameterOrJSON<never>[], options);
 }
 
 /**

@@ -148,9 +148,12 @@ function guardOf(current: VersionedTable, keyed: boolean) {
 function compileList(key: string, current: VersionedTable, plan: TableQueryPlan, keyed: boolean): CompiledList {
   const { table } = current;
   const src = recordSource(table, guardOf(current, keyed));
-  if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan)), rowFields: src.rowFields, count: null };
+  // A read whose plan depends on its values has them written in its text (db/client.ts, `inlineValues`):
+  // planned once per connection, where a parameter would have it planned at every run.
+  if (plan.aggregate)
+    return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan), { inline: true }), rowFields: src.rowFields, count: null };
   const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
-  const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan)) : null;
+  const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan), { inline: true }) : null;
   // A page in id order that nothing narrows walks the key whatever its values: one plan serves every read.
   const keyOrder = !narrowed && plan.sort.every((k) => k.field === 'id');
   const columns = pageColumns(src, plan);
@@ -159,10 +162,10 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
     table,
     plan,
     src,
-    main: compileStatement(compileListQuery(src, plan, undefined, columns), {
-      prepared: hasFixedText(table) && keyOrder && !plan.projection,
-      keyPlan: keyOrder,
-    }),
+    main: compileStatement(
+      compileListQuery(src, plan, undefined, columns),
+      keyOrder ? { prepared: hasFixedText(table) && !plan.projection, keyPlan: true } : { inline: true },
+    ),
     rowFields: columns.rowFields,
     count,
   };

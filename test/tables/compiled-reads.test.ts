@@ -82,6 +82,41 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
   });
 
   // A projected page reads only the fields it shows from the database, and those its cursor holds.
+  it('a value with quotes, backslashes or a $1 in it is read as written (a read whose values are written in its text: db/client.ts, inlineValues)', async () => {
+    const odd = [`O'Brien \\' ); drop table table_records; --`, 'back\\slash \\\\ $1 $2::text', "it''s", "E'x'"];
+    const quoted = await makeTable(h, {
+      name: 'Quoted',
+      schema: {
+        fields: [
+          { name: 'name', label: 'Name', type: 'string' },
+          { name: 'size', label: 'Size', type: 'number' },
+        ],
+      },
+    });
+    const res = await h.fetch(quoted.path, {
+      method: 'POST',
+      headers: { 'x-svc-write-key': quoted.table.writeKey },
+      json: { records: odd.map((name, i) => ({ name, size: 100 + i })) },
+    });
+    expect(res.status).toBe(201);
+    const names = async (query: string) => {
+      const r = await getJson(h, `${quoted.path}?${query}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.records.map((rec: { fields: { name: string } }) => rec.fields.name);
+    };
+    for (const name of odd) {
+      expect(await names(`field=name&value=${encodeURIComponent(name)}`)).toEqual([name]);
+      expect(await names(`filter[name][neq]=${encodeURIComponent(name)}&filter[size][gte]=100&sort=size`)).toEqual(odd.filter((n) => n !== name));
+      expect(await names(`q=${encodeURIComponent(name)}&searchFields=name`)).toEqual([name]);
+    }
+    expect(await names(`filter[name][in]=${odd.map(encodeURIComponent).join(',')}&sort=size`)).toEqual(odd);
+    expect(await names(`filter[name][ilike]=${encodeURIComponent("*'*")}&sort=size`)).toEqual([odd[0], odd[2], odd[3]]);
+    expect(await names('filter[size][gte]=100&filter[size][lte]=101.5&sort=-size')).toEqual([odd[1], odd[0]]);
+    // Nothing else was touched.
+    expect((await getJson(h, `${quoted.path}?includeTotal=true&limit=1`)).body.total).toBe(odd.length);
+    expect((await getJson(h, `${t.path}?includeTotal=true&limit=1`)).body.total).toBe(2);
+  });
+
   it('a projected page sorted on a field it does not show pages on by its cursor', async () => {
     for (const shape of ['fields=name', 'compact=true&fields=name']) {
       const first = await getJson(h, `${t.path}?${shape}&sort=-size&limit=1`);
@@ -110,17 +145,19 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
 });
 
 // PostgreSQL: every read is kept prepared on the connection of the read pool that runs it (parsed and
-// described once there), one statement per text whatever the table and values, and a connection keeps
-// at most SESSION_POOL_PREPARED of them however many tables and queries it serves (postgres.js as
-// patched by bin/patch-deps.mjs closes the least recently used; test/tables/prepared-statements.test.ts).
+// described once there). A key read has one text whatever the table and values; a read whose plan
+// depends on its values has them written in its text (db/client.ts, `inlineValues`) and runs on the
+// pool's plan-reusing twin too. A connection keeps at most SESSION_POOL_PREPARED of them however many
+// tables and queries it serves (postgres.js as patched by bin/patch-deps.mjs closes the least recently
+// used; test/tables/prepared-statements.test.ts).
 describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (postgres)', () => {
   let h: Harness;
   const kept = async () => rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
-  /** What the read pool's plan-reusing twin keeps: the key reads (a record by id, a page in id order; test/tables/key-plans.test.ts). */
+  /** What the read pool's plan-reusing twin keeps: every Table API read (test/tables/key-plans.test.ts). */
   const keptForKeyReads = async () =>
     rowsOf<{ statement: string }>(
       await executeCompiled(h.deps.tableReads, compileStatement(sql`select statement from pg_prepared_statements`, { keyPlan: true })),
-    );
+    ).filter((k) => !k.statement.includes('pg_prepared_statements'));
   beforeAll(async () => {
     h = await startHarness('postgres', { SVC_DATABASE_POOL_MAX: '1' }); // one read connection: what it keeps is what the pool keeps
   });
@@ -150,18 +187,19 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect((await read(`?q=${t.table.slug}-3`)).records.map((r: { fields: { name: string } }) => r.fields.name)).toEqual([`${t.table.slug}-3`]);
       }
     }
-    const keyTexts = (await keptForKeyReads()).map((k) => k.statement).filter((s) => !s.includes('pg_prepared_statements'));
-    expect(keyTexts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
-    expect(keyTexts.some((s) => s.includes('order by r.id'))).toBe(true); // the page in id order
-    expect(new Set(keyTexts).size).toBe(keyTexts.length);
-    const texts = (await kept()).map((k) => k.statement);
-    expect(texts.some((s) => s.includes('r.id = $'))).toBe(false);
-    expect(texts.some((s) => s.includes('@>'))).toBe(true); // the filter
-    expect(texts.some((s) => s.includes("->>'name'") && s.includes('desc'))).toBe(true); // the sort
-    expect(texts.some((s) => s.includes('ilike'))).toBe(true); // the search
-    // One text per shape, whichever table and values: the values are parameters.
+    const texts = (await keptForKeyReads()).map((k) => k.statement);
+    expect(texts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
+    expect(texts.some((s) => s.includes('order by r.id asc limit 3'))).toBe(true); // the page in id order
+    // A filter's, a sort's and a search's reads: their values in their text, one text per table and value.
+    const filters = texts.filter((s) => s.includes('@>'));
+    expect(filters).toHaveLength(10);
+    for (const t of tables) for (let i = 0; i < 5; i++) expect(filters.filter((s) => s.includes(`E'{"name":"${t.table.slug}-${i}"}'::jsonb`))).toHaveLength(1);
+    expect(texts.filter((s) => s.includes("->>'name'") && s.includes('desc'))).toHaveLength(2);
+    expect(texts.filter((s) => s.includes('ilike'))).toHaveLength(2);
+    // Read in both rounds, each text was prepared once.
     expect(new Set(texts).size).toBe(texts.length);
-    expect(texts.length).toBeLessThanOrEqual(12);
+    // The pool that forces custom plans runs none of them.
+    expect((await kept()).map((k) => k.statement).filter((s) => s.includes('table_records'))).toEqual([]);
   });
 
   it(`keeps at most ${SESSION_POOL_PREPARED} per connection, the most recently used, however many texts the reads have`, async () => {
@@ -177,7 +215,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect(r.body.records).toHaveLength(Math.min(n, 5));
       }
     }
-    const texts = (await kept()).map((k) => k.statement).filter((s) => s.includes(' in ('));
+    const texts = (await keptForKeyReads()).map((k) => k.statement).filter((s) => s.includes(' in ('));
     expect(texts.length).toBeLessThanOrEqual(SESSION_POOL_PREPARED);
     expect(texts.length).toBeGreaterThan(SESSION_POOL_PREPARED - 10); // (a few slots hold the other reads)
     expect(texts.filter((s) => s.includes('nulls first'))).toHaveLength(100); // the last 100 used, all kept

@@ -7,9 +7,10 @@ import { makeTable } from './helpers.js';
 
 /**
  * The Table API's reads run on a pool whose sessions force custom plans (a generic plan cannot see
- * which JSONB values a filter names); a read whose plan cannot depend on its values (`keyPlan`: a
- * record by id, a page in id order that nothing narrows) runs on the pool's twin, which keeps
- * PostgreSQL's own plan cache, so it is not planned again at every run (cli/runtime.ts, issue 53).
+ * which JSONB values a filter names); a read whose plan cannot depend on its parameters (`keyPlan`: a
+ * record by id, a page in id order that nothing narrows, a read with its values written in its text)
+ * runs on the pool's twin, which keeps PostgreSQL's own plan cache, so it is not planned again at
+ * every run (cli/runtime.ts, issue 53).
  */
 describe.runIf(process.env.TEST_DATABASE_URL)('key reads on sessions that reuse plans (postgres)', () => {
   let h: Harness;
@@ -82,5 +83,36 @@ describe.runIf(process.env.TEST_DATABASE_URL)('key reads on sessions that reuse 
     );
     // With a parameter as its limit, PostgreSQL costed the reusable plan for a tenth of the rows and planned every run anew.
     expect(plans.some((p) => p.generic >= 6)).toBe(true);
+  });
+
+  it('a filtered, sorted page has its values written in its text: planned once, its plan reused from the first run', async () => {
+    const t = await makeTable(h, {
+      name: 'filtered',
+      schema: {
+        fields: [
+          { name: 'category', type: 'string' },
+          { name: 'price', type: 'number' },
+        ],
+      },
+    });
+    const records = Array.from({ length: 40 }, (_, i) => ({ category: `cat-${i % 4}`, price: i }));
+    expect((await h.fetch(t.path, { method: 'POST', headers: { 'x-svc-write-key': t.table.writeKey }, json: { records } })).status).toBe(201);
+    for (let round = 0; round < 8; round++) {
+      const page = (await (await h.fetch(`${t.path}?field=category&value=cat-3&sortField=price&sortDir=desc&limit=3`)).json()) as {
+        records: { fields: { price: number } }[];
+      };
+      expect(page.records.map((r) => r.fields.price)).toEqual([39, 35, 31]);
+    }
+    const plans = rowsOf<{ generic: number; custom: number }>(
+      await executeCompiled(
+        h.deps.tableReads,
+        compileStatement(
+          sql`select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where statement like ${`%E'{"category":"cat-3"}'::jsonb%`}`,
+          { keyPlan: true },
+        ),
+      ),
+    );
+    // One statement, every run on its one plan (a statement without parameters gets no custom plans).
+    expect(plans).toEqual([{ generic: 8, custom: 0 }]);
   });
 });
