@@ -443,7 +443,7 @@ export function rowsOf<T>(result: unknown): T[] {
  */
 export function takeRows<T>(result: unknown): T[] {
   if (!Array.isArray(result)) return rowsOf<T>(result);
-  // Copied by hand: \`splice\` on the driver's Array subclass takes the generic path (its species,
+  // Copied by hand: `splice` on the driver's Array subclass takes the generic path (its species,
   // its length set element by element), 5–10 µs for a page where this loop takes 1.
   const rows = new Array<T>(result.length);
   for (let i = 0; i < rows.length; i++) rows[i] = result[i] as T;
