@@ -39,9 +39,10 @@ async function createBlobStore(config: Config, secret: string): Promise<BlobStor
 /**
  * The session of a Table API statement whose values are parameters: the configured statement
  * timeout, and custom plans (a prepared statement's generic plan cannot see which JSONB values are
- * filtered on and picks bad plans on big tables). The reads themselves run on its twin
- * (`keyReadSettings`); what is left here is a statement with a value that has no literal
- * (db/client.ts, `inlineValues`) and the kept record count of a page's total.
+ * filtered on and picks bad plans on big tables). The Table API's record reads run on its twin
+ * (`keyReadSettings`); here run a statement with a value that has no literal (db/client.ts,
+ * `inlineValues`), the kept record count of a page's total, `/schema`'s row check, and the public
+ * reads of sites (sites/serving.ts).
  */
 function tableReadSettings(config: Config): Record<string, string> {
   return { ...keyReadSettings(config), plan_cache_mode: 'force_custom_plan' };
