@@ -81,7 +81,6 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
     expect(compact.body.rows.map((r: unknown[]) => r[1])).toEqual([tricky.size, plain.size]);
   });
 
-  // A projected page reads only the fields it shows from the database, and those its cursor holds.
   it('a value with quotes, backslashes or a $1 in it is read as written (a read whose values are written in its text: db/client.ts, inlineValues)', async () => {
     const odd = [`O'Brien \\' ); drop table table_records; --`, 'back\\slash \\\\ $1 $2::text', "it''s", "E'x'"];
     const quoted = await makeTable(h, {
@@ -117,6 +116,7 @@ describe.each(dbKinds())('Table API reads compiled once per table version (%s)',
     expect((await getJson(h, `${t.path}?includeTotal=true&limit=1`)).body.total).toBe(2);
   });
 
+  // A projected page reads only the fields it shows from the database, and those its cursor holds.
   it('a projected page sorted on a field it does not show pages on by its cursor', async () => {
     for (const shape of ['fields=name', 'compact=true&fields=name']) {
       const first = await getJson(h, `${t.path}?${shape}&sort=-size&limit=1`);
@@ -154,7 +154,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
   let h: Harness;
   const kept = async () => rowsOf<{ statement: string }>(await h.deps.tableReads.execute(sql`select statement from pg_prepared_statements`));
   /** What the read pool's plan-reusing twin keeps: every Table API read (test/tables/key-plans.test.ts). */
-  const keptForKeyReads = async () =>
+  const keptOnTwin = async () =>
     rowsOf<{ statement: string }>(
       await executeCompiled(h.deps.tableReads, compileStatement(sql`select statement from pg_prepared_statements`, { keyPlan: true })),
     ).filter((k) => !k.statement.includes('pg_prepared_statements'));
@@ -187,7 +187,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect((await read(`?q=${t.table.slug}-3`)).records.map((r: { fields: { name: string } }) => r.fields.name)).toEqual([`${t.table.slug}-3`]);
       }
     }
-    const texts = (await keptForKeyReads()).map((k) => k.statement);
+    const texts = (await keptOnTwin()).map((k) => k.statement);
     expect(texts.some((s) => s.includes('r.id = $'))).toBe(true); // the record read
     expect(texts.some((s) => s.includes('order by r.id asc limit 3'))).toBe(true); // the page in id order
     // A filter's, a sort's and a search's reads: their values in their text, one text per table and value.
@@ -215,7 +215,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Table API reads kept prepared (po
         expect(r.body.records).toHaveLength(Math.min(n, 5));
       }
     }
-    const texts = (await keptForKeyReads()).map((k) => k.statement).filter((s) => s.includes(' in ('));
+    const texts = (await keptOnTwin()).map((k) => k.statement).filter((s) => s.includes(' in ('));
     expect(texts.length).toBeLessThanOrEqual(SESSION_POOL_PREPARED);
     expect(texts.length).toBeGreaterThan(SESSION_POOL_PREPARED - 10); // (a few slots hold the other reads)
     expect(texts.filter((s) => s.includes('nulls first'))).toHaveLength(100); // the last 100 used, all kept
