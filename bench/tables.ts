@@ -22,6 +22,8 @@ import { API_KEY_HEADER, WRITE_KEY_HEADER } from '../service/tables/access.js';
 import { createPersonalKey } from '../service/accounts/personal-keys.js';
 import { recordByIdStatement } from '../service/tables/record-rows.js';
 import { currentRowsGuard, lookupVersionedTable } from '../service/tables/table-rows.js';
+import { TableLists } from '../service/tables/table-lists.js';
+import { Counter } from 'prom-client';
 import {
   bulkInsertRecords,
   createTable,
@@ -203,9 +205,13 @@ async function measureBesideBareServer(
   cases: { label: string; qs: string; recordId?: number; aggregate?: boolean; headers?: Record<string, string> }[],
 ): Promise<void> {
   const dialect = new PgDialect();
-  const queries: Record<string, { sql: string; params: unknown[] }> = {};
-  // `/q<i>`: the compiler's statement alone; `/g<i>`: the very statement svc sends, with its row check.
-  const guard = currentRowsGuard(await lookupVersionedTable(db, 'bench', table.slug));
+  const queries: Record<string, { sql: string; params: unknown[]; prepare?: boolean }> = {};
+  // `/q<i>`: the compiler's statement alone; `/g<i>`: the very statement svc sends, with its row check
+  // (a list's as svc compiles it: its values in its text where svc writes them there), prepared as
+  // svc's read pools keep every statement.
+  const current = await lookupVersionedTable(db, 'bench', table.slug);
+  const guard = currentRowsGuard(current);
+  const lists = new TableLists(db, { tableReads: new Counter({ name: 'bench_table_reads', help: 'unused', labelNames: ['run'], registers: [] }) });
   for (const [i, c] of cases.entries()) {
     const statement = (check?: SQL) =>
       c.recordId !== undefined
@@ -215,13 +221,10 @@ async function measureBesideBareServer(
             const src = recordSource(table, check);
             return c.aggregate ? compileAggregateQuery(src, plan) : compileListQuery(src, plan);
           })();
-    for (const [name, check] of [
-      ['q', undefined],
-      ['g', guard],
-    ] as const) {
-      const q = dialect.sqlToQuery(statement(check));
-      queries[`/${name}${i}`] = { sql: q.sql, params: q.params };
-    }
+    const q = dialect.sqlToQuery(statement());
+    queries[`/q${i}`] = { sql: q.sql, params: q.params };
+    const g = c.recordId !== undefined ? dialect.sqlToQuery(statement(guard)) : lists.list(current, `?${c.qs}`).main;
+    queries[`/g${i}`] = { sql: g.sql, params: g.params, prepare: true };
   }
   const port = await freePort();
   const bare = spawn(process.execPath, [...profileFlags(), 'bench/bare/table-server.mjs'], {
