@@ -325,7 +325,7 @@ export function compileStatement(statement: SQL, options: { prepared?: boolean; 
  * Only texts this service compiles come here: their only `$` followed by digits are parameters
  * (drizzle writes them; names and string constants in them are the compiler's, never a `$`).
  */
-export function inlineValues(query: { sql: string; params: unknown[] }): { sql: string; params: unknown[] } | null {
+function inlineValues(query: { sql: string; params: unknown[] }): { sql: string; params: unknown[] } | null {
   const literals = query.params.map((v) => (is(v, Placeholder) ? null : literalOf(v)));
   if (literals.some((l) => l === undefined)) return null;
   const params: unknown[] = [];
