@@ -377,6 +377,15 @@ export function reusePlansOn(pool: DbOrTx, twin: DbOrTx): void {
 }
 
 /**
+ * Whether statements run on `pool` with `keyPlan` are planned once per connection and text: a
+ * PostgreSQL pool with a plan-reusing twin (PGlite plans each statement at every run).
+ */
+export function keepsPlans(pool: DbOrTx): boolean {
+  const twin = planReusing.get(pool);
+  return twin !== undefined && postgresClientOf(twin._.session) !== null;
+}
+
+/**
  * Runs a compiled statement, without rendering it again: a `prepared` one as a named statement
  * (PGlite keeps its own statements). On PostgreSQL it is the driver call `db.execute` ends in
  * (postgres.js's `unsafe`: the same rows; its errors as they are, not wrapped in drizzle's, which

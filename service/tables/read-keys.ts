@@ -55,6 +55,12 @@ export class ReadKeys {
 /** The check a read with a kept key carries; its values are `readKeyValues`. */
 export const readKeyGuard = sql`(select svc_personal_key_current(${sql.placeholder('keyId')}, ${sql.placeholder('keyVersion')}, ${sql.placeholder('accountVersion')}))`;
 
+/**
+ * `readKeyGuard` written into the statement, the function called only to raise SV002: for a read
+ * whose plan PostgreSQL keeps, as `plannedRowsGuard` (table-rows.ts) is the table row check's.
+ */
+export const plannedReadKeyGuard = sql`(case when exists (select from personal_keys k join accounts a on a.id = k.account_id where k.id = ${sql.placeholder('keyId')} and k.xmin::text = ${sql.placeholder('keyVersion')} and a.xmin::text = ${sql.placeholder('accountVersion')}) then true else svc_personal_key_current(${sql.placeholder('keyId')}, ${sql.placeholder('keyVersion')}, ${sql.placeholder('accountVersion')}) end)`;
+
 export function readKeyValues(key: ReadKey): Record<string, unknown> {
   return { keyId: key.keyId, keyVersion: key.versions.key, accountVersion: key.versions.account };
 }

@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { LruMap } from '../../shared/lru-map.js';
 import { TABLE_LIMITS } from '../../shared/tables/schema.js';
-import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, takeRows } from '../db/client.js';
+import { type CompiledStatement, compileStatement, type DbOrTx, executeCompiled, keepsPlans, takeRows } from '../db/client.js';
 import { readCounter, tableSubject } from '../db/counters.js';
 import type { TableRow } from '../db/schema/tables.js';
 import type { ReadRoute } from '../db/read-pools.js';
@@ -19,8 +19,8 @@ import {
   recordSource,
   type TableQueryPlan,
 } from './query.js';
-import { type ReadKey, readKeyGuard, ReadKeys, readKeyValues } from './read-keys.js';
-import { currentRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
+import { plannedReadKeyGuard, type ReadKey, readKeyGuard, ReadKeys, readKeyValues } from './read-keys.js';
+import { currentRowsGuard, plannedRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
 import { parseRecordId, type RawRecordRow, recordByIdStatement, recordNotFound, recordOfRow, recordRowOf } from './record-rows.js';
 
 /**
@@ -68,6 +68,8 @@ export class TableLists {
   private readonly keyedRecords = new WeakMap<VersionedTable, RecordRead>();
   /** Every statement a read runs goes through `statements.run`. */
   readonly statements: ReadStatements;
+  /** The checks of a read: written into its statement where PostgreSQL keeps the statement's plan. */
+  private readonly guards: { rows: (current: VersionedTable) => SQL; key: SQL };
 
   constructor(
     private readonly db: DbOrTx,
@@ -75,6 +77,12 @@ export class TableLists {
   ) {
     this.reads = new CoalescedReads<Buffer>((shared) => metrics.tableReads.inc({ run: shared ? 'shared' : 'own' }));
     this.statements = { run: (statement, values, on = db) => executeCompiled(on, statement, values) };
+    this.guards = keepsPlans(db) ? { rows: plannedRowsGuard, key: plannedReadKeyGuard } : { rows: currentRowsGuard, key: readKeyGuard };
+  }
+
+  /** The checks a read of `current` carries: its table rows, and with `keyed` a kept personal key (values: `readKeyValues`). */
+  private guardOf(current: VersionedTable, keyed: boolean): SQL {
+    return keyed ? sql`${this.guards.rows(current)} and ${this.guards.key}` : this.guards.rows(current);
   }
 
   /**
@@ -85,7 +93,7 @@ export class TableLists {
     const key = `${current.table.id} ${current.tableVersion} ${current.siteVersion}${keyed ? ' keyed' : ''} ${search}`;
     let compiled = this.lists.get(key);
     if (!compiled) {
-      compiled = compileList(key, current, parseTableQuery(current.table.schema, new URLSearchParams(search)), keyed);
+      compiled = compileList(key, current, parseTableQuery(current.table.schema, new URLSearchParams(search)), this.guardOf(current, keyed));
       this.lists.set(key, compiled);
     }
     return compiled;
@@ -116,7 +124,7 @@ export class TableLists {
     const compiled = key ? this.keyedRecords : this.records;
     let read = compiled.get(current);
     if (!read) {
-      const src = recordSource(current.table, guardOf(current, key !== undefined));
+      const src = recordSource(current.table, this.guardOf(current, key !== undefined));
       read = {
         src,
         statement: compileStatement(recordByIdStatement(current.table, src, sql.placeholder('id')), { prepared: hasFixedText(current.table), keyPlan: true }),
@@ -140,14 +148,9 @@ interface RecordRead {
   statement: CompiledStatement;
 }
 
-/** The checks a read of `current` carries: its table rows, and with `keyed` a kept personal key (values: `readKeyValues`). */
-function guardOf(current: VersionedTable, keyed: boolean) {
-  return keyed ? sql`${currentRowsGuard(current)} and ${readKeyGuard}` : currentRowsGuard(current);
-}
-
-function compileList(key: string, current: VersionedTable, plan: TableQueryPlan, keyed: boolean): CompiledList {
+function compileList(key: string, current: VersionedTable, plan: TableQueryPlan, guard: SQL): CompiledList {
   const { table } = current;
-  const src = recordSource(table, guardOf(current, keyed));
+  const src = recordSource(table, guard);
   // A read whose plan depends on its values has them written in its text (db/client.ts, `inlineValues`):
   // planned once per connection, where a parameter would have it planned at every run.
   if (plan.aggregate)

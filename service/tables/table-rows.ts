@@ -53,6 +53,20 @@ export function currentRowsGuard(v: VersionedTable): SQL {
   return sql`(select svc_table_rows_current(${v.table.id}, ${v.tableVersion}, ${v.siteVersion}))`;
 }
 
+/**
+ * `currentRowsGuard` with the check written into the statement, the function called only to raise
+ * SV001 when the rows changed (in the same snapshot it finds them changed too). For statements whose
+ * plan PostgreSQL keeps (`keepsPlans`, db/client.ts): planned with the statement, the check is two
+ * primary-key lookups in the plan's InitPlan, where the function call costs twice that in the database
+ * (a PL/pgSQL frame and its query's executor: ~25 against ~12 µs of a one-record read,
+ * docs/performance.md, issue 53). A statement planned at every run (PGlite's, the writes') keeps the
+ * function, whose query's plan outlives the statement.
+ */
+export function plannedRowsGuard(v: VersionedTable): SQL {
+  const [id, tableVersion, siteVersion] = [v.table.id, v.tableVersion, v.siteVersion];
+  return sql`(case when exists (select from tables t join sites s on s.id = t.site_id where t.id = ${id} and t.xmin::text = ${tableVersion} and s.xmin::text = ${siteVersion}) then true else svc_table_rows_current(${id}, ${tableVersion}, ${siteVersion}) end)`;
+}
+
 /** Raises SV001 when either row has changed since `v` was read: a statement of the guard alone. */
 export async function assertRowsCurrent(db: DbOrTx, v: VersionedTable): Promise<void> {
   await db.execute(sql`select ${currentRowsGuard(v)}`);
