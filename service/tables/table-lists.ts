@@ -37,6 +37,8 @@ export interface CompiledList {
   main: CompiledStatement;
   /** The record fields of a row of the page (pageColumns). */
   rowFields: PageColumns['rowFields'];
+  /** A shown field's JSON as the answer writes it, where the page's rows carry it as text (pageColumns). */
+  fieldJson: PageColumns['fieldJson'];
   /** The count of a narrowed list asked with its total; null when none is asked or the kept count answers. */
   count: CompiledStatement | null;
 }
@@ -154,7 +156,16 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
   // A read whose plan depends on its values has them written in its text (db/client.ts, `inlineValues`):
   // planned once per connection, where a parameter would have it planned at every run.
   if (plan.aggregate)
-    return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan), { inline: true }), rowFields: src.rowFields, count: null };
+    return {
+      key,
+      table,
+      plan,
+      src,
+      main: compileStatement(compileAggregateQuery(src, plan), { inline: true }),
+      rowFields: src.rowFields,
+      fieldJson: undefined,
+      count: null,
+    };
   const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan), { inline: true }) : null;
   // A page in id order that nothing narrows walks the key whatever its values: one plan serves every read.
@@ -170,6 +181,7 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
       keyOrder ? { prepared: hasFixedText(table) && !plan.projection, keyPlan: true } : { inline: true },
     ),
     rowFields: columns.rowFields,
+    fieldJson: columns.fieldJson,
     count,
   };
 }
@@ -208,7 +220,7 @@ async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledLis
  * exact for its own snapshot.
  */
 async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
-  const { table, plan, src, rowFields } = list;
+  const { table, plan, src, rowFields, fieldJson } = list;
   if (plan.aggregate) {
     const rows = takeRows<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
     const a = plan.aggregate;
@@ -240,11 +252,46 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
     return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
   }
   const names = plan.projection ?? table.schema.fields.map((f) => f.name);
+  if (fieldJson && plan.projection) return shownFieldsAnswer(rows, plan.projection, fieldJson, plan.compact, paging);
   if (plan.compact) return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, rowFields(r), names)), ...paging });
   const pick = plan.projection
     ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
     : (f: Record<string, unknown>) => f;
   return JSON.stringify({ ok: true, records: rows.map((r) => ({ id: String(Number(r.id)), fields: pick(rowFields(r)) })), ...paging });
+}
+
+/**
+ * The answer of a page that shows the fields `names` (`fields=`, default or compact shape), each
+ * field's JSON placed as the row carries it (`fieldJson`): the bytes JSON.stringify writes of the
+ * parsed rows (`answerJson`), without parsing them. A field a record lacks is left out of its
+ * fields, or null in its compact row.
+ */
+function shownFieldsAnswer(
+  rows: Record<string, unknown>[],
+  names: readonly string[],
+  fieldJson: NonNullable<PageColumns['fieldJson']>,
+  compact: boolean,
+  paging: Record<string, unknown>,
+): string {
+  const end = JSON.stringify(paging).slice(1);
+  if (compact) {
+    const out = rows.map((r) => {
+      let row = `["${Number(r.id)}"`;
+      for (const n of names) row += `,${fieldJson(r, n) ?? 'null'}`;
+      return `${row}]`;
+    });
+    return `{"ok":true,"columns":${JSON.stringify(['id', ...names])},"rows":[${out.join(',')}],${end}`;
+  }
+  const keys = names.map((n) => `${JSON.stringify(n)}:`);
+  const out = rows.map((r) => {
+    const fields: string[] = [];
+    for (let i = 0; i < names.length; i++) {
+      const json = fieldJson(r, names[i]!);
+      if (json !== undefined) fields.push(keys[i]! + json);
+    }
+    return `{"id":"${Number(r.id)}","fields":{${fields.join(',')}}}`;
+  });
+  return `{"ok":true,"records":[${out.join(',')}],${end}`;
 }
 
 /** A compact page's row: the record's id, then the value of each of `names` (null when absent). */
