@@ -35,10 +35,8 @@ export interface CompiledList {
   src: RecordSource;
   /** The record page, or the aggregate. */
   main: CompiledStatement;
-  /** The record fields of a row of the page (pageColumns). */
-  rowFields: PageColumns['rowFields'];
-  /** A shown field's JSON as the answer writes it, where the page's rows carry it as text (pageColumns). */
-  fieldJson: PageColumns['fieldJson'];
+  /** How a row of the page reads: its record fields, and a shown field's JSON where it comes as text (pageColumns). */
+  columns: PageColumns;
   /** The count of a narrowed list asked with its total; null when none is asked or the kept count answers. */
   count: CompiledStatement | null;
 }
@@ -155,17 +153,7 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
   const src = recordSource(table, guard);
   // A read whose plan depends on its values has them written in its text (db/client.ts, `inlineValues`):
   // planned once per connection, where a parameter would have it planned at every run.
-  if (plan.aggregate)
-    return {
-      key,
-      table,
-      plan,
-      src,
-      main: compileStatement(compileAggregateQuery(src, plan), { inline: true }),
-      rowFields: src.rowFields,
-      fieldJson: undefined,
-      count: null,
-    };
+  if (plan.aggregate) return { key, table, plan, src, main: compileStatement(compileAggregateQuery(src, plan), { inline: true }), columns: src, count: null };
   const narrowed = plan.filters.length > 0 || plan.search !== undefined || plan.dateRange !== undefined || plan.bbox !== undefined;
   const count = plan.includeTotal && (narrowed || table.storage !== 'records') ? compileStatement(compileCountQuery(src, plan), { inline: true }) : null;
   // A page in id order that nothing narrows walks the key whatever its values: one plan serves every read.
@@ -180,8 +168,7 @@ function compileList(key: string, current: VersionedTable, plan: TableQueryPlan,
       compileListQuery(src, plan, undefined, columns),
       keyOrder ? { prepared: hasFixedText(table) && !plan.projection, keyPlan: true } : { inline: true },
     ),
-    rowFields: columns.rowFields,
-    fieldJson: columns.fieldJson,
+    columns,
     count,
   };
 }
@@ -220,7 +207,8 @@ async function totalOf(db: DbOrTx, statements: ReadStatements, list: CompiledLis
  * exact for its own snapshot.
  */
 async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledList, values: Record<string, unknown> | undefined): Promise<string> {
-  const { table, plan, src, rowFields, fieldJson } = list;
+  const { table, plan, src } = list;
+  const { rowFields, fieldJson } = list.columns;
   if (plan.aggregate) {
     const rows = takeRows<{ key?: unknown; value: unknown; count: number }>(await statements.run(list.main, values, db));
     const a = plan.aggregate;
