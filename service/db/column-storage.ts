@@ -342,23 +342,73 @@ function putFloat64(buf: Buffer, at: number, v: number): void {
 
 /** A field's value as the Table API answers it (dates rendered in the Tables wire format). */
 export function columnOutputExpr(name: string, type: FieldType): SQL {
+  return sql.raw(columnOutput(name, type));
+}
+
+function columnOutput(name: string, type: FieldType): string {
   const c = `r.${quoteColumn(name)}`;
-  if (type === 'date') return sql.raw(`to_char(${c}, 'YYYY-MM-DD')`);
-  if (type === 'datetime') return sql.raw(`to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
-  return sql.raw(c);
+  if (type === 'date') return `to_char(${c}, 'YYYY-MM-DD')`;
+  if (type === 'datetime') return `to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return c;
 }
 
-/** The select list of a record page: id and every field, aliased by field name. */
-export function columnSelectList(fields: readonly Pick<TableField, 'name' | 'type'>[]): SQL {
-  return sql.join([sql.raw('r.id'), ...fields.map((f) => sql`${columnOutputExpr(f.name, f.type)} as ${sql.raw(quoteColumn(f.name))}`)], sql`, `);
+/**
+ * Where a column's JSON text (`columnJsonExpr`) is not what `JSON.stringify` writes of the value the
+ * driver would have read, the database ends it with a newline: whitespace to JSON, and nowhere else in
+ * that text (a string's newlines are escaped), so `columnAnswerJson` finds it without parsing.
+ */
+const REWRITE = '\n';
+
+/**
+ * A field of a column table's row as the JSON text an answer writes for it, computed by the database
+ * (null where the column is, the field then absent from the record): a string through `to_json` (the
+ * escapes JSON.stringify writes: `"`, `\`, the named controls, the others as lowercase `\u00XX`), a
+ * boolean as `true`/`false`, a date or datetime as its Tables wire format in quotes, a number as
+ * PostgreSQL writes a float8 where that is JavaScript's text too: from 1e-4 to below 1e15 both write
+ * the same shortest digits without an exponent; 0 (PostgreSQL writes -0 for negative zero) and the
+ * non-finite values (JSON.stringify writes null) are written out. A number past those bounds and a
+ * json field (jsonb's text is spaced: `{"a": 1}`; its JSON null is absent, as the driver reads it)
+ * end with `REWRITE`: `columnAnswerJson` parses and writes them again.
+ */
+export function columnJsonExpr(name: string, type: FieldType): SQL {
+  return sql.raw(columnJson(name, type));
 }
 
-/** A selected row → the record's `fields` (null values left out, as the records storage does). */
-export function columnRowFields(row: Record<string, unknown>, fields: readonly Pick<TableField, 'name'>[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) {
-    const v = row[f.name];
-    if (v !== null && v !== undefined) out[f.name] = v;
+function columnJson(name: string, type: FieldType): string {
+  const c = `r.${quoteColumn(name)}`;
+  switch (type) {
+    case 'string':
+      return `to_json(${c})::text`;
+    case 'boolean':
+      return `${c}::text`;
+    case 'date':
+    case 'datetime':
+      return `'"' || ${columnOutput(name, type)} || '"'`;
+    case 'number':
+    case 'integer':
+      return `case when abs(${c}) >= 1e-4 and abs(${c}) < 1e15 then ${c}::text when ${c} = 0 then '0' when ${c} = 'NaN' or abs(${c}) = 'Infinity' then 'null' else ${c}::text || E'\\n' end`;
+    case 'json':
+      return `nullif(${c}, 'null'::jsonb)::text || E'\\n'`;
   }
-  return out;
+}
+
+/** At most a function's arguments (PostgreSQL's FUNC_MAX_ARGS is 100; a Table has up to 100 fields). */
+const CONCAT_ARGS = 50;
+
+/**
+ * A column table's row's fields as the text of one JSON object, in schema order, each field's
+ * `columnJsonExpr` under its name, a null column left out (as the records storage leaves it out:
+ * `concat_ws` skips nulls). Computed for a page's kept rows only (the outer select of query.ts).
+ */
+export function columnFieldsJsonExpr(fields: readonly Pick<TableField, 'name' | 'type'>[]): SQL {
+  const members = fields.map((f) => `'${JSON.stringify(f.name)}:' || ${columnJson(f.name, f.type)}`);
+  if (members.length <= CONCAT_ARGS) return sql.raw(`'{' || concat_ws(',', ${members.join(', ') || 'null'}) || '}'`);
+  const parts: string[] = [];
+  for (let i = 0; i < members.length; i += CONCAT_ARGS) parts.push(`nullif(concat_ws(',', ${members.slice(i, i + CONCAT_ARGS).join(', ')}), '')`);
+  return sql.raw(`'{' || concat_ws(',', ${parts.join(', ')}) || '}'`);
+}
+
+/** The text of `columnJsonExpr` or `columnFieldsJsonExpr` in the bytes JSON.stringify writes of the value (parsed and written again where the database marked it). */
+export function columnAnswerJson(json: string): string {
+  return json.includes(REWRITE) ? JSON.stringify(JSON.parse(json)) : json;
 }

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { AGGREGATES, FILTER_OPERATORS, type Aggregate, type FilterOperator } from '../../shared/tables/query.js';
 import { FIELD_NAME_PATTERN, TABLE_LIMITS, type FieldType, type TableSchema } from '../../shared/tables/schema.js';
 import { AppError } from '../kernel/app-error.js';
-import { columnOutputExpr, columnRowFields, columnSelectList, columnTableName, quoteColumn } from '../db/column-storage.js';
+import { columnAnswerJson, columnFieldsJsonExpr, columnJsonExpr, columnOutputExpr, columnTableName, quoteColumn } from '../db/column-storage.js';
 import type { FieldIssue } from './records.js';
 import type { TableRow } from '../db/schema/tables.js';
 import { isValidDate, normaliseDatetime, normaliseValue } from './records.js';
@@ -500,10 +500,11 @@ export interface RecordSource {
   rowColumns: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
   /**
-   * A row's fields as the JSON text the database wrote (`records`: the jsonb as text), to be placed
-   * in an answer unparsed; absent where the fields are built from typed columns.
+   * A row's fields as the JSON text an answer places unparsed: `records` the jsonb as text (the same
+   * JSON up to spacing), `columns` the text the database builds of the typed columns
+   * (`columnFieldsJsonExpr`), the bytes JSON.stringify writes.
    */
-  fieldsJson?(row: Record<string, unknown>): string;
+  fieldsJson(row: Record<string, unknown>): string;
 }
 
 /** What a page selects of each record, and how a selected row reads as the record's fields. */
@@ -511,8 +512,9 @@ export interface PageColumns {
   selectList: SQL;
   rowFields(row: Record<string, unknown>): Record<string, unknown>;
   /**
-   * A shown field of a row as the JSON an answer writes for it (`answerJson`), unparsed; undefined
-   * when the record has none. Present where the database sends each shown field as JSON text.
+   * A shown field of a row as the JSON an answer writes for it (`answerJson`, `columnAnswerJson`),
+   * unparsed; undefined when the record has none. Present on a page that shows some fields
+   * (`shownFields`: the database sends each one as JSON text).
    */
   fieldJson?(row: Record<string, unknown>, name: string): string | undefined;
 }
@@ -524,8 +526,16 @@ export interface PageColumns {
  * A field absent from a record reads as SQL null and stays absent; a JSON null is kept.
  */
 function recordsShownFields(names: readonly string[]): PageColumns {
+  return shownFieldsJson(sql.raw(['r.id', ...names.map((n) => `(r.fields->'${n}')::text as "${n}"`)].join(', ')), names, answerJson);
+}
+
+/**
+ * The page columns of a select list of `r.id` and each shown field's JSON text under its name (SQL
+ * null where the record has none): `answer` makes a field's text the bytes an answer writes.
+ */
+function shownFieldsJson(selectList: SQL, names: readonly string[], answer: (json: string) => string): PageColumns {
   return {
-    selectList: sql.raw(['r.id', ...names.map((n) => `(r.fields->'${n}')::text as "${n}"`)].join(', ')),
+    selectList,
     rowFields: (row) => {
       const fields: Record<string, unknown> = {};
       for (const n of names) {
@@ -536,7 +546,7 @@ function recordsShownFields(names: readonly string[]): PageColumns {
     },
     fieldJson: (row, name) => {
       const json = row[name];
-      return typeof json === 'string' ? answerJson(json) : undefined;
+      return typeof json === 'string' ? answer(json) : undefined;
     },
   };
 }
@@ -633,13 +643,22 @@ function columnsSource(tableId: string, schema: TableSchema, guard: SQL | null):
     eq: (f, v) => sql`${column(f)} = ${param(f, v)}`,
     text: column,
     output: (f) => columnOutputExpr(f.name, f.type),
-    selectList: columnSelectList(schema.fields),
+    // Each row's fields as JSON text written by the database (`columnFieldsJsonExpr`), placed in the
+    // answer as a JSONB record's are, instead of the driver reading each typed column for the answer
+    // to write it again.
+    selectList: sql`r.id, ${columnFieldsJsonExpr(schema.fields)} as fields`,
     shownFields: (names) => {
       const shown = schema.fields.filter((f) => names.has(f.name));
-      return { selectList: columnSelectList(shown), rowFields: (row) => columnRowFields(row, shown) };
+      const selectList = sql.join([sql`r.id`, ...shown.map((f) => sql`${columnJsonExpr(f.name, f.type)} as ${sql.raw(quoteColumn(f.name))}`)], sql`, `);
+      return shownFieldsJson(
+        selectList,
+        shown.map((f) => f.name),
+        columnAnswerJson,
+      );
     },
     rowColumns: sql`r.*`,
-    rowFields: (row) => columnRowFields(row, schema.fields),
+    rowFields: (row) => JSON.parse(row.fields as string) as Record<string, unknown>,
+    fieldsJson: (row) => columnAnswerJson(row.fields as string),
   };
 }
 

@@ -32,12 +32,12 @@ export function recordNotFound(recordId: string): AppError {
   return new AppError('not_found', `record ${recordId} not found`);
 }
 
-/** The record a row of `recordByIdStatement` holds, its fields read by `src` (the statement's). */
-export function recordOfRow(table: Pick<TableRow, 'storage' | 'createdAt'>, src: RecordSource, row: Record<string, unknown>): TableRecord {
-  const fields = src.rowFields(row);
-  if (table.storage !== 'columns') return toRecord(recordRowOf({ ...(row as RawRecordRow), fields }));
+/** The times of the record a row of `recordByIdStatement` holds. */
+export function recordTimesOf(table: Pick<TableRow, 'storage' | 'createdAt'>, row: Record<string, unknown>): { createdAt: Date; updatedAt: Date } {
   // Column storage keeps no per-record times: a dataset's records are as old as its load.
-  return toRecord({ id: Number(row.id), fields, createdAt: table.createdAt, updatedAt: table.createdAt });
+  if (table.storage === 'columns') return { createdAt: table.createdAt, updatedAt: table.createdAt };
+  const { createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
+  return { createdAt, updatedAt };
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from './query.js';
 import { plannedReadKeyGuard, type ReadKey, readKeyGuard, ReadKeys, readKeyValues } from './read-keys.js';
 import { currentRowsGuard, plannedRowsGuard, TableRowCache, type VersionedTable } from './table-rows.js';
-import { parseRecordId, type RawRecordRow, recordByIdStatement, recordNotFound, recordOfRow, recordRowOf } from './record-rows.js';
+import { parseRecordId, recordByIdStatement, recordNotFound, recordTimesOf } from './record-rows.js';
 
 /**
  * A list read compiled for one version of a table and one query string: its plan, and its
@@ -136,9 +136,8 @@ export class TableLists {
     const run = (db: DbOrTx) => this.statements.run(statement, values, db);
     const [row] = takeRows<Record<string, unknown>>(route ? await route.run(run) : await run(this.db));
     if (!row) throw recordNotFound(recordId);
-    if (!read.src.fieldsJson) return JSON.stringify({ ok: true, record: recordOfRow(current.table, read.src, row) });
-    const { id: rowId, createdAt, updatedAt } = recordRowOf(row as RawRecordRow);
-    return `{"ok":true,"record":{"id":"${rowId}","fields":${read.src.fieldsJson(row)},"createdAt":"${createdAt.toISOString()}","updatedAt":"${updatedAt.toISOString()}"}}`;
+    const { createdAt, updatedAt } = recordTimesOf(current.table, row);
+    return `{"ok":true,"record":{"id":"${Number(row.id)}","fields":${read.src.fieldsJson(row)},"createdAt":"${createdAt.toISOString()}","updatedAt":"${updatedAt.toISOString()}"}}`;
   }
 }
 
@@ -233,19 +232,16 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
   const sortsOnFields = plan.sort.some((k) => k.field !== 'id');
   const nextCursor = more && last ? nextCursorFor(plan, { id: Number(last.id), fields: sortsOnFields ? rowFields(last) : {} }) : null;
   const paging = { limit: plan.limit, offset: plan.cursor ? 0 : plan.offset, ...(total !== undefined ? { total } : {}), nextCursor };
-  if (src.fieldsJson && !plan.compact && !plan.projection) {
-    // Every field, in the default shape: each record's fields as the database wrote them, never
-    // parsed here (the same JSON as encoding the parsed fields, up to spacing).
-    const records = rows.map((r) => `{"id":"${Number(r.id)}","fields":${src.fieldsJson!(r)}}`).join(',');
-    return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
+  if (plan.projection) return shownFieldsAnswer(rows, plan.projection, fieldJson!, plan.compact, paging);
+  if (plan.compact) {
+    const names = table.schema.fields.map((f) => f.name);
+    return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, rowFields(r), names)), ...paging });
   }
-  const names = plan.projection ?? table.schema.fields.map((f) => f.name);
-  if (fieldJson && plan.projection) return shownFieldsAnswer(rows, plan.projection, fieldJson, plan.compact, paging);
-  if (plan.compact) return JSON.stringify({ ok: true, columns: ['id', ...names], rows: rows.map((r) => compactRow(r, rowFields(r), names)), ...paging });
-  const pick = plan.projection
-    ? (f: Record<string, unknown>) => Object.fromEntries(plan.projection!.filter((n) => n in f).map((n) => [n, f[n]]))
-    : (f: Record<string, unknown>) => f;
-  return JSON.stringify({ ok: true, records: rows.map((r) => ({ id: String(Number(r.id)), fields: pick(rowFields(r)) })), ...paging });
+  // Every field, in the default shape: each record's fields as the database wrote them, never parsed
+  // here (JSONB records: the same JSON as encoding the parsed fields, up to spacing; column tables:
+  // the same bytes).
+  const records = rows.map((r) => `{"id":"${Number(r.id)}","fields":${src.fieldsJson(r)}}`).join(',');
+  return `{"ok":true,"records":[${records}],${JSON.stringify(paging).slice(1)}`;
 }
 
 /**

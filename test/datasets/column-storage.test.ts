@@ -1,10 +1,12 @@
 import { Readable } from 'node:stream';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../service/db/client.js';
 import {
-  columnRowFields,
-  columnSelectList,
+  columnAnswerJson,
+  columnFieldsJsonExpr,
+  columnJsonExpr,
+  columnOutputExpr,
   columnTableName,
   copyIntoColumnTable,
   CopyBinaryRows,
@@ -70,7 +72,7 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
     );
   const CSV_HEADER = 'n,name,price,active,day,at,zip,note';
 
-  it('binary COPY round-trips every type, edge values included', async () => {
+  it('binary COPY round-trips every type, edge values included; the JSON the database writes of a row is what JSON.stringify writes', async () => {
     const fields = [
       { name: 'n', type: 'number' as const },
       { name: 'i', type: 'integer' as const },
@@ -80,15 +82,25 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
       { name: 's', type: 'string' as const },
       { name: 'j', type: 'json' as const },
     ];
+    const controls = Array.from({ length: 31 }, (_, c) => String.fromCharCode(c + 1)).join(''); // no NUL: PostgreSQL text holds none
     const rows: unknown[][] = [
       [-1.5, -9007199254740991, true, '0001-01-01', '1969-12-31T23:59:59.999Z', 'ascii', { a: [1, 'é', null] }],
       [-0, 9007199254740991, false, '1999-12-31', '1900-02-28T12:00:00.000Z', 'Zürich — 東京 🚀', 'text'],
       [1.7976931348623157e308, 0, null, '2000-01-01', '2000-01-01T00:00:00.000Z', `${'x'.repeat(70)}é`, [1, 2]],
       [5e-324, 1, true, '9999-12-31', '9999-12-31T23:59:59.999Z', 'tab\there, line\nbreak, back\\slash, quote"', 42],
       [null, null, null, null, null, null, null],
+      // Numbers on each side of the bounds where PostgreSQL and JavaScript write them alike (1e-4, 1e15).
+      ...[0.0001, 0.00009999, 0.00001, 1e-7, 1.5e-7, 999999999999999.9, 1e15, 123456789012345680, 1e21, 1.5e300, -2.5e-5, 0.1 + 0.2, 655.15, 1e-4 * 3].map(
+        (n) => [n, null, null, null, null, null, null],
+      ),
+      [Number.NaN, 1e15, null, null, null, `${controls}\u007f\u2028\u2029 \ud83d\ude80`, { n: 1e21, s: 'a\nb', z: 0.1 + 0.2, e: 1e-7 }],
+      [Number.POSITIVE_INFINITY, -5e15, null, null, null, '', {}],
+      [Number.NEGATIVE_INFINITY, null, null, null, null, null, []],
     ];
     const tableId = `tbl_${'roundtrip'.padEnd(16, '0')}`;
-    const back = await h.deps.db.transaction(async (tx) => {
+    const select = async (list: SQL) =>
+      rowsOf<Record<string, unknown>>(await h.deps.db.execute(sql`select ${list} from ${sql.raw(columnTableName(tableId))} r order by id`));
+    await h.deps.db.transaction(async (tx) => {
       await createColumnTable(tx, tableId, fields);
       const enc = new CopyBinaryRows(fields.map((f) => f.type));
       const chunks: Buffer[] = [];
@@ -106,16 +118,33 @@ describe.each(dbKinds())('Dataset column storage (%s)', (kind) => {
         })(),
       );
       await finishColumnTable(tx, tableId);
-      const out = rowsOf<Record<string, unknown>>(
-        await tx.execute(sql`select ${columnSelectList(fields)} from ${sql.raw(columnTableName(tableId))} r order by id`),
-      );
-      await tx.execute(sql.raw(`drop table ${columnTableName(tableId)}`));
-      return out;
+      // A JSON null reads as no value, as the driver reads it (jsonb `null` parses to null).
+      await tx.execute(sql.raw(`insert into ${columnTableName(tableId)} (id, j) values (${rows.length + 1}, 'null'::jsonb)`));
     });
-    expect(back.map((r) => Number(r.id))).toEqual([1, 2, 3, 4, 5]);
-    expect(back.map((r) => columnRowFields(r, fields))).toEqual(
-      rows.map((r) => Object.fromEntries(fields.map((f, k) => [f.name, r[k]]).filter(([, v]) => v !== null))),
+    const typed = await select(sql.join([sql`r.id`, ...fields.map((f) => sql`${columnOutputExpr(f.name, f.type)} as ${sql.raw(`"${f.name}"`)}`)], sql`, `));
+    const written = await select(
+      sql.join(
+        [sql`r.id`, sql`${columnFieldsJsonExpr(fields)} as fields`, ...fields.map((f) => sql`${columnJsonExpr(f.name, f.type)} as ${sql.raw(`"${f.name}"`)}`)],
+        sql`, `,
+      ),
     );
+    await h.deps.db.execute(sql.raw(`drop table ${columnTableName(tableId)}`));
+    expect(typed.map((r) => Number(r.id))).toEqual(Array.from({ length: rows.length + 1 }, (_, k) => k + 1));
+    // Each value back as it went in (as the driver reads the typed columns).
+    const present = (r: Record<string, unknown>) => Object.fromEntries(fields.map((f) => [f.name, r[f.name]]).filter(([, v]) => v !== null && v !== undefined));
+    expect(typed.map(present)).toEqual([...rows.map((r) => Object.fromEntries(fields.map((f, k) => [f.name, r[k]]).filter(([, v]) => v !== null))), {}]);
+    // The answer's bytes as before: JSON.stringify of the fields the typed columns read.
+    expect(written.map((r) => columnAnswerJson(r.fields as string))).toEqual(typed.map((r) => JSON.stringify(present(r))));
+    for (const [k, r] of written.entries())
+      for (const f of fields) {
+        const json = r[f.name];
+        const value = present(typed[k]!)[f.name];
+        expect(typeof json === 'string' ? columnAnswerJson(json) : undefined, `${f.name} of row ${k + 1}`).toBe(
+          value === undefined ? undefined : JSON.stringify(value),
+        );
+      }
+    // Numbers inside the bounds are placed as written (nothing parsed); the others are marked.
+    expect(written.filter((r) => !(r.fields as string).includes('\n')).length).toBeGreaterThan(5);
   });
 
   it('the CSV fast path and the two-pass path load the same dataset', async () => {
