@@ -358,6 +358,8 @@ function columnOutput(name: string, type: FieldType): string {
  * that text (a string's newlines are escaped), so `columnAnswerJson` finds it without parsing.
  */
 const REWRITE = '\n';
+/** `REWRITE` as an SQL literal, for the statements to append. */
+const REWRITE_SQL = "E'\\n'";
 
 /**
  * A field of a column table's row as the JSON text an answer writes for it, computed by the database
@@ -386,9 +388,9 @@ function columnJson(name: string, type: FieldType): string {
       return `'"' || ${columnOutput(name, type)} || '"'`;
     case 'number':
     case 'integer':
-      return `case when abs(${c}) >= 1e-4 and abs(${c}) < 1e15 then ${c}::text when ${c} = 0 then '0' when ${c} = 'NaN' or abs(${c}) = 'Infinity' then 'null' else ${c}::text || E'\\n' end`;
+      return `case when abs(${c}) >= 1e-4 and abs(${c}) < 1e15 then ${c}::text when ${c} = 0 then '0' when ${c} = 'NaN' or abs(${c}) = 'Infinity' then 'null' else ${c}::text || ${REWRITE_SQL} end`;
     case 'json':
-      return `nullif(${c}, 'null'::jsonb)::text || E'\\n'`;
+      return `nullif(${c}, 'null'::jsonb)::text || ${REWRITE_SQL}`;
   }
 }
 

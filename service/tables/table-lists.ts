@@ -247,7 +247,7 @@ async function runList(db: DbOrTx, statements: ReadStatements, list: CompiledLis
 /**
  * The answer of a page that shows the fields `names` (`fields=`, default or compact shape), each
  * field's JSON placed as the row carries it (`fieldJson`): the bytes JSON.stringify writes of the
- * parsed rows (`answerJson`), without parsing them. A field a record lacks is left out of its
+ * parsed rows (`answerJson`, `columnAnswerJson`), without parsing them. A field a record lacks is left out of its
  * fields, or null in its compact row.
  */
 function shownFieldsAnswer(
